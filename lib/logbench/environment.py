@@ -1,0 +1,123 @@
+"""The environment record: what machine and software a run happened on.
+
+Collected once per study (as pyperf collects metadata on every run). The
+``env_id`` hashes the fields that change what a measurement means — CPU, kernel,
+clocksource, server and tool versions — so runs from different environments are
+refused, not averaged (:func:`check_poolable`). The git commit is recorded but
+not hashed: a change of analysis code does not change the machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import re
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from . import paths
+from .errors import EnvironmentMismatch
+
+CHECKED = ("hostname", "cpu_model", "cpu_count", "kernel", "clocksource", "server_version", "tools")
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+def cpu_model() -> str:
+    m = re.search(r"^model name\s*:\s*(.+)$", _read("/proc/cpuinfo"), re.MULTILINE)
+    return m.group(1).strip() if m else platform.processor()
+
+
+def clocksource() -> str:
+    return _read("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+
+
+def git_commit() -> str:
+    try:
+        rev = subprocess.run(["git", "-C", str(paths.ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", str(paths.ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+        return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "") if rev.returncode == 0 else ""
+    except OSError:
+        return ""
+
+
+def pg_test_timing(binary: Path, seconds: int = 1) -> dict[str, float]:
+    """PostgreSQL's own timer-overhead test: per-loop time (ns) and the share of loops under 1 µs."""
+    try:
+        out = subprocess.run([str(binary), "-d", str(seconds)], capture_output=True, text=True, timeout=seconds + 30).stdout
+    except OSError:
+        return {}
+    res: dict[str, float] = {}
+    m = re.search(r"Per loop time including overhead:\s*([\d.]+) ns", out)
+    if m:
+        res["timer_loop_ns"] = float(m.group(1))
+    m = re.search(r"^\s+1\s+([\d.]+)\s+\d+\s*$", out, re.MULTILINE)
+    if m:
+        res["timer_under_1us_percent"] = float(m.group(1))
+    return res
+
+
+def tool_version(argv: list[str]) -> str:
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        return (r.stdout or r.stderr).strip().splitlines()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def collect(*, server_version: str, tools: dict[str, str], extra: dict | None = None) -> dict:
+    """The environment record; ``tools`` maps a tool name to its version line."""
+    packages = {}
+    for name in ("numpy", "pandas", "scipy", "statsmodels", "psycopg", "papermill", "testcontainers"):
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    env = {
+        "hostname": socket.gethostname(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+        "kernel": platform.release(),
+        "os": _os_release(),
+        "clocksource": clocksource(),
+        "server_version": server_version,
+        "tools": dict(sorted(tools.items())),
+        "python": platform.python_version(),
+        "packages": packages,
+        "git_commit": git_commit(),
+        **(extra or {}),
+    }
+    env["env_id"] = env_id(env)
+    return env
+
+
+def _os_release() -> str:
+    m = re.search(r'^PRETTY_NAME="?([^"\n]*)"?', _read("/etc/os-release"), re.MULTILINE)
+    return m.group(1) if m else platform.platform()
+
+
+def env_id(env: dict) -> str:
+    key = json.dumps({k: env.get(k) for k in CHECKED}, sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def check_poolable(runs: pd.DataFrame) -> None:
+    ids = sorted(set(runs["env_id"])) if len(runs) else []
+    if len(ids) > 1:
+        raise EnvironmentMismatch(
+            f"runs come from {len(ids)} environments ({', '.join(ids)}); summaries pool one environment only: "
+            "filter the runs by env_id first"
+        )

@@ -1,0 +1,95 @@
+"""The run record: one immutable value per measured run, appended to disk as it finishes.
+
+Runs are stored as JSON lines (``runs.jsonl``): a run is flushed and fsynced the
+moment it ends, so an interrupt or a crash later in the study loses nothing
+already measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Run:
+    # what was run
+    study: str
+    configuration: str
+    settings: dict
+    destinations: tuple
+    engine: str
+    server_version: str
+    backend: str
+    workload: str
+    query_mode: str
+    scale: int
+    clients: int
+    threads: int
+    # where in the design
+    repeat: int
+    position: int
+    warmup: bool
+    seed: int
+    started_at: str
+    duration_s: float
+    wall_s: float
+    switch: str
+    switch_s: float
+    # what the load tool saw
+    transactions: int
+    failed: int
+    tps: float
+    latency_mean_ms: float
+    latency_stddev_ms: float
+    latency_p50_ms: float
+    latency_p95_ms: float
+    latency_p99_ms: float
+    latency_samples: int
+    # what the log destinations received
+    log_records_expected: int
+    log_records_received: int
+    log_loss: float
+    log_records_by_destination: dict
+    log_lines: int
+    log_bytes: int
+    log_lines_per_s: float
+    log_bytes_per_s: float
+    # what the server and loggers spent
+    server_cpu_s: float
+    logger_cpu_s: float
+    # provenance
+    env_id: str
+    log_dir_fs: str
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, default=str)
+
+
+RUN_FIELDS = tuple(f.name for f in fields(Run))
+
+
+def append(path: Path, run: Run) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(run.to_json() + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def load(path: Path) -> pd.DataFrame:
+    """All runs of a ``runs.jsonl`` as a frame, one row per run, columns in record order."""
+    path = Path(path)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] if path.exists() else []
+    df = pd.DataFrame(rows, columns=list(RUN_FIELDS))
+    return df
+
+
+def loss(expected: int, received: int) -> float:
+    """Fraction of expected log records that did not arrive (negative: more arrived than expected)."""
+    return float("nan") if expected == 0 else 1.0 - received / expected

@@ -1,0 +1,321 @@
+"""A real PostgreSQL from the machine's own binaries, in a private directory.
+
+The server listens on a private unix-socket directory (mode 0700) and, only if
+asked, on 127.0.0.1; it runs as an unprivileged user when we are root, inside a
+mount namespace whose ``/dev/log`` is the study's private syslog socket. The
+base settings go to ``postgresql.conf``; each configuration's settings go in by
+``ALTER SYSTEM`` and a reload, and the server's own ``pending_restart`` decides
+whether a restart is needed.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from .. import paths
+from ..errors import ServerStartError, SettingError
+from ..settings import Settings, validate_postgres
+from . import process
+from .process import RunUser
+
+SUPERUSER = "postgres"
+DBNAME = "postgres"
+PRIVATE_DEV_SCRIPT = Path(__file__).with_name("private_dev.sh")
+
+
+def find_bindir(bindir: str | Path | None = None) -> Path:
+    """The directory with ``postgres``, ``initdb`` and ``pgbench``: given, on PATH, or Debian's newest."""
+    if bindir:
+        candidates = [Path(bindir)]
+    else:
+        on_path = shutil.which("postgres")
+        candidates = [Path(os.path.realpath(on_path)).parent] if on_path else []
+        candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=_version_key, reverse=True)]
+    for c in candidates:
+        if (c / "postgres").is_file() and (c / "initdb").is_file():
+            return c
+    raise ServerStartError(
+        f"no PostgreSQL server binaries found (looked in {', '.join(map(str, candidates)) or 'PATH'}); "
+        "the README's set-up installs Debian's postgresql package"
+    )
+
+
+def _version_key(path: str) -> int:
+    try:
+        return int(Path(path).parent.name)
+    except ValueError:
+        return 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class Switch:
+    """How a configuration reached the server: 'none', 'reload' or 'restart', and how long it took."""
+
+    kind: str
+    seconds: float
+    pending_restart: tuple[str, ...] = ()
+
+
+class LocalPostgres:
+    """PostgreSQL started from local binaries; use as a context manager."""
+
+    backend = "local"
+    engine = "postgresql"
+
+    def __init__(
+        self,
+        base: Settings,
+        *,
+        log_dir: Path,
+        bindir: str | Path | None = None,
+        syslog_socket: Path | None = None,
+        listen_tcp: bool = False,
+        user: RunUser | None = None,
+        start_timeout: float = 60.0,
+    ):
+        self.bindir = find_bindir(bindir)
+        validate_postgres(base, self.bindir / "postgres")
+        self.base = base
+        self.log_dir = Path(log_dir)
+        self.syslog_socket = syslog_socket
+        self.listen_tcp = listen_tcp
+        self.user = user or process.server_user()
+        self.start_timeout = start_timeout
+        self.workdir: Path | None = None
+        self.proc: subprocess.Popen | None = None
+        self.port = 5432
+        self.applied: Settings = Settings.of("postgresql")
+        if syslog_socket is not None and not process.is_root():
+            raise SettingError(
+                "syslog destinations need root: the server gets a private /dev/log in a mount namespace "
+                "so that it never writes to the host's syslog; run as root or drop the syslog destinations"
+            )
+
+    # -- paths -------------------------------------------------------------
+    @property
+    def datadir(self) -> Path:
+        return self._wd / "data"
+
+    @property
+    def socket_dir(self) -> Path:
+        return self._wd / "sock"
+
+    @property
+    def server_log(self) -> Path:
+        return self._wd / "postmaster.log"
+
+    @property
+    def _wd(self) -> Path:
+        if self.workdir is None:
+            raise RuntimeError("server not started")
+        return self.workdir
+
+    @property
+    def conninfo(self) -> dict[str, object]:
+        return {"host": str(self.socket_dir), "port": self.port, "user": SUPERUSER, "dbname": DBNAME}
+
+    def binary(self, name: str) -> Path:
+        return self.bindir / name
+
+    # -- lifecycle ---------------------------------------------------------
+    def __enter__(self) -> "LocalPostgres":
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        self.workdir = Path(tempfile.mkdtemp(prefix="logbench-pg-", dir=paths.scratch_root()))
+        for d in ("sock", "dev"):
+            (self.workdir / d).mkdir(mode=0o700)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        process.chown_tree(self.workdir, self.user)
+        process.chown_tree(self.log_dir, self.user)
+        self._initdb()
+        if self.listen_tcp:
+            self.port = _free_port()
+        self._write_conf()
+        self._launch()
+
+    def _initdb(self) -> None:
+        kwargs = {}
+        if process.is_root():
+            kwargs = dict(user=self.user.uid, group=self.user.gid, extra_groups=[])
+        r = subprocess.run(
+            [str(self.binary("initdb")), "-D", str(self.datadir), "-U", SUPERUSER, "--auth=trust",
+             "--no-sync", "-E", "UTF8", "--locale=C"],
+            capture_output=True, text=True, timeout=300, **kwargs,
+        )
+        if r.returncode != 0:
+            raise ServerStartError(f"initdb failed ({r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+
+    def _write_conf(self) -> None:
+        fixed = {
+            "listen_addresses": "127.0.0.1" if self.listen_tcp else "",
+            "port": str(self.port),
+            "unix_socket_directories": str(self.socket_dir),
+            "unix_socket_permissions": "0700",
+            "log_directory": str(self.log_dir),
+        }
+        lines = [f"{k} = {_quote(v)}" for k, v in {**self.base.as_dict(), **fixed}.items()]
+        conf = self.datadir / "postgresql.conf"
+        conf.write_text("# written by logbench: the study's base settings\n" + "\n".join(lines) + "\n")
+        if process.is_root():
+            os.chown(conf, self.user.uid, self.user.gid)
+
+    def _launch(self) -> None:
+        argv = [str(self.binary("postgres")), "-D", str(self.datadir)]
+        if process.is_root():
+            sock = str(self.syslog_socket) if self.syslog_socket else "/nonexistent/logbench-no-syslog"
+            argv = ["unshare", "--mount", "--propagation", "private", "--", "sh", str(PRIVATE_DEV_SCRIPT),
+                    str(self._wd / "dev"), sock, str(self.user.uid), str(self.user.gid), "--", *argv]
+            self.proc = process.spawn(argv, self.server_log)
+        else:
+            self.proc = process.spawn(argv, self.server_log, user=self.user)
+        ok = process.wait_until(self._probe, timeout=self.start_timeout, alive=lambda: self.proc.poll() is None)
+        if not ok:
+            code = self.proc.poll()
+            self._stop_proc()
+            raise ServerStartError(
+                f"PostgreSQL did not accept connections within {self.start_timeout:.0f} s "
+                f"(exit code {code}); last lines of its log:\n{self._log_tail()}"
+            )
+
+    def _log_tail(self) -> str:
+        parts = [process.tail(self.server_log)]
+        collector = sorted(self.log_dir.glob("*.log"))
+        if collector:
+            parts.append(f"--- {collector[-1]}\n" + process.tail(collector[-1]))
+        return "\n".join(parts)
+
+    def _probe(self) -> bool:
+        try:
+            with psycopg.connect(**self.conninfo, connect_timeout=2) as c:
+                c.execute("SELECT 1")
+            return True
+        except psycopg.OperationalError:
+            return False
+
+    def _stop_proc(self) -> None:
+        # SIGINT is PostgreSQL's fast shutdown; SIGQUIT the immediate one.
+        process.stop(self.proc, [(signal.SIGINT, 30.0), (signal.SIGQUIT, 10.0)])
+        self.proc = None
+
+    def stop(self) -> None:
+        self._stop_proc()
+
+    def restart(self) -> None:
+        self._stop_proc()
+        self._launch()
+
+    def close(self) -> None:
+        try:
+            self._stop_proc()
+        finally:
+            if self.workdir is not None:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+                self.workdir = None
+
+    @property
+    def pid(self) -> int:
+        if self.proc is None:
+            raise RuntimeError("server not running")
+        return self.proc.pid
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    # -- settings ------------------------------------------------------------
+    def connect(self, **kw) -> psycopg.Connection:
+        return psycopg.connect(**self.conninfo, autocommit=True, **kw)
+
+    def version(self) -> str:
+        with self.connect() as c:
+            return c.execute("SHOW server_version").fetchone()[0]
+
+    def apply(self, settings: Settings, timeout: float = 15.0) -> Switch:
+        """Make ``settings`` the configuration's settings: reload, or restart if the server says so."""
+        validate_postgres(settings, self.binary("postgres"))
+        if settings == self.applied:
+            return Switch("none", 0.0)
+        t0 = time.perf_counter()
+        names = set(settings) | set(self.applied)
+        with self.connect() as c:
+            c.execute("ALTER SYSTEM RESET ALL")
+            for k, v in settings.items():
+                c.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(k), sql.Literal(v)))
+            c.execute("SELECT pg_reload_conf()")
+        auto_conf = str(self.datadir / "postgresql.auto.conf")
+        wanted = set(settings)
+
+        def settled() -> tuple[bool, list[str]]:
+            with self.connect() as c:
+                rows = c.execute(
+                    "SELECT name, sourcefile, pending_restart FROM pg_settings WHERE name = ANY(%s)", [sorted(names)]
+                ).fetchall()
+            pending = [n for n, _, p in rows if p]
+            done = all(p or ((src == auto_conf) == (n in wanted)) for n, src, p in rows)
+            return done, pending
+
+        deadline = time.monotonic() + timeout
+        done, pending = settled()
+        while not done and time.monotonic() < deadline:
+            time.sleep(0.05)
+            done, pending = settled()
+        if not done:
+            raise SettingError(f"PostgreSQL did not take the settings {settings.as_dict()} within {timeout} s of a reload")
+        kind = "reload"
+        if pending:
+            self.restart()
+            kind = "restart"
+        self.applied = settings
+        mismatch = {k: v for k, v in self.effective(settings).items() if v is not None and k not in _UNCHECKED}
+        if mismatch:
+            raise SettingError(f"after {kind}, PostgreSQL reports other values than asked for: {mismatch}")
+        return Switch(kind, time.perf_counter() - t0, tuple(pending))
+
+    def effective(self, settings: Settings) -> dict[str, str | None]:
+        """For each setting, None when the server took it from our file; else what it is using instead."""
+        auto_conf = str(self.datadir / "postgresql.auto.conf")
+        with self.connect() as c:
+            rows = dict(
+                (n, (src, s)) for n, src, s in c.execute(
+                    "SELECT name, sourcefile, setting FROM pg_settings WHERE name = ANY(%s)", [list(settings)]
+                ).fetchall()
+            )
+        return {k: (None if rows.get(k, (None,))[0] == auto_conf else f"{rows.get(k)}") for k in settings}
+
+    def show(self, names: list[str]) -> dict[str, str]:
+        with self.connect() as c:
+            return {n: c.execute(sql.SQL("SHOW {}").format(sql.Identifier(n))).fetchone()[0] for n in names}
+
+
+# Settings the server may legitimately report from elsewhere (none so far); kept explicit.
+_UNCHECKED: frozenset[str] = frozenset()
+
+
+def _quote(v: str) -> str:
+    return "'" + v.replace("'", "''") + "'"

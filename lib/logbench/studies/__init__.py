@@ -1,0 +1,1 @@
+"""One module per study: its configurations, parameters and how a run is assembled."""

@@ -1,0 +1,328 @@
+"""Study 02: what does each PostgreSQL log destination cost? (post 000, depesz 2013, redone)
+
+Every statement is logged (``log_min_duration_statement = 0``, as in the post)
+to one destination at a time; pgbench's select-only test measures throughput
+and latency; each destination's sink is counted to see whether every record
+arrived (the post's syslog kept ~0.5 % of them and nobody saw it in the tps).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .. import environment, params, paths, records, runner, stats
+from ..design import PlannedRun, Study
+from ..logsinks import FileSink
+from ..runner import Measurement
+from ..servers import postgres as pgserver
+from ..servers.process import is_root
+from ..servers.syslog import FACILITY_FILE, FACILITY_TCP, FACILITY_UDP, SyslogPair, rsyslogd_binary
+from ..settings import Configuration, Settings, validate_postgres
+from ..workloads.pgbench import QUERY_MODES, RECORD_MARKER, RECORDS_PER_TRANSACTION, Pgbench
+
+NAME = "pg_destinations"
+BACKENDS = ("local",)
+LOG_DIR_ON = ("disk", "tmpfs")
+
+# The post's baseline (its pg_settings listing): the collector on, stderr to a file,
+# no statement logging; timestamps in UTC rather than 'Poland' so runs compare anywhere.
+BASE = {
+    "logging_collector": True,
+    "log_destination": "stderr",
+    "log_filename": "postgresql.log",
+    "log_rotation_age": 0,
+    "log_rotation_size": 0,
+    "log_truncate_on_rotation": False,
+    "log_file_mode": "0600",
+    "log_line_prefix": "%m %u@%d %p %r ",
+    "log_checkpoints": False,
+    "log_connections": False,
+    "log_disconnections": False,
+    "log_duration": False,
+    "log_lock_waits": True,
+    "log_temp_files": 0,
+    "log_autovacuum_min_duration": 0,
+    "log_min_messages": "warning",
+    "log_min_error_statement": "error",
+    "log_statement": "none",
+    "log_min_duration_statement": -1,
+    "log_timezone": "UTC",
+    "syslog_ident": "postgres",
+}
+
+_ALL = {"log_min_duration_statement": 0}
+# The post changed the prefix for syslog: the daemon already stamps pid and time.
+_SYSLOG = {**_ALL, "log_line_prefix": "%u@%d %r "}
+
+# name -> (settings over BASE, sinks that receive the statement records)
+DESTINATIONS: dict[str, tuple[dict, tuple[str, ...]]] = {
+    "none": ({}, ()),
+    "stderr": ({**_ALL, "log_destination": "stderr"}, ("stderr",)),
+    "csvlog": ({**_ALL, "log_destination": "csvlog"}, ("csvlog",)),
+    "jsonlog": ({**_ALL, "log_destination": "jsonlog"}, ("jsonlog",)),
+    "syslog": ({**_SYSLOG, "log_destination": "syslog", "syslog_facility": FACILITY_FILE}, ("syslog",)),
+    "remote_syslog_udp": ({**_SYSLOG, "log_destination": "syslog", "syslog_facility": FACILITY_UDP}, ("remote_syslog",)),
+    "remote_syslog_tcp": ({**_SYSLOG, "log_destination": "syslog", "syslog_facility": FACILITY_TCP}, ("remote_syslog",)),
+    "syslog,csvlog": ({**_SYSLOG, "log_destination": "syslog,csvlog", "syslog_facility": FACILITY_FILE}, ("syslog", "csvlog")),
+}
+BASELINE = "none"
+
+PROFILES: dict[str, dict[str, object]] = {
+    # seconds: what tests and nbval run
+    "smoke": {"clients": [1], "repeats": 2, "duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1},
+    # the committed run: ~15 minutes on two cores
+    "standard": {"clients": [1, 4, 8], "repeats": 5, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.05},
+    # paper-grade: longer runs, the post's cached scale
+    "full": {"clients": [1, 4, 8], "repeats": 5, "duration": 30, "warmup": 5, "scale": 200, "sampling_rate": 0.01},
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PgDestinationsStudy(Study):
+    base: Settings
+    scale: int
+    query_mode: str
+    syslog_rate_limit: bool
+    log_dir_on: str
+    sampling_rate: float
+    pg_bindir: str
+
+    @property
+    def needs_syslog(self) -> bool:
+        return any(s in ("syslog", "remote_syslog") for c in self.configurations for s in c.destinations)
+
+    @property
+    def needs_remote(self) -> bool:
+        return any("remote_syslog" in c.destinations for c in self.configurations)
+
+
+def define(
+    profile: str = "standard",
+    destinations: object = None,
+    clients: object = None,
+    repeats: object = None,
+    duration: object = None,
+    warmup: object = None,
+    scale: object = None,
+    query_mode: str = "prepared",
+    syslog_rate_limit: object = False,
+    log_dir_on: str = "disk",
+    sampling_rate: object = None,
+    shared_buffers: str = "128MB",
+    seed: object = 20130905,
+    warmup_blocks: object = 0,
+    backend: str = "local",
+    output_dir: object = None,
+    processed_dir: object = None,
+    pg_bindir: object = None,
+) -> PgDestinationsStudy:
+    """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts."""
+    params.choice("profile", profile, params.PROFILES)
+    d = lambda name, v: params.from_profile(name, v, profile, PROFILES)  # noqa: E731
+    chosen = params.name_list("destinations", list(DESTINATIONS) if destinations is None else destinations, DESTINATIONS)
+    # The baseline is always measured: every ratio needs it.
+    chosen = (BASELINE,) + tuple(c for c in chosen if c != BASELINE)
+    params.choice("query_mode", query_mode, QUERY_MODES)
+    params.choice("log_dir_on", log_dir_on, LOG_DIR_ON)
+    params.choice("backend", backend, BACKENDS)
+    rate_limit = params.boolean("syslog_rate_limit", syslog_rate_limit)
+    bindir = pgserver.find_bindir(pg_bindir)
+    base = Settings.of("postgresql", {**BASE, "shared_buffers": shared_buffers})
+    configurations = tuple(
+        Configuration(name, Settings.of("postgresql", DESTINATIONS[name][0]), DESTINATIONS[name][1]) for name in chosen
+    )
+    for s in (base, *(c.settings for c in configurations)):
+        validate_postgres(s, bindir / "postgres")
+    study = PgDestinationsStudy(
+        name=NAME, engine="postgresql", backend=backend, profile=profile,
+        configurations=configurations,
+        clients=params.int_list("clients", d("clients", clients)),
+        repeats=params.positive_int("repeats", d("repeats", repeats)),
+        duration=params.positive_number("duration", d("duration", duration)),
+        warmup=params.non_negative_number("warmup", d("warmup", warmup)),
+        warmup_blocks=params.non_negative_int("warmup_blocks", warmup_blocks),
+        seed=params.non_negative_int("seed", seed),
+        output_dir=Path(output_dir) if output_dir else _default_output(profile),
+        processed_dir=(Path(processed_dir) if processed_dir else (None if profile == "smoke" else paths.PROCESSED)),
+        base=base,
+        scale=params.positive_int("scale", d("scale", scale)),
+        query_mode=query_mode,
+        syslog_rate_limit=rate_limit,
+        log_dir_on=log_dir_on,
+        sampling_rate=params.fraction("sampling_rate", d("sampling_rate", sampling_rate)),
+        pg_bindir=str(bindir),
+    )
+    if study.duration != int(study.duration):
+        raise params.ParameterError("duration", study.duration, "whole seconds (pgbench -T takes seconds)")
+    if study.needs_syslog and not is_root():
+        raise params.ParameterError(
+            "destinations", [c.name for c in configurations if c.destinations and "syslog" in c.destinations[0]],
+            "without root, only 'none', 'stderr', 'csvlog', 'jsonlog' (syslog destinations give the server a "
+            "private /dev/log and a network namespace, which need root)")
+    if study.needs_syslog:
+        rsyslogd_binary()
+    return study
+
+
+def _default_output(profile: str) -> Path:
+    if profile == "smoke":
+        return Path(tempfile.mkdtemp(prefix="logbench-smoke-")) / NAME
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return paths.RESULTS / NAME / stamp
+
+
+class PgBench:
+    """The PostgreSQL half of the runner's loop (see :class:`logbench.runner.Bench`)."""
+
+    engine = "postgresql"
+    workload = "pgbench -S"
+
+    def __init__(self, study: PgDestinationsStudy, pg: pgserver.LocalPostgres, pgbench: Pgbench,
+                 syslog: SyslogPair | None, log_dir: Path):
+        self.study, self.pg, self.pgbench, self.syslog, self.log_dir = study, pg, pgbench, syslog, log_dir
+        self.backend = pg.backend
+        self.server_version = pg.version()
+        self.query_mode = study.query_mode
+        self.scale = study.scale
+        self.switches: list[tuple[str, float]] = []
+        markers = (b"duration:", RECORD_MARKER.encode())
+        self._sinks = {
+            "stderr": FileSink("stderr", log_dir / "postgresql.log", markers),
+            "csvlog": FileSink("csvlog", log_dir / "postgresql.csv", markers),
+            "jsonlog": FileSink("jsonlog", log_dir / "postgresql.json", markers),
+        }
+        if syslog is not None:
+            self._sinks["syslog"] = FileSink("syslog", syslog.files.local, markers)
+            if syslog.files.remote is not None:
+                self._sinks["remote_syslog"] = FileSink("remote_syslog", syslog.files.remote, markers)
+
+    def apply(self, configuration: Configuration):
+        sw = self.pg.apply(configuration.settings)
+        if sw.kind != "none":
+            self.switches.append((sw.kind, sw.seconds))
+        return sw
+
+    def warm(self, run: PlannedRun, seconds: float) -> None:
+        self.pgbench.run(run.clients, max(1, int(seconds)), self.study.query_mode)
+
+    def measure(self, run: PlannedRun, seconds: float) -> Measurement:
+        prefix = Path(self.study.output_dir) / "txlog" / f"run{run.position:04d}"
+        prefix.parent.mkdir(parents=True, exist_ok=True)
+        r = self.pgbench.run(run.clients, seconds, self.study.query_mode, log_prefix=prefix,
+                             sampling_rate=self.study.sampling_rate)
+        return Measurement(
+            transactions=r.transactions, failed=r.failed, tps=r.tps, latency_mean_ms=r.latency_avg_ms,
+            latency_stddev_ms=r.latency_stddev_ms, latency_p50_ms=r.latency_p50_ms, latency_p95_ms=r.latency_p95_ms,
+            latency_p99_ms=r.latency_p99_ms, latency_samples=r.latency_samples, wall_s=r.wall_seconds,
+            threads=run.clients, extra={"command": " ".join(r.command[1:]),
+                                        "initial_connection_ms": r.initial_connection_ms},
+        )
+
+    def sinks(self, configuration: Configuration) -> list[FileSink]:
+        return [self._sinks[name] for name in configuration.destinations]
+
+    def expected_records(self, configuration: Configuration, m: Measurement) -> int:
+        logs_all = configuration.settings.get("log_min_duration_statement") == "0"
+        return m.transactions * RECORDS_PER_TRANSACTION[self.study.query_mode] if logs_all else 0
+
+    def server_cpu(self) -> float:
+        from ..servers.process import tree_cpu_seconds
+
+        return tree_cpu_seconds(self.pg.pid)
+
+    def logger_cpu(self) -> float:
+        return self.syslog.cpu_seconds() if self.syslog is not None else 0.0
+
+    def effective_settings(self, configuration: Configuration) -> dict:
+        return self.study.base.merged(configuration.settings).as_dict()
+
+    def log_dir_fs(self) -> str:
+        import psutil
+
+        best = ("", "")
+        for p in psutil.disk_partitions(all=True):
+            if str(self.log_dir).startswith(p.mountpoint) and len(p.mountpoint) > len(best[0]):
+                best = (p.mountpoint, p.fstype)
+        return best[1]
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    study: PgDestinationsStudy
+    runs: pd.DataFrame
+    environment: dict
+    switches: tuple[tuple[str, float], ...]
+
+
+def run(study: PgDestinationsStudy, *, progress: bool = True) -> StudyResult:
+    """Start everything the study needs, run its schedule, stop and remove everything again."""
+    with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
+        root = paths.tmpfs_root() if study.log_dir_on == "tmpfs" else paths.scratch_root()
+        log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=root))
+        stack.callback(shutil.rmtree, log_dir, True)
+        syslog = None
+        if study.needs_syslog:
+            syslog = stack.enter_context(SyslogPair(remote=study.needs_remote, rate_limit=study.syslog_rate_limit,
+                                                    log_dir=log_dir))
+        pg = stack.enter_context(pgserver.LocalPostgres(
+            study.base, log_dir=log_dir, bindir=study.pg_bindir, syslog_socket=syslog.socket if syslog else None))
+        pgb = Pgbench(pg.binary("pgbench"), pg.conninfo)
+        init_s = pgb.initialise(study.scale)
+        tools = {"pgbench": pgb.version(), "postgres": environment.tool_version([str(pg.binary("postgres")), "--version"])}
+        if syslog is not None:
+            tools["rsyslogd"] = environment.tool_version([rsyslogd_binary(), "-v"])
+        env = environment.collect(
+            server_version=pg.version(), tools=tools,
+            extra={**environment.pg_test_timing(pg.binary("pg_test_timing")), "pgbench_init_s": init_s,
+                   "log_dir_on": study.log_dir_on, "backend": pg.backend},
+        )
+        runner.write_study(study, env)
+        bench = PgBench(study, pg, pgb, syslog, log_dir)
+        runs = runner.execute(study, bench, env["env_id"], progress=progress)
+    result = StudyResult(study, runs, env, tuple(bench.switches))
+    if study.processed_dir is not None:
+        write_processed(result, Path(study.processed_dir))
+    return result
+
+
+def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
+    """tps mean ± CI, ratio to the baseline ± Fieller CI, loss and log rates, per configuration × clients."""
+    measured = runs[~runs["warmup"].astype(bool)]
+    environment.check_poolable(measured)
+    out = stats.summarise(
+        measured, by=["configuration", "clients"], baseline=baseline,
+        also=("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s", "logger_cpu_s"),
+    )
+    order = {c: i for i, c in enumerate(DESTINATIONS)}
+    return out.sort_values(["configuration", "clients"], key=lambda s: s.map(order) if s.name == "configuration" else s,
+                           ignore_index=True)
+
+
+def tidy_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs as a flat CSV-ready frame (dict columns as JSON text)."""
+    flat = runs.copy()
+    for col in ("settings", "log_records_by_destination", "extra", "destinations"):
+        flat[col] = flat[col].map(lambda v: json.dumps(v, sort_keys=True))
+    return flat
+
+
+def write_processed(result: StudyResult, processed_dir: Path) -> dict[str, Path]:
+    processed_dir.mkdir(parents=True, exist_ok=True)
+    out = {"summary": processed_dir / f"{NAME}.csv", "runs": processed_dir / f"{NAME}_runs.csv",
+           "environment": processed_dir / f"{NAME}_environment.json"}
+    summary(result.runs).to_csv(out["summary"], index=False, float_format="%.6g")
+    tidy_runs(result.runs).to_csv(out["runs"], index=False, float_format="%.6g")
+    out["environment"].write_text(json.dumps(result.environment, indent=2, sort_keys=True, default=str) + "\n")
+    return out
+
+
+def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return (pd.read_csv(processed_dir / f"{NAME}.csv"), pd.read_csv(processed_dir / f"{NAME}_runs.csv"))
