@@ -106,3 +106,14 @@ def name_list(name: str, value: object, allowed: Iterable[str]) -> tuple[str, ..
 def from_profile(name: str, value: object, profile: str, defaults: dict[str, dict[str, object]]) -> object:
     """The user's value, or the profile's default when the user left it as None."""
     return defaults[profile][name] if value is None else value
+
+
+def mapping(name: str, value: object) -> dict[str, object]:
+    """A {name: value} dict (or its literal text); None is empty."""
+    allowed = "a dict of setting names to values, e.g. {'track_io_timing': 'on'}, or None"
+    if value is None:
+        return {}
+    value = _literal(name, value, allowed)
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ParameterError(name, value, allowed)
+    return value

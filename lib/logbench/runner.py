@@ -56,7 +56,7 @@ class Bench(Protocol):
     def warm(self, run: PlannedRun, seconds: float) -> None: ...
     def measure(self, run: PlannedRun, seconds: float) -> Measurement: ...
     def sinks(self, configuration: Configuration) -> list[FileSink]: ...
-    def expected_records(self, configuration: Configuration, m: Measurement) -> int: ...
+    def expected_records(self, configuration: Configuration, run: PlannedRun, m: Measurement) -> int: ...
     def server_cpu(self) -> float: ...
     def logger_cpu(self) -> float: ...
     def effective_settings(self, configuration: Configuration) -> dict: ...
@@ -92,7 +92,8 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True) -
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(plan), desc=study.name, unit="run")
+        # Few updates: the bar is saved in the executed notebook, one line per refresh.
+        bar = tqdm(total=len(plan), desc=study.name, unit="run", mininterval=10)
     try:
         for planned in plan:
             records.append(path, _one(study, bench, planned, env_id))
@@ -121,7 +122,7 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str) -> record
     cpu1, log_cpu1 = bench.server_cpu(), bench.logger_cpu()
     total = Count(sum(c.records for c in counts.values()), sum(c.lines for c in counts.values()),
                   sum(c.bytes for c in counts.values()))
-    expected = bench.expected_records(cfg, m) * len(sinks)
+    expected = bench.expected_records(cfg, planned, m) * len(sinks)
     secs = m.wall_s if m.wall_s > 0 else study.duration
     return records.Run(
         study=study.name, configuration=cfg.name, settings=bench.effective_settings(cfg),

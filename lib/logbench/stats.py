@@ -98,7 +98,11 @@ def summarise(runs: pd.DataFrame, *, by: list[str], baseline: str, value: str = 
         base = runs[runs[config_col] == baseline]
         for c in others:
             base = base[base[c] == keyd[c]]
-        r = ratio_ci(g[value], base[value]) if len(base) else Estimate(math.nan, math.nan, math.nan, 0)
+        if keyd[config_col] == baseline:
+            # The baseline is the reference: its ratio is 1 by definition, with no interval of its own.
+            r = Estimate(1.0, math.nan, math.nan, m.n)
+        else:
+            r = ratio_ci(g[value], base[value]) if len(base) else Estimate(math.nan, math.nan, math.nan, 0)
         rows.append({**keyd, "n": m.n, f"{value}_mean": m.value, f"{value}_ci_low": m.low, f"{value}_ci_high": m.high,
                      "ratio": r.value, "ratio_ci_low": r.low, "ratio_ci_high": r.high, "baseline_n": int(len(base))})
         for col in also:

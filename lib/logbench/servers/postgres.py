@@ -148,10 +148,15 @@ class LocalPostgres:
         self.close()
 
     def start(self) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        if not process.reachable(self.log_dir, self.user):
+            raise SettingError(
+                f"the log directory {self.log_dir} is not reachable by the server's user {self.user.name!r} "
+                f"(a parent directory is closed to it); use a directory under {paths.scratch_root()} or /dev/shm"
+            )
         self.workdir = Path(tempfile.mkdtemp(prefix="logbench-pg-", dir=paths.scratch_root()))
         for d in ("sock", "dev"):
             (self.workdir / d).mkdir(mode=0o700)
-        self.log_dir.mkdir(parents=True, exist_ok=True)
         process.chown_tree(self.workdir, self.user)
         process.chown_tree(self.log_dir, self.user)
         self._initdb()

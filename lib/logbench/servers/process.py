@@ -68,6 +68,23 @@ def chown_tree(path: Path, user: RunUser) -> None:
             os.chown(os.path.join(root, name), user.uid, user.gid, follow_symlinks=False)
 
 
+def reachable(path: Path, user: RunUser) -> bool:
+    """Can ``user`` traverse every directory above ``path``? (root's own access says nothing about it.)"""
+    import stat
+
+    for parent in Path(path).resolve().parents:
+        st = parent.stat()
+        if st.st_uid == user.uid:
+            bit = stat.S_IXUSR
+        elif st.st_gid == user.gid:
+            bit = stat.S_IXGRP
+        else:
+            bit = stat.S_IXOTH
+        if not st.st_mode & bit:
+            return False
+    return True
+
+
 def _die_with_parent() -> None:
     # SIGQUIT: PostgreSQL's immediate shutdown; rsyslogd and mariadbd also exit on it.
     libc = ctypes.CDLL("libc.so.6", use_errno=True)

@@ -26,7 +26,7 @@ from ..servers import postgres as pgserver
 from ..servers.process import is_root
 from ..servers.syslog import FACILITY_FILE, FACILITY_TCP, FACILITY_UDP, SyslogPair, rsyslogd_binary
 from ..settings import Configuration, Settings, validate_postgres
-from ..workloads.pgbench import QUERY_MODES, RECORD_MARKER, RECORDS_PER_TRANSACTION, Pgbench
+from ..workloads.pgbench import QUERY_MODES, RECORD_MARKER, Pgbench, expected_records
 
 NAME = "pg_destinations"
 BACKENDS = ("local",)
@@ -74,6 +74,7 @@ DESTINATIONS: dict[str, tuple[dict, tuple[str, ...]]] = {
     "syslog,csvlog": ({**_SYSLOG, "log_destination": "syslog,csvlog", "syslog_facility": FACILITY_FILE}, ("syslog", "csvlog")),
 }
 BASELINE = "none"
+POST = "000_d12f15a856ad9e5d.txt"  # the post this study redoes (shared/seeds)
 
 PROFILES: dict[str, dict[str, object]] = {
     # seconds: what tests and nbval run
@@ -117,6 +118,7 @@ def define(
     log_dir_on: str = "disk",
     sampling_rate: object = None,
     shared_buffers: str = "128MB",
+    extra_settings: object = None,
     seed: object = 20130905,
     warmup_blocks: object = 0,
     backend: str = "local",
@@ -135,7 +137,8 @@ def define(
     params.choice("backend", backend, BACKENDS)
     rate_limit = params.boolean("syslog_rate_limit", syslog_rate_limit)
     bindir = pgserver.find_bindir(pg_bindir)
-    base = Settings.of("postgresql", {**BASE, "shared_buffers": shared_buffers})
+    extra = params.mapping("extra_settings", extra_settings)
+    base = Settings.of("postgresql", {**BASE, "shared_buffers": shared_buffers, **extra})
     configurations = tuple(
         Configuration(name, Settings.of("postgresql", DESTINATIONS[name][0]), DESTINATIONS[name][1]) for name in chosen
     )
@@ -229,9 +232,9 @@ class PgBench:
     def sinks(self, configuration: Configuration) -> list[FileSink]:
         return [self._sinks[name] for name in configuration.destinations]
 
-    def expected_records(self, configuration: Configuration, m: Measurement) -> int:
+    def expected_records(self, configuration: Configuration, run: PlannedRun, m: Measurement) -> int:
         logs_all = configuration.settings.get("log_min_duration_statement") == "0"
-        return m.transactions * RECORDS_PER_TRANSACTION[self.study.query_mode] if logs_all else 0
+        return expected_records(self.study.query_mode, m.transactions, run.clients) if logs_all else 0
 
     def server_cpu(self) -> float:
         from ..servers.process import tree_cpu_seconds
@@ -326,3 +329,108 @@ def write_processed(result: StudyResult, processed_dir: Path) -> dict[str, Path]
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
     return (pd.read_csv(processed_dir / f"{NAME}.csv"), pd.read_csv(processed_dir / f"{NAME}_runs.csv"))
+
+
+# -- findings: sentences whose every number is read from the summary ---------------------------------
+
+def _ci(r: pd.Series, col: str, digits: int = 3) -> str:
+    from ..plots import fmt_ci
+
+    return fmt_ci(r[col if col in r else f"{col}_mean"], r[f"{col}_ci_low"], r[f"{col}_ci_high"], int(r["n"]), digits)
+
+
+def finding_overhead(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
+    """Per concurrency: the cheapest and dearest destination, and which ones are distinguishable from the baseline."""
+    lines = []
+    for clients, g in summary[summary["configuration"] != baseline].groupby("clients", sort=True):
+        g = g.sort_values("ratio", ascending=False)
+        best, worst = g.iloc[0], g.iloc[-1]
+        slower = g[g["ratio_ci_high"] < 1]["configuration"].tolist()
+        lines.append(
+            f"- **{clients} client(s):** cheapest `{best['configuration']}` at {_ci(best, 'ratio')} of the baseline's "
+            f"throughput, dearest `{worst['configuration']}` at {_ci(worst, 'ratio')}; "
+            + (f"{len(slower)} of {len(g)} destinations are slower than `{baseline}` with 95 % confidence "
+               f"({', '.join(f'`{c}`' for c in slower)})." if slower else
+               f"no destination is slower than `{baseline}` with 95 % confidence.")
+        )
+    return "\n".join(lines)
+
+
+def finding_loss(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
+    """Which destinations lost statement records, and how many."""
+    g = summary[summary["configuration"] != baseline]
+    lost = g[g["log_loss_ci_low"] > 0]
+    worst = g.loc[g["log_loss_mean"].idxmax()] if g["log_loss_mean"].notna().any() else None
+    head = (
+        f"Largest mean loss: `{worst['configuration']}` at {worst['clients']} client(s), "
+        f"{100 * worst['log_loss_mean']:.3g} % of the expected records "
+        f"(95 % CI {100 * worst['log_loss_ci_low']:.3g} to {100 * worst['log_loss_ci_high']:.3g} %, n={int(worst['n'])})."
+        if worst is not None else "No destination expected records."
+    )
+    tail = (
+        " Loss distinguishable from zero: " + ", ".join(f"`{r.configuration}` ({r.clients} clients)" for r in lost.itertuples()) + "."
+        if len(lost) else " No destination's loss is distinguishable from zero at 95 % confidence."
+    )
+    return head + tail
+
+
+def finding_rates(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
+    g = summary[summary["configuration"] != baseline]
+    top = g.loc[g["log_bytes_per_s_mean"].idxmax()]
+    return (
+        f"The logging rate ranged from {g['log_lines_per_s_mean'].min():,.0f} to {g['log_lines_per_s_mean'].max():,.0f} "
+        f"lines/s; the most bytes went to `{top['configuration']}` at {top['clients']} client(s): "
+        f"{top['log_bytes_per_s_mean'] / 1e6:.3g} MB/s."
+    )
+
+
+# -- tables for the notebook ----------------------------------------------------------------------
+
+def configuration_table(study: PgDestinationsStudy) -> pd.DataFrame:
+    """Each configuration: the settings it changes from the base, and where its records are counted."""
+    rows = []
+    for c in study.configurations:
+        changed = {k: v for k, v in c.settings.items() if study.base.get(k) != v}
+        rows.append({"configuration": c.name,
+                     "settings (over the base)": ", ".join(f"{k}={v!r}" for k, v in changed.items()) or "(base only)",
+                     "sinks": ", ".join(c.destinations) or "–"})
+    return pd.DataFrame(rows).set_index("configuration")
+
+
+def design_summary(study: PgDestinationsStudy) -> dict[str, object]:
+    plan = study.plan()
+    return {
+        "profile": study.profile, "backend": study.backend, "clients": list(study.clients),
+        "repeats": study.repeats, "runs planned": len(plan), "duration (s)": study.duration,
+        "warm-up per run (s)": study.warmup, "scale": study.scale, "query mode": study.query_mode,
+        "syslog rate limit": study.syslog_rate_limit, "log directory on": study.log_dir_on, "seed": study.seed,
+        "output": str(study.output_dir),
+    }
+
+
+def environment_table(result: StudyResult) -> pd.DataFrame:
+    env = result.environment
+    kinds = pd.Series([k for k, _ in result.switches], dtype=object)
+    secs = pd.Series([s for _, s in result.switches], dtype=float)
+    rows = {
+        "env_id": env["env_id"], "CPU": f"{env['cpu_model']} × {env['cpu_count']}", "kernel": env["kernel"],
+        "clocksource": env["clocksource"], "timer loop (ns, pg_test_timing)": env.get("timer_loop_ns"),
+        "server": env["server_version"], "git commit": env["git_commit"],
+    }
+    for kind in ("reload", "restart"):
+        sel = secs[kinds == kind]
+        rows[f"{kind}s (n, median s)"] = f"{len(sel)}, {sel.median():.3f}" if len(sel) else "0"
+    return pd.Series(rows, name="value").to_frame()
+
+
+# Which of the post's experiments a run of ours is comparable to, by query mode: its update ran
+# -M prepared on a cached scale (200), its first run the simple protocol on an IO-bound scale (2000).
+POST_EXPERIMENT = {"prepared": "cached_prepared_select", "simple": "io_bound_select"}
+
+
+def published_ratios(query_mode: str = "prepared") -> pd.DataFrame:
+    """Post 000's throughput ratios to its own baseline, keyed like our configurations."""
+    from .. import reference
+
+    d = reference.published_ratios(POST, POST_EXPERIMENT[query_mode])
+    return d[d["metric"] == "throughput"].reset_index(drop=True)

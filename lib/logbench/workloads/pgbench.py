@@ -18,12 +18,19 @@ import numpy as np
 from ..errors import ToolError
 
 QUERY_MODES = ("simple", "prepared")
-# Statement-log records one select-only transaction produces with log_min_duration_statement = 0:
-# simple protocol logs the statement; prepared logs its bind and its execute (parse once per client).
+# Statement-log records the select-only script produces with log_min_duration_statement = 0:
+# the simple protocol logs the statement once per transaction; prepared mode logs its bind and
+# its execute per transaction, and its parse once per connection.
 RECORDS_PER_TRANSACTION = {"simple": 1, "prepared": 2}
-# Every logged record of the workload's own statement mentions its table; pgbench's
-# set-up queries (pgbench_branches) and ours do not.
-RECORD_MARKER = "pgbench_accounts"
+RECORDS_PER_CONNECTION = {"simple": 0, "prepared": 1}
+# Text every logged record of the script's statement holds. pgbench's own start-up queries
+# (the scale from pgbench_branches, the partitioning of pgbench_accounts) do not.
+RECORD_MARKER = "SELECT abalance FROM pgbench_accounts"
+
+
+def expected_records(mode: str, transactions: int, clients: int) -> int:
+    """Statement records a fully logged run of the select-only script writes (counted exactly, tested)."""
+    return transactions * RECORDS_PER_TRANSACTION[mode] + clients * RECORDS_PER_CONNECTION[mode]
 
 _PATTERNS = {
     "transactions": r"number of transactions actually processed:\s+(\d+)",

@@ -1,0 +1,45 @@
+"""Every notebook re-executed under nbval, from a temporary copy, in its cheapest faithful profile.
+
+A notebook's committed outputs come from a real standard run; nbval compares the
+cells whose output is deterministic and skips those tagged ``nbval-ignore-output``
+(measured numbers). papermill injects the test parameters into the copy, so
+nothing tracked is written.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import papermill
+import pytest
+
+from logbench import paths
+
+# notebook -> parameters injected for the test run ("{tmp}" is the test's temporary directory)
+NOTEBOOKS: dict[str, dict[str, object]] = {
+    "01_reference_data.ipynb": {},  # deterministic: every output compared
+    "02_pg_destinations.ipynb": {"profile": "smoke"},
+}
+
+
+def test_every_notebook_is_covered_by_nbval():
+    present = {p.name for p in paths.NOTEBOOKS.glob("*.ipynb")}
+    missing = present - set(NOTEBOOKS)
+    assert not missing, f"notebooks without an nbval test (add them to NOTEBOOKS): {sorted(missing)}"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_notebook_under_nbval(name, tmp_path):
+    src = paths.NOTEBOOKS / name
+    if not src.exists():
+        pytest.skip(f"{name} is listed but not in notebooks/")
+    params = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v for k, v in NOTEBOOKS[name].items()}
+    copy = tmp_path / name
+    papermill.execute_notebook(str(src), str(copy), parameters=params, prepare_only=True, progress_bar=False)
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-cell-timeout=900",
+         "-p", "no:cacheprovider", "-q", str(copy)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=1800,
+    )
+    assert r.returncode == 0, f"nbval failed for {name}:\n{r.stdout[-6000:]}\n{r.stderr[-2000:]}"
