@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The two commands of the README. Each does the (idempotent) set-up first.
+#   bash run.sh study   # the main job: the PostgreSQL log-destination study, standard profile
+#   bash run.sh test    # the whole test suite: unit, integration on real servers, nbval
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$here"
+case "${1:-}" in
+  study)
+    bash scripts/setup.sh
+    mkdir -p results
+    export PATH="$here/.venv/bin:$PATH"
+    shift
+    # Extra arguments go to papermill, e.g. -p clients "[1, 4]"
+    exec papermill notebooks/02_pg_destinations.ipynb results/02_pg_destinations.out.ipynb "$@"
+    ;;
+  test)
+    bash scripts/setup.sh
+    export PATH="$here/.venv/bin:$PATH"
+    shift
+    exec python -m pytest "$@"
+    ;;
+  *)
+    echo "usage: bash run.sh study [papermill options] | bash run.sh test [pytest options]" >&2
+    exit 2
+    ;;
+esac
