@@ -15,26 +15,30 @@ import pytest
 
 from logbench import paths
 
-# notebook -> parameters injected for the test run ("{tmp}" is the test's temporary directory)
-NOTEBOOKS: dict[str, dict[str, object]] = {
-    "01_reference_data.ipynb": {},  # deterministic: every output compared
-    "02_pg_destinations.ipynb": {"profile": "smoke"},
-}
+# (notebook, parameters injected for the test run); "{tmp}" is the test's temporary directory.
+NOTEBOOKS: list[tuple[str, dict[str, object]]] = [
+    ("01_reference_data.ipynb", {}),  # deterministic: every output compared
+    ("02_pg_destinations.ipynb", {"profile": "smoke", "backend": "local"}),
+    ("02_pg_destinations.ipynb", {"profile": "smoke", "backend": "container"}),
+]
 
 
 def test_every_notebook_is_covered_by_nbval():
     present = {p.name for p in paths.NOTEBOOKS.glob("*.ipynb")}
-    missing = present - set(NOTEBOOKS)
+    missing = present - {name for name, _ in NOTEBOOKS}
     assert not missing, f"notebooks without an nbval test (add them to NOTEBOOKS): {sorted(missing)}"
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
-def test_notebook_under_nbval(name, tmp_path):
+@pytest.mark.parametrize("name, parameters", NOTEBOOKS,
+                         ids=[f"{n}-{'-'.join(map(str, p.values())) or 'as-committed'}" for n, p in NOTEBOOKS])
+def test_notebook_under_nbval(name, parameters, tmp_path, request):
     src = paths.NOTEBOOKS / name
     if not src.exists():
         pytest.skip(f"{name} is listed but not in notebooks/")
-    params = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v for k, v in NOTEBOOKS[name].items()}
+    if parameters.get("backend") == "container":
+        request.getfixturevalue("docker_engine")
+    params = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v for k, v in parameters.items()}
     copy = tmp_path / name
     papermill.execute_notebook(str(src), str(copy), parameters=params, prepare_only=True, progress_bar=False)
     r = subprocess.run(

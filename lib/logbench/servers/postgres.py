@@ -74,11 +74,97 @@ class Switch:
     pending_restart: tuple[str, ...] = ()
 
 
-class LocalPostgres:
+class PostgresServer:
+    """What every PostgreSQL backend shares: connecting, and applying settings by reload or restart.
+
+    A backend provides ``conninfo``, ``auto_conf`` (the server's own path of
+    ``postgresql.auto.conf``), ``pid``, ``restart()`` and ``bindir`` (client tools on this host).
+    """
+
+    engine = "postgresql"
+    applied: Settings
+
+    def binary(self, name: str) -> Path:
+        return self.bindir / name
+
+    def _probe(self) -> bool:
+        try:
+            with psycopg.connect(**self.conninfo, connect_timeout=2) as c:
+                c.execute("SELECT 1")
+            return True
+        except psycopg.OperationalError:
+            return False
+
+    # -- settings ------------------------------------------------------------
+    def connect(self, **kw) -> psycopg.Connection:
+        return psycopg.connect(**self.conninfo, autocommit=True, **kw)
+
+    def version(self) -> str:
+        with self.connect() as c:
+            return c.execute("SHOW server_version").fetchone()[0]
+
+    def apply(self, settings: Settings, timeout: float = 15.0) -> Switch:
+        """Make ``settings`` the configuration's settings: reload, or restart if the server says so."""
+        validate_postgres(settings, self.binary("postgres"))
+        if settings == self.applied:
+            return Switch("none", 0.0)
+        t0 = time.perf_counter()
+        names = set(settings) | set(self.applied)
+        with self.connect() as c:
+            c.execute("ALTER SYSTEM RESET ALL")
+            for k, v in settings.items():
+                c.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(k), sql.Literal(v)))
+            c.execute("SELECT pg_reload_conf()")
+        auto_conf = self.auto_conf
+        wanted = set(settings)
+
+        def settled() -> tuple[bool, list[str]]:
+            with self.connect() as c:
+                rows = c.execute(
+                    "SELECT name, sourcefile, pending_restart FROM pg_settings WHERE name = ANY(%s)", [sorted(names)]
+                ).fetchall()
+            pending = [n for n, _, p in rows if p]
+            done = all(p or ((src == auto_conf) == (n in wanted)) for n, src, p in rows)
+            return done, pending
+
+        deadline = time.monotonic() + timeout
+        done, pending = settled()
+        while not done and time.monotonic() < deadline:
+            time.sleep(0.05)
+            done, pending = settled()
+        if not done:
+            raise SettingError(f"PostgreSQL did not take the settings {settings.as_dict()} within {timeout} s of a reload")
+        kind = "reload"
+        if pending:
+            self.restart()
+            kind = "restart"
+        self.applied = settings
+        mismatch = {k: v for k, v in self.effective(settings).items() if v is not None and k not in _UNCHECKED}
+        if mismatch:
+            raise SettingError(f"after {kind}, PostgreSQL reports other values than asked for: {mismatch}")
+        return Switch(kind, time.perf_counter() - t0, tuple(pending))
+
+    def effective(self, settings: Settings) -> dict[str, str | None]:
+        """For each setting, None when the server took it from our file; else what it is using instead."""
+        auto_conf = self.auto_conf
+        with self.connect() as c:
+            rows = dict(
+                (n, (src, s)) for n, src, s in c.execute(
+                    "SELECT name, sourcefile, setting FROM pg_settings WHERE name = ANY(%s)", [list(settings)]
+                ).fetchall()
+            )
+        return {k: (None if rows.get(k, (None,))[0] == auto_conf else f"{rows.get(k)}") for k in settings}
+
+    def show(self, names: list[str]) -> dict[str, str]:
+        with self.connect() as c:
+            return {n: c.execute(sql.SQL("SHOW {}").format(sql.Identifier(n))).fetchone()[0] for n in names}
+
+
+
+class LocalPostgres(PostgresServer):
     """PostgreSQL started from local binaries; use as a context manager."""
 
     backend = "local"
-    engine = "postgresql"
 
     def __init__(
         self,
@@ -132,8 +218,9 @@ class LocalPostgres:
     def conninfo(self) -> dict[str, object]:
         return {"host": str(self.socket_dir), "port": self.port, "user": SUPERUSER, "dbname": DBNAME}
 
-    def binary(self, name: str) -> Path:
-        return self.bindir / name
+    @property
+    def auto_conf(self) -> str:
+        return str(self.datadir / "postgresql.auto.conf")
 
     # -- lifecycle ---------------------------------------------------------
     def __enter__(self) -> "LocalPostgres":
@@ -185,9 +272,8 @@ class LocalPostgres:
             "unix_socket_permissions": "0700",
             "log_directory": str(self.log_dir),
         }
-        lines = [f"{k} = {_quote(v)}" for k, v in {**self.base.as_dict(), **fixed}.items()]
         conf = self.datadir / "postgresql.conf"
-        conf.write_text("# written by logbench: the study's base settings\n" + "\n".join(lines) + "\n")
+        conf.write_text(conf_text({**self.base.as_dict(), **fixed}))
         if process.is_root():
             os.chown(conf, self.user.uid, self.user.gid)
 
@@ -215,14 +301,6 @@ class LocalPostgres:
         if collector:
             parts.append(f"--- {collector[-1]}\n" + process.tail(collector[-1]))
         return "\n".join(parts)
-
-    def _probe(self) -> bool:
-        try:
-            with psycopg.connect(**self.conninfo, connect_timeout=2) as c:
-                c.execute("SELECT 1")
-            return True
-        except psycopg.OperationalError:
-            return False
 
     def _stop_proc(self) -> None:
         # SIGINT is PostgreSQL's fast shutdown; SIGQUIT the immediate one.
@@ -253,74 +331,15 @@ class LocalPostgres:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    # -- settings ------------------------------------------------------------
-    def connect(self, **kw) -> psycopg.Connection:
-        return psycopg.connect(**self.conninfo, autocommit=True, **kw)
-
-    def version(self) -> str:
-        with self.connect() as c:
-            return c.execute("SHOW server_version").fetchone()[0]
-
-    def apply(self, settings: Settings, timeout: float = 15.0) -> Switch:
-        """Make ``settings`` the configuration's settings: reload, or restart if the server says so."""
-        validate_postgres(settings, self.binary("postgres"))
-        if settings == self.applied:
-            return Switch("none", 0.0)
-        t0 = time.perf_counter()
-        names = set(settings) | set(self.applied)
-        with self.connect() as c:
-            c.execute("ALTER SYSTEM RESET ALL")
-            for k, v in settings.items():
-                c.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(k), sql.Literal(v)))
-            c.execute("SELECT pg_reload_conf()")
-        auto_conf = str(self.datadir / "postgresql.auto.conf")
-        wanted = set(settings)
-
-        def settled() -> tuple[bool, list[str]]:
-            with self.connect() as c:
-                rows = c.execute(
-                    "SELECT name, sourcefile, pending_restart FROM pg_settings WHERE name = ANY(%s)", [sorted(names)]
-                ).fetchall()
-            pending = [n for n, _, p in rows if p]
-            done = all(p or ((src == auto_conf) == (n in wanted)) for n, src, p in rows)
-            return done, pending
-
-        deadline = time.monotonic() + timeout
-        done, pending = settled()
-        while not done and time.monotonic() < deadline:
-            time.sleep(0.05)
-            done, pending = settled()
-        if not done:
-            raise SettingError(f"PostgreSQL did not take the settings {settings.as_dict()} within {timeout} s of a reload")
-        kind = "reload"
-        if pending:
-            self.restart()
-            kind = "restart"
-        self.applied = settings
-        mismatch = {k: v for k, v in self.effective(settings).items() if v is not None and k not in _UNCHECKED}
-        if mismatch:
-            raise SettingError(f"after {kind}, PostgreSQL reports other values than asked for: {mismatch}")
-        return Switch(kind, time.perf_counter() - t0, tuple(pending))
-
-    def effective(self, settings: Settings) -> dict[str, str | None]:
-        """For each setting, None when the server took it from our file; else what it is using instead."""
-        auto_conf = str(self.datadir / "postgresql.auto.conf")
-        with self.connect() as c:
-            rows = dict(
-                (n, (src, s)) for n, src, s in c.execute(
-                    "SELECT name, sourcefile, setting FROM pg_settings WHERE name = ANY(%s)", [list(settings)]
-                ).fetchall()
-            )
-        return {k: (None if rows.get(k, (None,))[0] == auto_conf else f"{rows.get(k)}") for k in settings}
-
-    def show(self, names: list[str]) -> dict[str, str]:
-        with self.connect() as c:
-            return {n: c.execute(sql.SQL("SHOW {}").format(sql.Identifier(n))).fetchone()[0] for n in names}
-
-
 # Settings the server may legitimately report from elsewhere (none so far); kept explicit.
 _UNCHECKED: frozenset[str] = frozenset()
 
 
 def _quote(v: str) -> str:
     return "'" + v.replace("'", "''") + "'"
+
+
+def conf_text(values: dict[str, str]) -> str:
+    """A postgresql.conf holding ``values``: the study's base settings plus where to listen and log."""
+    lines = [f"{k} = {_quote(v)}" for k, v in values.items()]
+    return "# written by logbench: the study's base settings\n" + "\n".join(lines) + "\n"

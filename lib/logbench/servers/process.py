@@ -166,6 +166,28 @@ def wait_until(probe: Callable[[], bool], *, timeout: float, interval: float = 0
     return probe()
 
 
+def children_settled(pid: int, transient: Callable[[psutil.Process], bool], timeout: float = 10.0) -> bool:
+    """Wait until no child of ``pid`` is ``transient`` (a client's backend) and every exited one is reaped.
+
+    A backend that has exited but is not yet reaped is counted nowhere (not live, not in the
+    parent's children times), so CPU read in that window misses it; after a run we wait it out.
+    """
+    def settled() -> bool:
+        try:
+            kids = psutil.Process(pid).children()
+        except psutil.NoSuchProcess:
+            return True
+        for k in kids:
+            try:
+                if k.status() == psutil.STATUS_ZOMBIE or transient(k):
+                    return False
+            except psutil.NoSuchProcess:
+                continue
+        return True
+
+    return wait_until(settled, timeout=timeout, interval=0.02)
+
+
 def tree_cpu_seconds(pid: int) -> float:
     """User+system CPU of a process, its live descendants and its reaped children.
 

@@ -101,15 +101,61 @@ class Rsyslog:
         return process.tree_cpu_seconds(self.proc.pid) if self.proc else float("nan")
 
 
-class SyslogPair:
-    """The local daemon and, if wanted, the remote host with its daemon; a context manager."""
+class NamespaceLogHost:
+    """The remote log host as a network namespace of our own running rsyslogd."""
 
-    def __init__(self, *, remote: bool, rate_limit: bool, log_dir: Path):
+    def __init__(self, workdir: Path, rate_limit: bool):
+        self.workdir, self.rate_limit = workdir, rate_limit
+        self.netns: NetworkHost | None = None
+        self.daemon: Rsyslog | None = None
+        self.file = workdir / "remote" / "syslog-remote.log"
+        self.address = ""
+
+    def start(self) -> None:
+        (self.workdir / "remote").mkdir(exist_ok=True)
+        self.netns = NetworkHost().__enter__()
+        self.address = self.netns.address
+        self.daemon = Rsyslog(remote_config(self.address, self.file, self.workdir / "spool-remote", self.rate_limit),
+                              self.workdir, netns=self.netns, ready_tcp=(self.address, REMOTE_PORT), name="rsyslog-remote")
+        self.daemon.start()
+
+    def cpu_seconds(self) -> float:
+        return self.daemon.cpu_seconds() if self.daemon else 0.0
+
+    def close(self) -> None:
+        try:
+            if self.daemon is not None:
+                self.daemon.stop()
+        finally:
+            if self.netns is not None:
+                self.netns.close()
+                self.netns = None
+
+
+def remote_config(address: str, file: Path | str, spool: Path | str, rate_limit: bool) -> str:
+    """The log host's rsyslog: UDP and TCP inputs on ``address``, everything to ``file``."""
+    return (
+        f'global(workDirectory="{spool}" processInternalMessages="on")\n'
+        'module(load="imudp")\nmodule(load="imtcp")\n'
+        f'input(type="imudp" address="{address}" port="{REMOTE_PORT}" {_rate(rate_limit)})\n'
+        f'input(type="imtcp" address="{address}" port="{REMOTE_PORT}" {_rate(rate_limit)})\n'
+        f'*.* action(type="omfile" file="{file}" template="RSYSLOG_FileFormat")\n'
+    )
+
+
+class SyslogPair:
+    """The local daemon and, if wanted, the remote log host; a context manager.
+
+    ``remote_host`` builds the log host from (workdir, rate_limit): a network
+    namespace by default; the container backend passes a container on a Docker network.
+    """
+
+    def __init__(self, *, remote: bool, rate_limit: bool, log_dir: Path, remote_host=NamespaceLogHost):
         self.remote_wanted, self.rate_limit, self.log_dir = remote, rate_limit, Path(log_dir)
+        self.remote_host_factory = remote_host
         self.workdir: Path | None = None
-        self.host: NetworkHost | None = None
+        self.host = None
         self.local: Rsyslog | None = None
-        self.remote: Rsyslog | None = None
 
     @property
     def socket(self) -> Path:
@@ -117,8 +163,7 @@ class SyslogPair:
 
     @property
     def files(self) -> SyslogFiles:
-        return SyslogFiles(self.log_dir / "syslog-local.log",
-                           (self.workdir / "remote" / "syslog-remote.log") if self.remote_wanted else None)
+        return SyslogFiles(self.log_dir / "syslog-local.log", self.host.file if self.host is not None else None)
 
     def __enter__(self) -> "SyslogPair":
         try:
@@ -130,18 +175,16 @@ class SyslogPair:
 
     def _start(self) -> None:
         self.workdir = Path(tempfile.mkdtemp(prefix="logbench-syslog-", dir=paths.scratch_root()))
-        for d in ("sock", "remote", "spool-local", "spool-remote"):
+        for d in ("sock", "spool-local", "spool-remote"):
             (self.workdir / d).mkdir()
         self.workdir.chmod(0o755)
         (self.workdir / "sock").chmod(0o755)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         forward = ""
         if self.remote_wanted:
-            self.host = NetworkHost().__enter__()
+            self.host = self.remote_host_factory(self.workdir, self.rate_limit)
+            self.host.start()
             target = self.host.address
-            self.remote = Rsyslog(self._remote_config(target), self.workdir, netns=self.host,
-                                  ready_tcp=(target, REMOTE_PORT), name="rsyslog-remote")
-            self.remote.start()
             forward = (
                 f'{FACILITY_UDP}.* action(type="omfwd" target="{target}" port="{REMOTE_PORT}" protocol="udp")\n'
                 f'{FACILITY_TCP}.* action(type="omfwd" target="{target}" port="{REMOTE_PORT}" protocol="tcp")\n'
@@ -158,30 +201,22 @@ class SyslogPair:
             + forward
         )
 
-    def _remote_config(self, address: str) -> str:
-        return (
-            f'global(workDirectory="{self.workdir / "spool-remote"}")\n'
-            'module(load="imudp")\nmodule(load="imtcp")\n'
-            f'input(type="imudp" address="{address}" port="{REMOTE_PORT}" {_rate(self.rate_limit)})\n'
-            f'input(type="imtcp" address="{address}" port="{REMOTE_PORT}" {_rate(self.rate_limit)})\n'
-            f'*.* action(type="omfile" file="{self.files.remote}" template="RSYSLOG_FileFormat")\n'
-        )
-
     def cpu_seconds(self) -> float:
-        return sum(d.cpu_seconds() for d in (self.local, self.remote) if d is not None)
+        return sum(d.cpu_seconds() for d in (self.local, self.host) if d is not None)
 
     def close(self) -> None:
         try:
-            for d in (self.local, self.remote):
-                if d is not None:
-                    d.stop()
+            if self.local is not None:
+                self.local.stop()
         finally:
-            if self.host is not None:
-                self.host.close()
-                self.host = None
-            if self.workdir is not None:
-                shutil.rmtree(self.workdir, ignore_errors=True)
-                self.workdir = None
+            try:
+                if self.host is not None:
+                    self.host.close()
+                    self.host = None
+            finally:
+                if self.workdir is not None:
+                    shutil.rmtree(self.workdir, ignore_errors=True)
+                    self.workdir = None
 
     def __exit__(self, *exc) -> None:
         self.close()

@@ -17,19 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import psutil
 
 from .. import environment, params, paths, records, runner, stats
 from ..design import PlannedRun, Study
 from ..logsinks import FileSink
 from ..runner import Measurement
 from ..servers import postgres as pgserver
+from ..servers import process
 from ..servers.process import is_root
-from ..servers.syslog import FACILITY_FILE, FACILITY_TCP, FACILITY_UDP, SyslogPair, rsyslogd_binary
+from ..servers.syslog import FACILITY_FILE, FACILITY_TCP, FACILITY_UDP, NamespaceLogHost, SyslogPair, rsyslogd_binary
 from ..settings import Configuration, Settings, validate_postgres
 from ..workloads.pgbench import QUERY_MODES, RECORD_MARKER, Pgbench, expected_records
 
 NAME = "pg_destinations"
-BACKENDS = ("local",)
+BACKENDS = ("auto", "local", "container")
 LOG_DIR_ON = ("disk", "tmpfs")
 
 # The post's baseline (its pg_settings listing): the collector on, stderr to a file,
@@ -95,6 +97,7 @@ class PgDestinationsStudy(Study):
     log_dir_on: str
     sampling_rate: float
     pg_bindir: str
+    image: str | None
 
     @property
     def needs_syslog(self) -> bool:
@@ -121,7 +124,8 @@ def define(
     extra_settings: object = None,
     seed: object = 20130905,
     warmup_blocks: object = 0,
-    backend: str = "local",
+    backend: str = "auto",
+    image: object = None,
     output_dir: object = None,
     processed_dir: object = None,
     pg_bindir: object = None,
@@ -135,6 +139,7 @@ def define(
     params.choice("query_mode", query_mode, QUERY_MODES)
     params.choice("log_dir_on", log_dir_on, LOG_DIR_ON)
     params.choice("backend", backend, BACKENDS)
+    backend = resolve_backend(backend)
     rate_limit = params.boolean("syslog_rate_limit", syslog_rate_limit)
     bindir = pgserver.find_bindir(pg_bindir)
     extra = params.mapping("extra_settings", extra_settings)
@@ -162,10 +167,11 @@ def define(
         log_dir_on=log_dir_on,
         sampling_rate=params.fraction("sampling_rate", d("sampling_rate", sampling_rate)),
         pg_bindir=str(bindir),
+        image=str(image) if image else None,
     )
     if study.duration != int(study.duration):
         raise params.ParameterError("duration", study.duration, "whole seconds (pgbench -T takes seconds)")
-    if study.needs_syslog and not is_root():
+    if study.needs_syslog and study.backend == "local" and not is_root():
         raise params.ParameterError(
             "destinations", [c.name for c in configurations if c.destinations and "syslog" in c.destinations[0]],
             "without root, only 'none', 'stderr', 'csvlog', 'jsonlog' (syslog destinations give the server a "
@@ -173,6 +179,20 @@ def define(
     if study.needs_syslog:
         rsyslogd_binary()
     return study
+
+
+def resolve_backend(backend: str) -> str:
+    """'auto' -> 'container' when a Docker engine answers, else 'local'; 'container' needs an engine."""
+    from ..servers.containers import engine_answers
+
+    if backend == "local":
+        return backend
+    answers = engine_answers()
+    if backend == "container" and not answers:
+        raise params.ParameterError(
+            "backend", backend, "'local', or 'auto'/'container' once a Docker engine answers "
+            "(`bash scripts/setup.sh --docker` installs and starts one)")
+    return "container" if answers else "local"
 
 
 def _default_output(profile: str) -> Path:
@@ -237,9 +257,11 @@ class PgBench:
         return expected_records(self.study.query_mode, m.transactions, run.clients) if logs_all else 0
 
     def server_cpu(self) -> float:
-        from ..servers.process import tree_cpu_seconds
-
-        return tree_cpu_seconds(self.pg.pid)
+        # The server's own processes (checkpointer, walwriter, collector, ...) stay; the client
+        # backends of the run, titled "postgres: user db [local] ...", must be gone and reaped.
+        pid = self.pg.pid
+        process.children_settled(pid, lambda p: "[local]" in " ".join(p.cmdline()))
+        return process.tree_cpu_seconds(pid)
 
     def logger_cpu(self) -> float:
         return self.syslog.cpu_seconds() if self.syslog is not None else 0.0
@@ -248,8 +270,6 @@ class PgBench:
         return self.study.base.merged(configuration.settings).as_dict()
 
     def log_dir_fs(self) -> str:
-        import psutil
-
         best = ("", "")
         for p in psutil.disk_partitions(all=True):
             if str(self.log_dir).startswith(p.mountpoint) and len(p.mountpoint) > len(best[0]):
@@ -272,11 +292,19 @@ def run(study: PgDestinationsStudy, *, progress: bool = True) -> StudyResult:
         log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=root))
         stack.callback(shutil.rmtree, log_dir, True)
         syslog = None
+        if study.backend == "container":
+            from ..servers import containers
+
+            host_kind, server_kind = containers.ContainerLogHost, containers.ContainerPostgres
+            server_kw = {"image": study.image}
+        else:
+            host_kind, server_kind = NamespaceLogHost, pgserver.LocalPostgres
+            server_kw = {"bindir": study.pg_bindir}
         if study.needs_syslog:
             syslog = stack.enter_context(SyslogPair(remote=study.needs_remote, rate_limit=study.syslog_rate_limit,
-                                                    log_dir=log_dir))
-        pg = stack.enter_context(pgserver.LocalPostgres(
-            study.base, log_dir=log_dir, bindir=study.pg_bindir, syslog_socket=syslog.socket if syslog else None))
+                                                    log_dir=log_dir, remote_host=host_kind))
+        pg = stack.enter_context(server_kind(study.base, log_dir=log_dir, syslog_socket=syslog.socket if syslog else None,
+                                             **server_kw))
         pgb = Pgbench(pg.binary("pgbench"), pg.conninfo)
         init_s = pgb.initialise(study.scale)
         tools = {"pgbench": pgb.version(), "postgres": environment.tool_version([str(pg.binary("postgres")), "--version"])}
@@ -285,7 +313,7 @@ def run(study: PgDestinationsStudy, *, progress: bool = True) -> StudyResult:
         env = environment.collect(
             server_version=pg.version(), tools=tools,
             extra={**environment.pg_test_timing(pg.binary("pg_test_timing")), "pgbench_init_s": init_s,
-                   "log_dir_on": study.log_dir_on, "backend": pg.backend},
+                   "log_dir_on": study.log_dir_on, "backend": pg.backend, "image": getattr(pg, "image", None)},
         )
         runner.write_study(study, env)
         bench = PgBench(study, pg, pgb, syslog, log_dir)

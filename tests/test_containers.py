@@ -1,0 +1,81 @@
+"""The container backend on a real Docker engine: same settings, same destinations, nothing left behind."""
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from logbench import paths
+from logbench.errors import ParameterError
+from logbench.servers import containers
+from logbench.servers.postgres import LocalPostgres
+from logbench.settings import Settings
+from logbench.studies import pg_destinations as study_mod
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("docker_engine")]
+
+
+@pytest.fixture
+def log_dirs():
+    d = Path(tempfile.mkdtemp(prefix="logbench-test-", dir=paths.scratch_root()))
+    d.chmod(0o755)
+    yield d / "local", d / "container"
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _volumes() -> set[str]:
+    return {v.name for v in containers._docker().volumes.list()}
+
+
+def test_settings_verified_from_inside_the_container(log_dirs):
+    base = Settings.of("postgresql", study_mod.BASE)
+    cfg = study_mod.DESTINATIONS["csvlog"][0]
+    with containers.ContainerPostgres(base, log_dir=log_dirs[1]) as pg:
+        assert pg.apply(Settings.of("postgresql", cfg)).kind == "reload"
+        out = pg.container.exec(["psql", "-U", "postgres", "-Atc",
+                                 "SELECT current_setting('log_min_duration_statement') || ' ' || current_setting('log_destination')"])
+        assert out.exit_code == 0 and out.output.decode().strip() == "0 csvlog"
+
+
+def test_same_effective_settings_under_either_backend(log_dirs):
+    """Every configuration of the study: pg_settings of the names it touches agree across backends."""
+    base = Settings.of("postgresql", study_mod.BASE)
+    names = sorted(set(study_mod.BASE) | {k for s, _ in study_mod.DESTINATIONS.values() for k in s})
+    query = "SELECT name, setting FROM pg_settings WHERE name = ANY(%s) AND name NOT IN ('log_directory') ORDER BY name"
+    with LocalPostgres(base, log_dir=log_dirs[0]) as local, containers.ContainerPostgres(base, log_dir=log_dirs[1]) as ct:
+        for name, (cfg, _) in study_mod.DESTINATIONS.items():
+            settings = Settings.of("postgresql", cfg)
+            local.apply(settings)
+            ct.apply(settings)
+            with local.connect() as a, ct.connect() as b:
+                assert a.execute(query, [names]).fetchall() == b.execute(query, [names]).fetchall(), name
+
+
+def test_every_destination_counted_in_containers_and_nothing_left(tmp_path):
+    before_volumes = _volumes()
+    study = study_mod.define(profile="smoke", backend="container", clients=[1], repeats=1, output_dir=tmp_path)
+    assert study.backend == "container"
+    runs = study_mod.run(study, progress=False).runs.set_index("configuration")
+    assert set(runs["backend"]) == {"container"}
+    for name in study_mod.DESTINATIONS:
+        r = runs.loc[name]
+        if name == "none":
+            assert r["log_records_received"] == 0
+        elif name == "remote_syslog_udp":
+            assert 0 < r["log_records_received"] <= r["log_records_expected"]
+        else:
+            # including remote_syslog_tcp: across the study's Docker network to the rsyslog container
+            assert r["log_records_received"] == r["log_records_expected"] > 0, name
+    assert containers.leftovers() == {"containers": [], "networks": []}
+    assert _volumes() == before_volumes
+
+
+def test_auto_picks_the_container_when_an_engine_answers():
+    assert study_mod.define(profile="smoke", destinations=["csvlog"]).backend == "container"
+    assert study_mod.define(profile="smoke", destinations=["csvlog"], backend="local").backend == "local"
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(ParameterError, match="'backend'.*'auto', 'local', 'container'"):
+        study_mod.define(profile="smoke", backend="podman")
