@@ -20,6 +20,7 @@ NOTEBOOKS: list[tuple[str, dict[str, object]]] = [
     ("01_reference_data.ipynb", {}),  # deterministic: every output compared
     ("02_pg_destinations.ipynb", {"profile": "smoke", "backend": "local"}),
     ("02_pg_destinations.ipynb", {"profile": "smoke", "backend": "container"}),
+    ("03_local_vs_container.ipynb", {"profile": "smoke"}),
 ]
 
 
@@ -36,7 +37,7 @@ def test_notebook_under_nbval(name, parameters, tmp_path, request):
     src = paths.NOTEBOOKS / name
     if not src.exists():
         pytest.skip(f"{name} is listed but not in notebooks/")
-    if parameters.get("backend") == "container":
+    if parameters.get("backend") == "container" or name.startswith("03_"):
         request.getfixturevalue("docker_engine")
     params = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v for k, v in parameters.items()}
     copy = tmp_path / name

@@ -61,6 +61,7 @@ class Bench(Protocol):
     def logger_cpu(self) -> float: ...
     def effective_settings(self, configuration: Configuration) -> dict: ...
     def log_dir_fs(self) -> str: ...
+    # Optional: env_id_of(configuration) -> str, for a bench that spans several environments.
 
 
 def runs_path(study: Study) -> Path:
@@ -139,7 +140,7 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str) -> record
         log_records_by_destination={k: c.records for k, c in counts.items()},
         log_lines=total.lines, log_bytes=total.bytes, log_lines_per_s=total.lines / secs,
         log_bytes_per_s=total.bytes / secs, server_cpu_s=cpu1 - cpu0, logger_cpu_s=log_cpu1 - log_cpu0,
-        env_id=env_id, log_dir_fs=bench.log_dir_fs(), extra=m.extra,
+        env_id=getattr(bench, "env_id_of", lambda c: env_id)(cfg), log_dir_fs=bench.log_dir_fs(), extra=m.extra,
     )
 
 

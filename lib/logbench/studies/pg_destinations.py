@@ -285,38 +285,43 @@ class StudyResult:
     switches: tuple[tuple[str, float], ...]
 
 
+def start_stack(study: PgDestinationsStudy, backend: str, stack: contextlib.ExitStack) -> tuple["PgBench", dict]:
+    """Start one backend's log directory, syslog daemons, server and dataset inside ``stack``."""
+    root = paths.tmpfs_root() if study.log_dir_on == "tmpfs" else paths.scratch_root()
+    log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=root))
+    stack.callback(shutil.rmtree, log_dir, True)
+    syslog = None
+    if backend == "container":
+        from ..servers import containers
+
+        host_kind, server_kind = containers.ContainerLogHost, containers.ContainerPostgres
+        server_kw = {"image": study.image}
+    else:
+        host_kind, server_kind = NamespaceLogHost, pgserver.LocalPostgres
+        server_kw = {"bindir": study.pg_bindir}
+    if study.needs_syslog:
+        syslog = stack.enter_context(SyslogPair(remote=study.needs_remote, rate_limit=study.syslog_rate_limit,
+                                                log_dir=log_dir, remote_host=host_kind))
+    pg = stack.enter_context(server_kind(study.base, log_dir=log_dir, syslog_socket=syslog.socket if syslog else None,
+                                         **server_kw))
+    pgb = Pgbench(pg.binary("pgbench"), pg.conninfo)
+    init_s = pgb.initialise(study.scale)
+    tools = {"pgbench": pgb.version(), "postgres": environment.tool_version([str(pg.binary("postgres")), "--version"])}
+    if syslog is not None:
+        tools["rsyslogd"] = environment.tool_version([rsyslogd_binary(), "-v"])
+    env = environment.collect(
+        server_version=pg.version(), tools=tools,
+        extra={**environment.pg_test_timing(pg.binary("pg_test_timing")), "pgbench_init_s": init_s,
+               "log_dir_on": study.log_dir_on, "backend": pg.backend, "image": getattr(pg, "image", None)},
+    )
+    return PgBench(study, pg, pgb, syslog, log_dir), env
+
+
 def run(study: PgDestinationsStudy, *, progress: bool = True) -> StudyResult:
     """Start everything the study needs, run its schedule, stop and remove everything again."""
     with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
-        root = paths.tmpfs_root() if study.log_dir_on == "tmpfs" else paths.scratch_root()
-        log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=root))
-        stack.callback(shutil.rmtree, log_dir, True)
-        syslog = None
-        if study.backend == "container":
-            from ..servers import containers
-
-            host_kind, server_kind = containers.ContainerLogHost, containers.ContainerPostgres
-            server_kw = {"image": study.image}
-        else:
-            host_kind, server_kind = NamespaceLogHost, pgserver.LocalPostgres
-            server_kw = {"bindir": study.pg_bindir}
-        if study.needs_syslog:
-            syslog = stack.enter_context(SyslogPair(remote=study.needs_remote, rate_limit=study.syslog_rate_limit,
-                                                    log_dir=log_dir, remote_host=host_kind))
-        pg = stack.enter_context(server_kind(study.base, log_dir=log_dir, syslog_socket=syslog.socket if syslog else None,
-                                             **server_kw))
-        pgb = Pgbench(pg.binary("pgbench"), pg.conninfo)
-        init_s = pgb.initialise(study.scale)
-        tools = {"pgbench": pgb.version(), "postgres": environment.tool_version([str(pg.binary("postgres")), "--version"])}
-        if syslog is not None:
-            tools["rsyslogd"] = environment.tool_version([rsyslogd_binary(), "-v"])
-        env = environment.collect(
-            server_version=pg.version(), tools=tools,
-            extra={**environment.pg_test_timing(pg.binary("pg_test_timing")), "pgbench_init_s": init_s,
-                   "log_dir_on": study.log_dir_on, "backend": pg.backend, "image": getattr(pg, "image", None)},
-        )
+        bench, env = start_stack(study, study.backend, stack)
         runner.write_study(study, env)
-        bench = PgBench(study, pg, pgb, syslog, log_dir)
         runs = runner.execute(study, bench, env["env_id"], progress=progress)
     result = StudyResult(study, runs, env, tuple(bench.switches))
     if study.processed_dir is not None:
