@@ -467,3 +467,19 @@ def published_ratios(query_mode: str = "prepared") -> pd.DataFrame:
 
     d = reference.published_ratios(POST, POST_EXPERIMENT[query_mode])
     return d[d["metric"] == "throughput"].reset_index(drop=True)
+
+
+def beside_post(summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
+    """Our ratio with its CI next to the post's ratio for the same destination and concurrency."""
+    from ..plots import fmt_ci
+
+    pub = published.set_index(["configuration_key", "clients"])["ratio"]
+    rows = []
+    for r in summary[summary["configuration"] != BASELINE].itertuples():
+        post = pub.get((r.configuration, r.clients))
+        inside = None if post is None or pd.isna(r.ratio_ci_low) else bool(r.ratio_ci_low <= post <= r.ratio_ci_high)
+        rows.append({"configuration": r.configuration, "clients": r.clients,
+                     "ours: ratio [95 % CI] (n)": fmt_ci(r.ratio, r.ratio_ci_low, r.ratio_ci_high, r.n),
+                     "post 000": "–" if post is None else f"{post:.3g}",
+                     "post inside our CI": "–" if inside is None else ("yes" if inside else "no")})
+    return pd.DataFrame(rows).set_index(["configuration", "clients"])
