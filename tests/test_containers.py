@@ -79,3 +79,26 @@ def test_auto_picks_the_container_when_an_engine_answers():
 def test_unknown_backend_is_refused():
     with pytest.raises(ParameterError, match="'backend'.*'auto', 'local', 'container'"):
         study_mod.define(profile="smoke", backend="podman")
+
+
+def test_failure_mid_study_removes_every_container_and_network(tmp_path, monkeypatch):
+    from logbench import records
+    from logbench.workloads import pgbench
+
+    real_run, calls = pgbench.Pgbench.run, []
+
+    def failing_run(self, *a, **kw):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("injected failure of the load tool")
+        return real_run(self, *a, **kw)
+
+    monkeypatch.setattr(pgbench.Pgbench, "run", failing_run)
+    before_volumes = _volumes()
+    study = study_mod.define(profile="smoke", destinations=["remote_syslog_tcp"], backend="container", clients=[1],
+                             repeats=2, output_dir=tmp_path)
+    with pytest.raises(RuntimeError, match="injected"):
+        study_mod.run(study, progress=False)
+    assert len(records.load(tmp_path / "runs.jsonl")) == 2
+    assert containers.leftovers() == {"containers": [], "networks": []}
+    assert _volumes() == before_volumes

@@ -63,7 +63,7 @@ def test_every_destination_delivers_every_record(tmp_path):
     UDP may drop datagrams under load (that is what the study measures), so the remote UDP
     destination must deliver records but is allowed to lose some; all others must match exactly.
     """
-    study = study_mod.define(profile="smoke", clients=[2], repeats=1, output_dir=tmp_path / "out")
+    study = study_mod.define(profile="smoke", clients=[2], repeats=1, backend="local", output_dir=tmp_path / "out")
     result = study_mod.run(study, progress=False)
     runs = result.runs.set_index("configuration")
     assert set(runs.index) == set(study_mod.DESTINATIONS)
@@ -91,7 +91,7 @@ def test_every_destination_delivers_every_record(tmp_path):
 
 def test_simple_mode_counts_one_record_per_transaction(tmp_path):
     study = study_mod.define(profile="smoke", destinations=["csvlog", "jsonlog", "stderr"], clients=[1],
-                             repeats=1, query_mode="simple", output_dir=tmp_path)
+                             repeats=1, query_mode="simple", backend="local", output_dir=tmp_path)
     runs = study_mod.run(study, progress=False).runs
     logged = runs[runs.configuration != "none"]
     assert (logged.log_records_expected == logged.transactions).all()
@@ -186,7 +186,7 @@ def test_failure_mid_study_stops_everything_and_keeps_recorded_runs(tmp_path, mo
     monkeypatch.setattr(pgbench.Pgbench, "run", failing_run)
     before = logbench_dirs()
     study = study_mod.define(profile="smoke", destinations=["syslog", "remote_syslog_tcp", "csvlog"],
-                             clients=[1], repeats=1, output_dir=tmp_path / "out")
+                             clients=[1], repeats=1, backend="local", output_dir=tmp_path / "out")
     with pytest.raises(RuntimeError, match="injected"):
         study_mod.run(study, progress=False)
     assert len(records.load(tmp_path / "out" / "runs.jsonl")) == 3
@@ -209,7 +209,7 @@ def test_interrupt_stops_everything_and_keeps_recorded_runs(tmp_path):
     script = textwrap.dedent(f"""
         from logbench.studies import pg_destinations as s
         st = s.define(profile="smoke", destinations=["syslog", "remote_syslog_udp", "stderr"], clients=[1],
-                      repeats=20, output_dir={str(out)!r})
+                      repeats=20, backend="local", output_dir={str(out)!r})
         s.run(st, progress=False)
     """)
     before = logbench_dirs()
@@ -227,3 +227,23 @@ def test_interrupt_stops_everything_and_keeps_recorded_runs(tmp_path):
     assert logbench_dirs() == before
     assert not netns.leftover_namespaces()
     assert our_processes("logbench-pg-") == [] and our_processes("logbench-syslog-") == []
+
+
+@needs_root
+def test_rate_limited_syslog_drops_records_and_says_so(tmp_path):
+    """With the old distributions' imuxsock limit (200 messages / 5 s) most records are dropped, visibly."""
+    study = study_mod.define(profile="smoke", destinations=["syslog"], clients=[1], repeats=1,
+                             syslog_rate_limit=True, backend="local", output_dir=tmp_path)
+    r = study_mod.run(study, progress=False).runs.set_index("configuration").loc["syslog"]
+    assert r["log_records_expected"] > 1000
+    assert 0 < r["log_records_received"] <= 200
+    assert r["log_loss"] > 0.5
+
+
+def test_log_directory_on_tmpfs(tmp_path):
+    study = study_mod.define(profile="smoke", destinations=["csvlog"], clients=[1], repeats=1,
+                             log_dir_on="tmpfs", backend="local", output_dir=tmp_path)
+    runs = study_mod.run(study, progress=False).runs
+    assert set(runs["log_dir_fs"]) == {"tmpfs"}
+    logged = runs[runs.configuration == "csvlog"].iloc[0]
+    assert logged["log_records_received"] == logged["log_records_expected"] > 0
