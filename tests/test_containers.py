@@ -102,3 +102,23 @@ def test_failure_mid_study_removes_every_container_and_network(tmp_path, monkeyp
     assert len(records.load(tmp_path / "runs.jsonl")) == 2
     assert containers.leftovers() == {"containers": [], "networks": []}
     assert _volumes() == before_volumes
+
+
+def test_version_sweep_runs_each_version_against_its_own_baseline(tmp_path):
+    study = study_mod.define(profile="smoke", destinations=["csvlog"], versions="[15]", clients=[1], repeats=2,
+                             output_dir=tmp_path)
+    assert [c.name for c in study.configurations] == ["pg15/none", "pg15/csvlog"]
+    runs = study_mod.run(study, progress=False).runs
+    assert set(runs["server_version"].str.split().str[0].str.split(".").str[0]) == {"15"}
+    summary = study_mod.summary(runs)
+    assert set(summary["variant"]) == {"pg15"}
+    assert summary.set_index("configuration").loc["none", "ratio"] == 1.0
+
+
+def test_a_version_without_an_image_fails_before_anything_starts():
+    from logbench.errors import ServerStartError
+
+    with pytest.raises(ServerStartError, match="no postgres image available.*postgres:13"):
+        study_mod.define(profile="smoke", versions=[13])
+    with pytest.raises(ParameterError, match="'versions'.*'13', '14', '15', '16', '17'"):
+        study_mod.define(profile="smoke", versions=["9.2"])

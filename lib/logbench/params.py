@@ -87,7 +87,8 @@ def int_list(name: str, value: object) -> tuple[int, ...]:
     return tuple(value)
 
 
-def name_list(name: str, value: object, allowed: Iterable[str]) -> tuple[str, ...]:
+def name_list(name: str, value: object, allowed: Iterable[str], coerce=None) -> tuple[str, ...]:
+    """A non-empty list of names from ``allowed`` (or its literal text); ``coerce`` maps items first (e.g. str)."""
     allowed = tuple(allowed)
     text = "a non-empty list of: " + ", ".join(repr(a) for a in allowed)
     if isinstance(value, str) and not value.lstrip().startswith(("[", "(")):
@@ -95,6 +96,8 @@ def name_list(name: str, value: object, allowed: Iterable[str]) -> tuple[str, ..
     value = _literal(name, value, text)
     if not isinstance(value, (list, tuple)) or not value:
         raise ParameterError(name, value, text)
+    if coerce is not None:
+        value = [coerce(v) for v in value]
     bad = [v for v in value if v not in allowed]
     if bad:
         raise ParameterError(name, bad[0] if len(bad) == 1 else bad, text)

@@ -64,6 +64,49 @@ class Bench(Protocol):
     # Optional: env_id_of(configuration) -> str, for a bench that spans several environments.
 
 
+class SplitBench:
+    """Several benches behind one schedule: a configuration named ``label/name`` runs on bench ``label``.
+
+    Interleaving two servers (local vs container, two versions) in one schedule lets the machine's
+    drift fall on both alike; each run keeps the environment id of the bench that ran it.
+    """
+
+    SEP = "/"
+
+    def __init__(self, benches: dict, envs: dict[str, dict]):
+        self.benches, self.envs = benches, envs
+        self.current = next(iter(benches.values()))
+
+    def __getattr__(self, name: str):
+        # engine, workload, query_mode, scale, backend, server_version: those of the bench running now.
+        return getattr(self.current, name)
+
+    def _bench(self, name: str):
+        return self.benches[name.partition(self.SEP)[0]]
+
+    def apply(self, configuration: Configuration):
+        self.current = self._bench(configuration.name)
+        return self.current.apply(configuration)
+
+    def warm(self, run: PlannedRun, seconds: float) -> None:
+        self._bench(run.configuration).warm(run, seconds)
+
+    def measure(self, run: PlannedRun, seconds: float) -> Measurement:
+        return self._bench(run.configuration).measure(run, seconds)
+
+    def sinks(self, configuration: Configuration) -> list[FileSink]:
+        return self._bench(configuration.name).sinks(configuration)
+
+    def expected_records(self, configuration: Configuration, run: PlannedRun, m: Measurement) -> int:
+        return self._bench(configuration.name).expected_records(configuration, run, m)
+
+    def effective_settings(self, configuration: Configuration) -> dict:
+        return self._bench(configuration.name).effective_settings(configuration)
+
+    def env_id_of(self, configuration: Configuration) -> str:
+        return self.envs[configuration.name.partition(self.SEP)[0]]["env_id"]
+
+
 def runs_path(study: Study) -> Path:
     return Path(study.output_dir) / "runs.jsonl"
 

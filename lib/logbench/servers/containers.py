@@ -32,7 +32,7 @@ from .postgres import PostgresServer, Switch, conf_text, find_bindir  # noqa: F4
 from .syslog import REMOTE_PORT, remote_config
 
 # Official image first (where a registry or a local copy has it), then the one set-up builds here.
-PG_IMAGES = {"15": ("postgres:15", "logbench/postgres:15")}
+PG_IMAGES = {v: (f"postgres:{v}", f"logbench/postgres:{v}") for v in ("13", "14", "15", "16", "17")}
 RSYSLOG_IMAGE = "logbench/rsyslog:8"
 CONTAINER_UID = 999  # the postgres/mysql user of the official images, and of ours
 LABEL = "org.logbench.study"

@@ -98,6 +98,8 @@ class PgDestinationsStudy(Study):
     sampling_rate: float
     pg_bindir: str
     image: str | None
+    # (label, backend, image) per server when one schedule spans several; configurations are then "label/name".
+    variants: tuple[tuple[str, str, str | None], ...] = ()
 
     @property
     def needs_syslog(self) -> bool:
@@ -126,6 +128,7 @@ def define(
     warmup_blocks: object = 0,
     backend: str = "auto",
     image: object = None,
+    versions: object = None,
     output_dir: object = None,
     processed_dir: object = None,
     pg_bindir: object = None,
@@ -169,6 +172,15 @@ def define(
         pg_bindir=str(bindir),
         image=str(image) if image else None,
     )
+    if versions is not None:
+        from ..servers.containers import PG_IMAGES, resolve_image
+
+        chosen = params.name_list("versions", versions, PG_IMAGES, coerce=str)
+        if study.backend != "container":
+            raise params.ParameterError("versions", versions, "a version sweep runs in containers: set backend to "
+                                        "'container' or 'auto' with a Docker engine")
+        # Images are resolved now, so a version without one fails before any server starts.
+        study = with_variants(study, [(f"pg{v}", "container", resolve_image("postgres", v)) for v in chosen])
     if study.duration != int(study.duration):
         raise params.ParameterError("duration", study.duration, "whole seconds (pgbench -T takes seconds)")
     if study.needs_syslog and study.backend == "local" and not is_root():
@@ -179,6 +191,16 @@ def define(
     if study.needs_syslog:
         rsyslogd_binary()
     return study
+
+
+def with_variants(study: PgDestinationsStudy, variants: list[tuple[str, str, str | None]]) -> PgDestinationsStudy:
+    """The same study on several servers in one interleaved schedule (see runner.SplitBench)."""
+    import dataclasses
+
+    configurations = tuple(Configuration(f"{label}{runner.SplitBench.SEP}{c.name}", c.settings, c.destinations)
+                           for c in study.configurations for label, _, _ in variants)
+    return dataclasses.replace(study, configurations=configurations, variants=tuple(variants),
+                               backend="+".join(dict.fromkeys(b for _, b, _ in variants)))
 
 
 def resolve_backend(backend: str) -> str:
@@ -285,7 +307,8 @@ class StudyResult:
     switches: tuple[tuple[str, float], ...]
 
 
-def start_stack(study: PgDestinationsStudy, backend: str, stack: contextlib.ExitStack) -> tuple["PgBench", dict]:
+def start_stack(study: PgDestinationsStudy, backend: str, stack: contextlib.ExitStack,
+                image: str | None = None) -> tuple["PgBench", dict]:
     """Start one backend's log directory, syslog daemons, server and dataset inside ``stack``."""
     root = paths.tmpfs_root() if study.log_dir_on == "tmpfs" else paths.scratch_root()
     log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=root))
@@ -295,7 +318,7 @@ def start_stack(study: PgDestinationsStudy, backend: str, stack: contextlib.Exit
         from ..servers import containers
 
         host_kind, server_kind = containers.ContainerLogHost, containers.ContainerPostgres
-        server_kw = {"image": study.image}
+        server_kw = {"image": image or study.image}
     else:
         host_kind, server_kind = NamespaceLogHost, pgserver.LocalPostgres
         server_kw = {"bindir": study.pg_bindir}
@@ -320,26 +343,50 @@ def start_stack(study: PgDestinationsStudy, backend: str, stack: contextlib.Exit
 def run(study: PgDestinationsStudy, *, progress: bool = True) -> StudyResult:
     """Start everything the study needs, run its schedule, stop and remove everything again."""
     with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
-        bench, env = start_stack(study, study.backend, stack)
+        if study.variants:
+            benches, envs = {}, {}
+            for label, backend, image in study.variants:
+                benches[label], envs[label] = start_stack(study, backend, stack, image)
+            bench, env = runner.SplitBench(benches, envs), {"variants": envs}
+            env_id = next(iter(envs.values()))["env_id"]
+        else:
+            bench, env = start_stack(study, study.backend, stack)
+            env_id = env["env_id"]
         runner.write_study(study, env)
-        runs = runner.execute(study, bench, env["env_id"], progress=progress)
-    result = StudyResult(study, runs, env, tuple(bench.switches))
+        runs = runner.execute(study, bench, env_id, progress=progress)
+    switches = [sw for b in (bench.benches.values() if study.variants else [bench]) for sw in b.switches]
+    result = StudyResult(study, runs, env, tuple(switches))
     if study.processed_dir is not None:
         write_processed(result, Path(study.processed_dir))
     return result
 
 
+def split_variant(runs: pd.DataFrame) -> pd.DataFrame:
+    """Measured runs with a ``variant`` column ('' for a single server) and plain configuration names."""
+    measured = runs[~runs["warmup"].astype(bool)].copy()
+    parts = measured["configuration"].str.partition(runner.SplitBench.SEP)
+    has = parts[1] != ""
+    measured["variant"] = parts[0].where(has, "")
+    measured["configuration"] = parts[2].where(has, measured["configuration"])
+    return measured
+
+
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
-    """tps mean ± CI, ratio to the baseline ± Fieller CI, loss and log rates, per configuration × clients."""
-    measured = runs[~runs["warmup"].astype(bool)]
-    environment.check_poolable(measured)
-    out = stats.summarise(
-        measured, by=["configuration", "clients"], baseline=baseline,
-        also=("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s", "logger_cpu_s"),
-    )
+    """tps mean ± CI, ratio to the baseline ± Fieller CI, loss and log rates, per configuration × clients
+    (and per variant, each against its own baseline, when the study spans several servers)."""
+    measured = split_variant(runs)
+    parts = []
+    for variant, g in measured.groupby("variant", sort=False):
+        environment.check_poolable(g)
+        s = stats.summarise(
+            g, by=["configuration", "clients"], baseline=baseline,
+            also=("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s", "logger_cpu_s"),
+        )
+        parts.append(s.assign(variant=variant) if variant else s)
+    out = pd.concat(parts, ignore_index=True)
     order = {c: i for i, c in enumerate(DESTINATIONS)}
-    return out.sort_values(["configuration", "clients"], key=lambda s: s.map(order) if s.name == "configuration" else s,
-                           ignore_index=True)
+    keys = ["configuration", "clients"] + (["variant"] if "variant" in out else [])
+    return out.sort_values(keys, key=lambda s: s.map(order) if s.name == "configuration" else s, ignore_index=True)
 
 
 def tidy_runs(runs: pd.DataFrame) -> pd.DataFrame:
