@@ -12,6 +12,8 @@ before the first run, not after an hour of measurements.
 
 from __future__ import annotations
 
+import difflib
+import re
 import subprocess
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -123,3 +125,147 @@ def postgres_needs_restart(settings: Settings, postgres_binary: str | Path) -> l
     """Names whose context is 'postmaster': the catalog's prediction, checked later by pending_restart."""
     catalog = postgres_catalog(str(postgres_binary))
     return [n for n in settings if catalog.get(n) and catalog[n].context == "postmaster"]
+
+
+# --- MariaDB / MySQL ----------------------------------------------------------------------------
+
+# Options the server class sets itself (where the server listens, where its files are); a study
+# that set them would break the private-socket / loopback-only / private-directory guarantee.
+MARIADB_MANAGED = frozenset({
+    "datadir", "socket", "port", "bind_address", "skip_networking", "pid_file", "log_error", "tmpdir",
+    "user", "basedir", "mysqlx", "mysqlx_port", "mysqlx_socket", "mysqlx_bind_address", "admin_address",
+    "log_bin", "skip_log_bin", "skip_grant_tables", "init_file",
+})
+
+_BOOL_WORDS = ("on", "off", "1", "0", "true", "false", "yes", "no")
+_NUMBER = r"-?\d+(\.\d+)?[kKmMgGtT]?"
+
+
+@dataclass(frozen=True)
+class MariadbOption:
+    """One server variable as ``mariadbd --verbose --help`` describes it."""
+
+    name: str  # underscore form, as SHOW VARIABLES spells it
+    kind: str  # 'bool', 'number', 'string' (from the option's ``--name``, ``=#``, ``=name`` form)
+    default: str  # the value the binary would use with --no-defaults
+    choices: tuple[str, ...] = ()  # 'One of:' enumerations and 'Any combination of:' sets
+    combination: bool = False  # True: a comma-separated subset of choices (log_output)
+
+
+def _norm(name: str) -> str:
+    return name.strip().replace("-", "_")
+
+
+@lru_cache(maxsize=8)
+def mariadb_catalog(mariadbd_binary: str) -> dict[str, MariadbOption]:
+    """The server's own list of variables with kinds and defaults, read without starting a server.
+
+    Works for MariaDB (``mariadbd``) and MySQL 8 (``mysqld``): both print a
+    ``Variables (--variable-name=value)`` table after the option descriptions.
+    """
+    try:
+        r = subprocess.run([mariadbd_binary, "--no-defaults", "--verbose", "--help"],
+                           capture_output=True, text=True, timeout=120)
+    except OSError as e:
+        raise SettingError(f"cannot read the settings catalog from {mariadbd_binary!r}: {e}") from e
+    out = r.stdout
+    if "Variables (--variable-name=value)" not in out:
+        raise SettingError(f"`{mariadbd_binary} --no-defaults --verbose --help` printed no variable table "
+                           f"(exit {r.returncode}): {(r.stderr or out)[-800:]}")
+    head, _, table = out.partition("Variables (--variable-name=value)")
+    # Option descriptions: '  --name[=#]  text' lines, continued by deeper-indented lines.
+    kinds: dict[str, tuple[str, tuple[str, ...], bool]] = {}
+    current, desc = None, []
+
+    def flush():
+        if current is None:
+            return
+        name, form = current
+        text = " ".join(desc)
+        choices: tuple[str, ...] = ()
+        m = re.search(r"(One of|Any combination of): (.*?)(?:\.\s|\.?$)", text)
+        if m and form != "#":
+            toks = [t.strip() for t in m.group(2).split(",")]
+            # Only a clean list is enforced: a description we misread must not reject a valid value.
+            if all(re.fullmatch(r"[A-Za-z0-9_.]+", t) for t in toks):
+                choices = tuple(toks)
+        kinds[name] = ({"": "bool", "#": "number"}.get(form, "string"), choices,
+                       bool(m) and m.group(1) == "Any combination of")
+
+    for line in head.splitlines():
+        m = re.match(r"^  (?:-\w, )?--([a-z0-9][a-z0-9_-]*)(\[?=(#|name)\]?)?\s*(.*)$", line)
+        if m:
+            flush()
+            current, desc = (_norm(m.group(1)), m.group(3) or ""), [m.group(4)]
+        elif current is not None and line.startswith("      "):
+            desc.append(line.strip())
+    flush()
+    catalog: dict[str, MariadbOption] = {}
+    started = False
+    for line in table.splitlines():
+        if line.startswith("-----"):
+            started = True
+            continue
+        if not started:
+            continue
+        if not line.strip():
+            break
+        name, _, default = line.partition(" ")
+        name = _norm(name)
+        kind, choices, combination = kinds.get(name, ("string", (), False))
+        if default.strip() in ("TRUE", "FALSE") and name not in kinds:
+            kind = "bool"
+        catalog[name] = MariadbOption(name, kind, default.strip(), choices, combination)
+    return catalog
+
+
+def mariadb_flavor(mariadbd_binary: str | Path) -> tuple[str, str]:
+    """('mariadb' or 'mysql', version) from ``--version``; the code paths differ where the two servers do."""
+    try:
+        out = subprocess.run([str(mariadbd_binary), "--version"], capture_output=True, text=True, timeout=60).stdout
+    except OSError as e:
+        raise SettingError(f"cannot run {mariadbd_binary!r} --version: {e}") from e
+    m = re.search(r"Ver\s+(\d+\.\d+\.\d+)(\S*)", out)
+    version = m.group(1) if m else ""
+    return ("mariadb" if "mariadb" in out.lower() else "mysql"), version
+
+
+def validate_mariadb(settings: Settings, mariadbd_binary: str | Path) -> None:
+    """Raise :class:`SettingError` for any name the server does not know, or a value of the wrong kind.
+
+    Names may be given with '-' or '_' (the server takes both); names and kinds
+    come from ``mariadbd --no-defaults --verbose --help``, so no server is needed.
+    """
+    if settings.engine != "mariadb":
+        raise SettingError(f"settings for engine {settings.engine!r} handed to a MariaDB/MySQL server; allowed: 'mariadb'")
+    catalog = mariadb_catalog(str(mariadbd_binary))
+    managed = [n for n in settings if _norm(n) in MARIADB_MANAGED]
+    if managed:
+        raise SettingError(
+            f"setting(s) {', '.join(map(repr, managed))} are managed by logbench's server class "
+            "(private socket, loopback only, private directory); leave them out")
+    unknown = [n for n in settings if _norm(n) not in catalog]
+    if unknown:
+        hints = []
+        for n in unknown:
+            close = difflib.get_close_matches(_norm(n), list(catalog), n=3, cutoff=0.75)
+            hints.append(f"{n!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+        raise SettingError(
+            f"{Path(str(mariadbd_binary)).name} does not know the setting(s) {'; '.join(hints)}; allowed: any "
+            f"variable listed by `{mariadbd_binary} --no-defaults --verbose --help` "
+            f"(e.g. {', '.join(sorted(n for n in catalog if n.startswith(('slow_', 'long_q', 'log_output', 'general_log'))))})")
+    bad = []
+    for n, v in settings.items():
+        opt = catalog[_norm(n)]
+        if opt.kind == "bool" and v.lower() not in _BOOL_WORDS:
+            bad.append(f"{n}={v!r} (allowed: ON or OFF)")
+        elif opt.kind == "number" and not re.fullmatch(_NUMBER, v):
+            bad.append(f"{n}={v!r} (allowed: a number, optionally with a K/M/G/T suffix)")
+        elif opt.choices and opt.combination:
+            allowed = {c.lower() for c in opt.choices} | {"all"}
+            if not v or any(p.strip().lower() not in allowed for p in v.split(",")):
+                bad.append(f"{n}={v!r} (allowed: any comma-separated combination of {', '.join(opt.choices)})")
+        elif opt.choices and not v.isdigit() and v.lower() not in {c.lower() for c in opt.choices}:
+            bad.append(f"{n}={v!r} (allowed: {', '.join(opt.choices)})")
+    if bad:
+        raise SettingError("invalid value(s) for the server: " + "; ".join(bad))

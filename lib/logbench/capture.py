@@ -1,0 +1,384 @@
+"""Capture every statement of a running MySQL/MariaDB server for N seconds, then put everything back.
+
+The ebook's ``full-slow-log`` (Bill Karwin, post 002), as a library function and a
+command line (``python -m logbench.capture``)::
+
+    python -m logbench.capture -v -s 60 --socket /run/mysqld/mysqld.sock
+
+It discovers the slow-log settings, points the slow log at a new timestamped file
+(``<current file>-full-<UTC time>``), logs every statement (``long_query_time = 0``,
+and on MariaDB no sampling or row-count filter), sleeps, and restores every
+setting it changed to its previous value, in reverse order — also when
+interrupted (SIGINT, SIGTERM, SIGHUP) and when the connection drops mid-way: it
+reconnects until ``restore_timeout`` and, if a setting still cannot be restored,
+prints the exact statements to run and exits with status 2.
+
+Two limits of the method, reported rather than hidden:
+
+- ``long_query_time`` (and on MariaDB ``slow_query_log``) are copied into a session
+  when it connects, so sessions that were already open keep their own values; the
+  helper counts them and says so. Their statements reach the capture file only if
+  they reconnect (a pool that recycles connections will).
+- ``SET GLOBAL`` does not survive a restart: if the server restarts during the
+  capture, its option files apply again, which is also a restore.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import os
+import posixpath
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymysql
+
+from .servers.mariadb import CONNECTION_LOST, make_quiet, same_value, slow_file_sink, sql_literal
+
+Connect = Callable[[], pymysql.Connection]
+
+# Exit statuses of the command line (an interrupted but restored capture exits 128 + the signal's number).
+EXIT_OK, EXIT_FAILED, EXIT_NOT_RESTORED, EXIT_BAD_USAGE = 0, 1, 2, 64
+
+
+@dataclass(frozen=True)
+class Change:
+    name: str
+    before: str
+    during: str
+
+
+@dataclass
+class CaptureResult:
+    file: str  # the capture file, as the server names it (relative paths are under its datadir)
+    flavor: str
+    changes: list[Change] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+    not_restored: dict[str, str] = field(default_factory=dict)  # name -> why
+    reconnects: int = 0
+    seconds: float = 0.0  # how long the full log was on
+    interrupted_by: str | None = None  # signal name, if the capture was cut short
+    sessions_before: int = 0  # sessions that were open before the capture (they keep their session values)
+
+    @property
+    def ok(self) -> bool:
+        return not self.not_restored
+
+    def restore_statements(self) -> list[str]:
+        """What to run by hand for every setting that could not be restored."""
+        before = {c.name: c.before for c in self.changes}
+        return [f"SET GLOBAL {n} = {sql_literal(before[n])};" for n in self.not_restored] + (
+            ["FLUSH SLOW LOGS;"] if self.not_restored else [])
+
+
+class CaptureInterrupted(KeyboardInterrupt):
+    """The capture was cut short by a signal; restoring ran first. ``result`` says what happened."""
+
+    def __init__(self, result: CaptureResult):
+        super().__init__(result.interrupted_by)
+        self.result = result
+
+
+class _Signal(KeyboardInterrupt):
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _flavor(conn: pymysql.Connection) -> str:
+    with conn.cursor() as cur:
+        cur.execute("SELECT VERSION()")
+        return "mariadb" if "mariadb" in cur.fetchone()[0].lower() else "mysql"
+
+
+def _variables(conn: pymysql.Connection, names: list[str]) -> dict[str, str]:
+    with conn.cursor() as cur:
+        cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ",".join(["%s"] * len(names)) + ")", names)
+        return {k.lower(): v for k, v in cur.fetchall()}
+
+
+def capture_file_name(current: str, when: dt.datetime, directory: str | None = None) -> str:
+    """``<current slow log>-full-<YYYYmmddHHMMSS>``, in ``directory`` if given (a path on the server)."""
+    stamp = when.strftime("%Y%m%d%H%M%S")
+    base = posixpath.basename(current) or "slow.log"
+    folder = directory if directory is not None else posixpath.dirname(current)
+    return posixpath.join(folder, f"{base}-full-{stamp}") if folder else f"{base}-full-{stamp}"
+
+
+def plan(current: dict[str, str], file: str) -> list[Change]:
+    """The changes, in the order they are made (restored in reverse).
+
+    The new file comes first, so the old file never receives the flood;
+    ``slow_query_log`` comes last, so nothing is logged before everything is set.
+    """
+    wanted: list[tuple[str, str]] = [("slow_query_log_file", file)]
+    outputs = [o.strip().upper() for o in current.get("log_output", "FILE").split(",")]
+    if "FILE" not in outputs:
+        wanted.append(("log_output", "FILE" if outputs == ["NONE"] else ",".join(outputs + ["FILE"])))
+    for name, value in (("log_slow_rate_limit", "1"), ("log_slow_min_examined_row_limit", "0"),
+                        ("min_examined_row_limit", "0")):
+        if name in current and current[name] != value:
+            wanted.append((name, value))
+    wanted += [("long_query_time", "0"), ("slow_query_log", "ON")]
+    # Only what differs is changed, so only what was changed is restored.
+    return [Change(n, current[n], v) for n, v in wanted if n in current and not same_value(v, current[n])]
+
+
+@contextlib.contextmanager
+def _signals_raise():
+    """SIGTERM and SIGHUP interrupt the capture as SIGINT does (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise _Signal(signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def _signals_deferred(log: Callable[[str], None]):
+    """While restoring, a further Ctrl-C must not cut the restore short: it is noted, not obeyed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        log(f"{signal.Signals(signum).name} received: still restoring, please wait")
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+class _Session:
+    """One quiet connection that reconnects when the server drops it."""
+
+    def __init__(self, connect: Connect, result: CaptureResult, log: Callable[[str], None]):
+        self.connect, self.result, self.log = connect, result, log
+        self.conn: pymysql.Connection | None = None
+
+    def open(self) -> pymysql.Connection:
+        if self.conn is None or not self.conn.open:
+            self.conn = self.connect()
+            make_quiet(self.conn, self.result.flavor)
+        return self.conn
+
+    def execute(self, sql: str, *, deadline: float | None = None) -> None:
+        """Run ``sql``; on a lost connection, reconnect and retry until ``deadline`` (None: no retry)."""
+        delay = 0.2
+        while True:
+            try:
+                with self.open().cursor() as cur:
+                    cur.execute(sql)
+                return
+            except (pymysql.err.OperationalError, pymysql.err.InterfaceError, OSError) as e:
+                code = e.args[0] if e.args and isinstance(e.args[0], int) else 0
+                if isinstance(e, pymysql.err.OperationalError) and code not in CONNECTION_LOST:
+                    raise
+                self.close()
+                if deadline is None or time.monotonic() >= deadline:
+                    raise
+                self.log(f"Connection lost ({e}); reconnecting")
+                time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+                delay = min(delay * 2, 2.0)
+                self.result.reconnects += 1
+
+    def close(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(Exception):
+                self.conn.close()
+            self.conn = None
+
+
+def capture(connect: Connect, seconds: float, *, directory: str | None = None, verbose: bool = False,
+            log: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep,
+            restore_timeout: float = 60.0, now: Callable[[], dt.datetime] | None = None) -> CaptureResult:
+    """Log every statement into a new file for ``seconds``, then restore every changed setting.
+
+    ``connect`` returns a new connection with the privilege to SET GLOBAL; it is
+    called again to reconnect. Returns what was done; raises CaptureInterrupted
+    (a KeyboardInterrupt) after restoring when a signal cut the capture short.
+    Anything that could not be restored is printed to stderr and listed in the result.
+    """
+    def say(msg: str) -> None:
+        if verbose:
+            (log or (lambda m: print(m, flush=True)))(msg)
+
+    first = connect()
+    flavor = _flavor(first)
+    result = CaptureResult(file="", flavor=flavor)
+    session = _Session(connect, result, say)
+    session.conn = first
+    make_quiet(first, flavor)
+    names = ["slow_query_log", "slow_query_log_file", "long_query_time", "log_output", "log_slow_rate_limit",
+             "log_slow_min_examined_row_limit", "min_examined_row_limit"]
+    current = _variables(first, names)
+    for n in ("slow_query_log", "slow_query_log_file", "long_query_time"):
+        say(f"Discovering {n}={current.get(n)}")
+    when = (now or (lambda: dt.datetime.now(dt.timezone.utc)))()
+    result.file = capture_file_name(current["slow_query_log_file"], when, directory)
+    changes = plan(current, result.file)
+    with first.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() "
+                    "AND COMMAND NOT IN ('Daemon', 'Binlog Dump') AND USER NOT IN ('system user', 'event_scheduler')")
+        result.sessions_before = int(cur.fetchone()[0])
+    if result.sessions_before:
+        say(f"Note: {result.sessions_before} session(s) opened before the capture keep their own long_query_time"
+            + (" and slow_query_log" if flavor == "mariadb" else "") + "; their statements are captured only if "
+            "they reconnect")
+    interrupted: BaseException | None = None
+    started = time.monotonic()
+    try:
+        with _signals_raise():
+            for c in changes:
+                # Noted before it is sent: if the connection drops with the SET in flight, restoring is still right.
+                result.changes.append(c)
+                say(f"Setting {c.name}={c.during}")
+                session.execute(f"SET GLOBAL {c.name} = {sql_literal(c.during)}")
+            say("Flushing slow query log")
+            session.execute("FLUSH SLOW LOGS")
+            started = time.monotonic()
+            say(f"Sleeping {seconds:g} seconds...")
+            sleep(seconds)
+            say("done.")
+    except KeyboardInterrupt as e:
+        interrupted = e
+        result.interrupted_by = e.args[0] if isinstance(e, _Signal) else "SIGINT"
+        say(f"Interrupted by {result.interrupted_by}")
+    except BaseException as e:
+        interrupted = e
+    finally:
+        result.seconds = time.monotonic() - started
+        with _signals_deferred(say):
+            _restore(session, result, say, restore_timeout)
+        session.close()
+    if not result.ok:
+        _shout(result)
+    if isinstance(interrupted, KeyboardInterrupt):
+        raise CaptureInterrupted(result) from interrupted
+    if interrupted is not None:
+        interrupted.capture_result = result  # the caller can still see what was restored
+        raise interrupted
+    return result
+
+
+def _restore(session: _Session, result: CaptureResult, say: Callable[[str], None], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for c in reversed(result.changes):
+        say(f"Restoring {c.name}={c.before}")
+        try:
+            session.execute(f"SET GLOBAL {c.name} = {sql_literal(c.before)}", deadline=deadline)
+            result.restored.append(c.name)
+        except Exception as e:  # noqa: BLE001 - every failure is reported below, none may stop the others
+            result.not_restored[c.name] = str(e)
+    if result.changes:
+        say("Flushing logs during restore")
+        with contextlib.suppress(Exception):
+            session.execute("FLUSH SLOW LOGS", deadline=deadline)
+    # Trust, but verify: read back what the server now has.
+    if result.restored:
+        try:
+            now = _variables(session.open(), [c.name for c in result.changes])
+            for c in result.changes:
+                if c.name in result.restored and not same_value(c.before, now.get(c.name, "")):
+                    result.restored.remove(c.name)
+                    result.not_restored[c.name] = f"the server reports {now.get(c.name)!r} after the restore"
+        except Exception as e:  # noqa: BLE001
+            for name in list(result.restored):
+                result.restored.remove(name)
+                result.not_restored[name] = f"could not read it back: {e}"
+
+
+def _shout(result: CaptureResult) -> None:
+    lines = ["", "!" * 78, "!!! full-slow-log could NOT restore these server settings:"]
+    before = {c.name: c.before for c in result.changes}
+    for name, why in result.not_restored.items():
+        lines.append(f"!!!   {name} should be {before[name]!r} ({why})")
+    lines.append("!!! Run these statements on the server yourself:")
+    lines += [f"!!!   {s}" for s in result.restore_statements()]
+    lines.append("!!! (SET GLOBAL does not survive a restart: a restarted server has its option files' values.)")
+    lines.append("!" * 78)
+    print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+def count_records(path: str | Path) -> int:
+    """Statements in a slow-log file on this machine (``# Query_time:`` headers)."""
+    return slow_file_sink(Path(path)).count_since(0).records
+
+
+# -- command line --------------------------------------------------------------------------------------
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="full-slow-log",
+        description="Log every statement to a new timestamped slow-log file for a while, then restore the "
+                    "server's slow-log settings (also on Ctrl-C, SIGTERM, or a dropped connection).")
+    p.add_argument("-s", "--seconds", type=float, default=5.0,
+                   help="how long to capture (default 5: short on purpose, in case you forget to set it)")
+    p.add_argument("-v", "--verbose", action="store_true", help="say what is discovered, set and restored")
+    default_cnf = Path.home() / ".my.cnf"
+    p.add_argument("-c", "--defaults-file", default=str(default_cnf) if default_cnf.is_file() else None,
+                   help="option file with host, user and password in its [client] group (default ~/.my.cnf)")
+    p.add_argument("--socket", help="server unix socket")
+    p.add_argument("--host", help="server host (TCP)")
+    p.add_argument("--port", type=int, help="server port (TCP)")
+    p.add_argument("--user", help="account with the privilege to SET GLOBAL")
+    p.add_argument("--directory", help="directory for the capture file, on the server (default: the slow log's own)")
+    p.add_argument("--restore-timeout", type=float, default=60.0,
+                   help="seconds to keep reconnecting to restore after a dropped connection (default 60)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.seconds <= 0:
+        print("full-slow-log: --seconds must be > 0", file=sys.stderr)
+        return EXIT_BAD_USAGE
+    kwargs: dict = {"autocommit": True, "connect_timeout": 10}
+    if args.defaults_file:
+        kwargs.update(read_default_file=args.defaults_file, read_default_group="client")
+    for key in ("socket", "host", "port", "user"):
+        value = getattr(args, key)
+        if value is not None:
+            kwargs["unix_socket" if key == "socket" else key] = value
+
+    def connect() -> pymysql.Connection:
+        return pymysql.connect(**kwargs)
+
+    try:
+        result = capture(connect, args.seconds, directory=args.directory, verbose=args.verbose,
+                         restore_timeout=args.restore_timeout)
+        status = EXIT_OK
+    except CaptureInterrupted as e:
+        result = e.result
+        status = 128 + getattr(signal.Signals, result.interrupted_by or "SIGINT", signal.SIGINT).value
+    except pymysql.MySQLError as e:
+        print(f"full-slow-log: {e}", file=sys.stderr)
+        partial = getattr(e, "capture_result", None)
+        return EXIT_NOT_RESTORED if partial is not None and not partial.ok else EXIT_FAILED
+    where = result.file
+    if os.path.isfile(where):
+        where += f" ({count_records(where)} statements, {os.path.getsize(where)} bytes)"
+    print(f"Captured {result.seconds:.1f} s of statements into {where}", flush=True)
+    return EXIT_NOT_RESTORED if not result.ok else status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,556 @@
+"""A real MariaDB (or MySQL 8) from the machine's binaries, in a private directory.
+
+The same template as :mod:`logbench.servers.postgres`: configure -> launch ->
+wait until a real client probe answers; a context manager stops the server and
+removes its directory whatever happens. The server runs as an unprivileged user
+when we are root, listens on a unix socket in a private (0700) directory and,
+only if asked, on 127.0.0.1; it never reads an option file (``--no-defaults``),
+so the machine's own MariaDB configuration and data stay untouched.
+
+Settings reach the server in two ways. Startup: the study's base settings (and,
+after a restart, the configuration's) are command-line options. Run time:
+:meth:`LocalMariaDB.apply` sends ``SET GLOBAL`` for each changed variable and
+falls back to a restart only when the server refuses one at run time — a
+read-only variable (error 1238, e.g. ``innodb_flush_method``) or a log-file
+value it will not open while running (error 1231, e.g. a ``slow_query_log_file``
+of ``/dev/null``, which the server accepts only at startup).
+
+``SET GLOBAL`` reaches *new* connections only: ``long_query_time``,
+``log_slow_rate_limit`` and, on MariaDB, ``slow_query_log`` are copied into each
+session when it connects. The studies therefore start their load tool after
+:meth:`apply`, so every measured connection sees the configuration.
+
+MariaDB and MySQL 8 differ here, and this module handles each difference:
+
+- binary and data directory: ``mariadbd`` + ``mariadb-install-db`` (or the older
+  ``mysql_install_db``) vs ``mysqld --initialize-insecure``;
+- root account: ``--auth-root-authentication-method=normal`` gives MariaDB's
+  root an empty password instead of unix-socket auth (which would tie it to the
+  OS user); MySQL's ``--initialize-insecure`` does that by itself;
+- MySQL 8 opens the X protocol on port 33060 on all interfaces and writes a
+  binary log by default: ``--mysqlx=OFF`` and ``--skip-log-bin`` switch both off,
+  so the server stays loopback-only and the binlog is not part of the measurement;
+- variable names: MariaDB 10.11 renamed the slow-log variables
+  (``log_slow_query``, ``log_slow_query_time``, ``log_slow_query_file``) and keeps
+  the old names as aliases; we use the old names, which both servers know.
+  ``log_slow_rate_limit`` and ``log_slow_verbosity`` exist on MariaDB (and Percona
+  Server) only; :func:`~logbench.settings.validate_mariadb` rejects them for
+  MySQL before anything starts;
+- a quiet session (one whose own statements are not logged) uses a huge session
+  ``long_query_time`` on both, plus session ``slow_query_log = 0`` on MariaDB,
+  where that variable has a session value; ``sql_log_off`` keeps the general log
+  quiet on both.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pymysql
+
+from .. import paths
+from ..errors import ServerStartError, SettingError
+from ..logsinks import Count, FileSink
+from ..settings import Settings, mariadb_flavor, validate_mariadb
+from . import process
+from .postgres import Switch
+from .process import RunUser
+
+ROOT_USER = "root"
+# The longest long_query_time the servers accept (one year): a session that never reaches the slow log.
+QUIET_LONG_QUERY_TIME = 31536000
+# Errors that mean "not at run time, only at startup".
+ER_INCORRECT_GLOBAL_LOCAL_VAR = 1238  # read-only variable
+ER_WRONG_VALUE_FOR_VAR = 1231  # e.g. slow_query_log_file = '/dev/null' while running
+CONNECTION_LOST = (2006, 2013, 2003, 2002, 0)  # gone away, lost, cannot connect (tcp / socket), closed
+
+
+def find_mariadbd(binary: str | Path | None = None) -> Path:
+    """The server binary: given (file, or directory holding it), on PATH, or Debian's /usr/sbin."""
+    names = ("mariadbd", "mysqld")
+    if binary:
+        b = Path(binary)
+        candidates = [b] if not b.is_dir() else [b / n for n in names]
+    else:
+        candidates = [Path(p) for n in names if (p := shutil.which(n))]
+        candidates += [Path("/usr/sbin") / n for n in names]
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return c
+    raise ServerStartError(
+        f"no MariaDB/MySQL server binary found (looked at {', '.join(map(str, candidates))}); "
+        "the README's set-up installs Debian's mariadb-server package, or pass the path of a MySQL 8 mysqld"
+    )
+
+
+def find_install_db(mariadbd: Path) -> Path:
+    """MariaDB's data-directory initialiser that belongs to this server binary."""
+    roots = [mariadbd.parent, mariadbd.parent.parent / "bin", mariadbd.parent.parent / "scripts"]
+    for name in ("mariadb-install-db", "mysql_install_db"):
+        for r in roots:
+            if (r / name).is_file():
+                return r / name
+        if (p := shutil.which(name)) and mariadbd.parent in (Path("/usr/sbin"), Path("/usr/bin")):
+            return Path(p)
+    raise ServerStartError(f"no mariadb-install-db next to {mariadbd}; install Debian's mariadb-server package")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def unreachable_parent(path: Path, user: RunUser) -> Path | None:
+    """The first directory above ``path`` that ``user`` may not enter (pytest's 0700 temp roots), or None."""
+    for d in reversed(Path(path).resolve().parents):
+        st = d.stat()
+        if st.st_uid == user.uid:
+            bit = stat.S_IXUSR
+        elif st.st_gid == user.gid:
+            bit = stat.S_IXGRP
+        else:
+            bit = stat.S_IXOTH
+        if user.uid != 0 and not st.st_mode & bit:
+            return d
+    return None
+
+
+def norm_name(name: str) -> str:
+    return name.strip().replace("-", "_").lower()
+
+
+_SIZE = re.compile(r"^(-?\d+(?:\.\d+)?)([kKmMgGtT]?)$")
+_BOOL = {"on": True, "1": True, "true": True, "yes": True, "off": False, "0": False, "false": False, "no": False}
+
+
+def sql_literal(value: str, escape=pymysql.converters.escape_string) -> str:
+    """A value as SET GLOBAL takes it: numbers bare (size suffixes expanded), everything else quoted."""
+    m = _SIZE.match(value)
+    if m:
+        num, suffix = m.groups()
+        if suffix:
+            return str(int(float(num) * 1024 ** ("kmgt".index(suffix.lower()) + 1)))
+        return num
+    return "'" + escape(value) + "'"
+
+
+def same_value(asked: str, reported: str) -> bool:
+    """Whether the server's SHOW VARIABLES value is the one asked for (ON == 1, 0 == 0.000000, 1G == 1073741824)."""
+    a, r = asked.strip(), reported.strip()
+    if a.lower() in _BOOL and r.lower() in _BOOL:
+        return _BOOL[a.lower()] == _BOOL[r.lower()]
+    ma, mr = _SIZE.match(a), _SIZE.match(r)
+    if ma and mr:
+        return float(sql_literal(a)) == float(sql_literal(r))
+    if a.startswith("/"):
+        return a == r
+    return a.lower() == r.lower()
+
+
+class LocalMariaDB:
+    """MariaDB (or MySQL 8) started from local binaries; use as a context manager."""
+
+    backend = "local"
+    engine = "mariadb"
+
+    def __init__(
+        self,
+        base: Settings,
+        *,
+        log_dir: Path,
+        binary: str | Path | None = None,
+        listen_tcp: bool = False,
+        user: RunUser | None = None,
+        start_timeout: float = 120.0,
+        stop_timeout: float = 120.0,
+    ):
+        self.binary = find_mariadbd(binary)
+        self.flavor, self.binary_version = mariadb_flavor(self.binary)
+        validate_mariadb(base, self.binary)
+        self.install_db = find_install_db(self.binary) if self.flavor == "mariadb" else None
+        self.base = base
+        self.log_dir = Path(log_dir)
+        self.listen_tcp = listen_tcp
+        self.user = user or process.server_user()
+        self.start_timeout = start_timeout
+        self.stop_timeout = stop_timeout
+        self.workdir: Path | None = None
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+        self.applied: Settings = Settings.of("mariadb")
+        # Every global variable right after the first start with the base settings: what a
+        # configuration's variable goes back to when the next configuration does not set it.
+        self.initial: dict[str, str] = {}
+        # One quiet session for our own statements: each new connection's SET NAMES could be logged.
+        self._admin: pymysql.Connection | None = None
+
+    # -- paths -------------------------------------------------------------
+    @property
+    def _wd(self) -> Path:
+        if self.workdir is None:
+            raise RuntimeError("server not started")
+        return self.workdir
+
+    @property
+    def datadir(self) -> Path:
+        return self._wd / "data"
+
+    @property
+    def socket_path(self) -> Path:
+        return self._wd / "sock" / "mysqld.sock"
+
+    @property
+    def error_log(self) -> Path:
+        return self._wd / "error.log"
+
+    @property
+    def slow_log(self) -> Path:
+        """Where the slow log goes unless a configuration says otherwise."""
+        return self.log_dir / "slow.log"
+
+    @property
+    def general_log(self) -> Path:
+        return self.log_dir / "general.log"
+
+    @property
+    def conninfo(self) -> dict[str, object]:
+        """Keyword arguments for ``pymysql.connect`` (the socket; TCP only when asked for)."""
+        return {"unix_socket": str(self.socket_path), "user": ROOT_USER, "password": ""}
+
+    @property
+    def tcp_conninfo(self) -> dict[str, object]:
+        if not self.listen_tcp:
+            raise RuntimeError("server started without listen_tcp")
+        return {"host": "127.0.0.1", "port": self.port, "user": ROOT_USER, "password": ""}
+
+    # -- lifecycle ---------------------------------------------------------
+    def __enter__(self) -> "LocalMariaDB":
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        blocked = unreachable_parent(self.log_dir, self.user)
+        if blocked is not None:
+            raise ServerStartError(
+                f"the server runs as {self.user.name!r}, which cannot enter {blocked} (mode "
+                f"{oct(blocked.stat().st_mode & 0o777)}) on the way to the log directory {self.log_dir}; "
+                f"use a directory under {paths.scratch_root()}")
+        self.workdir = Path(tempfile.mkdtemp(prefix="logbench-mariadb-", dir=paths.scratch_root()))
+        for d in ("sock", "tmp"):
+            (self.workdir / d).mkdir(mode=0o700)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        process.chown_tree(self.workdir, self.user)
+        process.chown_tree(self.log_dir, self.user)
+        self._init_datadir()
+        if self.listen_tcp:
+            self.port = _free_port()
+        self._launch(self.base)
+        self.initial = self.global_variables()
+
+    def _run_as_server_user(self) -> dict:
+        if process.is_root() and self.user.uid != 0:
+            return dict(user=self.user.uid, group=self.user.gid, extra_groups=[])
+        return {}
+
+    def _init_datadir(self) -> None:
+        if self.flavor == "mariadb":
+            argv = [str(self.install_db), "--no-defaults", f"--datadir={self.datadir}",
+                    "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
+                    f"--tmpdir={self._wd / 'tmp'}"]
+            if self.binary.parent not in (Path("/usr/sbin"), Path("/usr/bin")):
+                argv.append(f"--basedir={self.binary.parent.parent}")
+        else:
+            argv = [str(self.binary), "--no-defaults", "--initialize-insecure", f"--datadir={self.datadir}",
+                    f"--tmpdir={self._wd / 'tmp'}", f"--log-error={self._wd / 'initialize.log'}"]
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=self._wd,
+                           **self._run_as_server_user())
+        if r.returncode != 0:
+            init_log = process.tail(self._wd / "initialize.log") if self.flavor == "mysql" else ""
+            raise ServerStartError(f"`{' '.join(argv)}` failed ({r.returncode}):\n{r.stdout[-2000:]}\n"
+                                   f"{r.stderr[-2000:]}\n{init_log}")
+
+    def command(self, settings: Settings) -> list[str]:
+        """The server's command line: what logbench manages, then the given settings as options."""
+        argv = [str(self.binary), "--no-defaults", f"--datadir={self.datadir}", f"--socket={self.socket_path}",
+                f"--pid-file={self._wd / 'mysqld.pid'}", f"--log-error={self.error_log}",
+                f"--tmpdir={self._wd / 'tmp'}",
+                f"--slow-query-log-file={self.slow_log}", f"--general-log-file={self.general_log}"]
+        if self.listen_tcp:
+            argv += ["--bind-address=127.0.0.1", f"--port={self.port}"]
+        else:
+            argv += ["--skip-networking"]
+        if self.flavor == "mysql":
+            argv += ["--mysqlx=OFF", "--skip-log-bin"]
+        argv += [f"--{k.replace('_', '-')}={v}" for k, v in settings.items()]
+        return argv
+
+    def _launch(self, settings: Settings) -> None:
+        self.proc = process.spawn(self.command(settings), self._wd / "mariadbd.out", user=self.user, cwd=self._wd)
+        ok = process.wait_until(self._probe, timeout=self.start_timeout, interval=0.1,
+                                alive=lambda: self.proc is not None and self.proc.poll() is None)
+        if not ok:
+            code = self.proc.poll()
+            self._stop_proc()
+            raise ServerStartError(
+                f"{self.flavor} did not accept connections within {self.start_timeout:.0f} s (exit code {code}); "
+                f"last lines of its error log:\n{process.tail(self.error_log)}\n{process.tail(self._wd / 'mariadbd.out', 5)}"
+            )
+
+    def _probe(self) -> bool:
+        try:
+            c = pymysql.connect(**self.conninfo, connect_timeout=2)
+        except pymysql.MySQLError:
+            return False
+        try:
+            with c.cursor() as cur:
+                cur.execute("SELECT 1")
+            return True
+        except pymysql.MySQLError:
+            return False
+        finally:
+            c.close()
+
+    def _stop_proc(self) -> None:
+        self._drop_admin()
+        # SIGTERM is a clean shutdown for both servers; process.stop escalates to SIGKILL.
+        process.stop(self.proc, [(signal.SIGTERM, self.stop_timeout)])
+        self.proc = None
+
+    def stop(self) -> None:
+        self._stop_proc()
+
+    def restart(self, base: Settings | None = None) -> None:
+        """Stop and start again with the base (a new one if given) and the applied settings on the command line."""
+        if base is not None:
+            validate_mariadb(base, self.binary)
+        self._stop_proc()
+        if base is not None:
+            self.base = base
+            self.applied = Settings.of("mariadb")
+        self._launch(self.base.merged(self.applied))
+        if base is not None:
+            self.initial = self.global_variables()
+
+    def close(self) -> None:
+        try:
+            self._stop_proc()
+        finally:
+            if self.workdir is not None:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+                self.workdir = None
+
+    @property
+    def pid(self) -> int:
+        if self.proc is None:
+            raise RuntimeError("server not running")
+        return self.proc.pid
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    # -- sessions ----------------------------------------------------------
+    def connect(self, *, quiet: bool = True, **kw) -> pymysql.Connection:
+        """An autocommit connection; quiet (the default) keeps its own statements out of the logs.
+
+        The connect itself (PyMySQL's ``SET NAMES``) happens before the session can be
+        made quiet and may be logged; callers that count records connect before marking.
+        """
+        c = pymysql.connect(**self.conninfo, autocommit=True, **kw)
+        if quiet:
+            make_quiet(c, self.flavor)
+        return c
+
+    def query(self, sql: str, args=None) -> list[tuple]:
+        """Run one statement on the long-lived quiet admin session (reconnected once if the server restarted)."""
+        for attempt in (0, 1):
+            try:
+                if self._admin is None or not self._admin.open:
+                    self._admin = self.connect(quiet=True)
+                with self._admin.cursor() as cur:
+                    cur.execute(sql, args)
+                    return list(cur.fetchall())
+            except pymysql.MySQLError as e:
+                if attempt or not e.args or e.args[0] not in CONNECTION_LOST:
+                    raise
+                self._drop_admin()
+        return []
+
+    def _drop_admin(self) -> None:
+        if self._admin is not None:
+            try:
+                self._admin.close()
+            except pymysql.MySQLError:
+                pass
+            self._admin = None
+
+    def version(self) -> str:
+        return self.query("SELECT VERSION()")[0][0]
+
+    def global_variables(self, names: list[str] | None = None) -> dict[str, str]:
+        if names is None:
+            rows = self.query("SHOW GLOBAL VARIABLES")
+        else:
+            names = sorted({norm_name(n) for n in names})
+            rows = self.query("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ",".join(["%s"] * len(names)) + ")",
+                              names) if names else []
+        return {k.lower(): v for k, v in rows}
+
+    def show(self, names: list[str]) -> dict[str, str]:
+        return self.global_variables(names)
+
+    # -- settings ------------------------------------------------------------
+    def apply(self, settings: Settings) -> Switch:
+        """Make ``settings`` the configuration's settings: SET GLOBAL, or restart where the server refuses that.
+
+        Variables the previous configuration set and this one does not go back to
+        their value at the first start (the base settings or the binary's default).
+        """
+        validate_mariadb(settings, self.binary)
+        if settings == self.applied:
+            return Switch("none", 0.0)
+        t0 = time.perf_counter()
+        desired = {norm_name(k): v for k, v in settings.items()}
+        for k in self.applied:
+            n = norm_name(k)
+            if n not in desired:
+                if n not in self.initial:
+                    raise SettingError(f"cannot put {n} back: the server did not report it at start")
+                desired[n] = self.initial[n]
+        current = self.global_variables(list(desired))
+        startup_only: list[str] = []
+        for n, v in desired.items():
+            if n in current and same_value(v, current[n]):
+                continue
+            try:
+                self.query(f"SET GLOBAL {n} = {sql_literal(v)}")
+            except pymysql.MySQLError as e:
+                code = e.args[0] if e.args else None
+                if code == ER_INCORRECT_GLOBAL_LOCAL_VAR or (code == ER_WRONG_VALUE_FOR_VAR and n.endswith("_file")):
+                    startup_only.append(n)
+                else:
+                    raise SettingError(f"the server refused SET GLOBAL {n} = {sql_literal(v)}: {e}") from e
+        kind = "reload"  # the runner's word for "reached the running server"; here: SET GLOBAL
+        self.applied = settings
+        if startup_only:
+            self._stop_proc()
+            self._launch(self.base.merged(settings))
+            kind = "restart"
+        mismatch = self.mismatches(desired)
+        if mismatch:
+            raise SettingError(f"after {kind}, the server reports other values than asked for: {mismatch}")
+        return Switch(kind, time.perf_counter() - t0, tuple(startup_only))
+
+    def mismatches(self, desired: dict[str, str]) -> dict[str, tuple[str, str | None]]:
+        """``name -> (asked, reported)`` for every variable whose global value is not what was asked."""
+        now = self.global_variables(list(desired))
+        return {n: (v, now.get(n)) for n, v in desired.items() if n not in now or not same_value(v, now[n])}
+
+    def effective(self, settings: Settings) -> dict[str, str | None]:
+        now = self.global_variables(list(settings))
+        return {k: now.get(norm_name(k)) for k in settings}
+
+
+def make_quiet(conn: pymysql.Connection, flavor: str) -> None:
+    """Keep this session's own statements out of the slow and general logs (see the module notes)."""
+    with conn.cursor() as cur:
+        cur.execute(f"SET SESSION long_query_time = {QUIET_LONG_QUERY_TIME}")
+        if flavor == "mariadb":
+            cur.execute("SET SESSION slow_query_log = 0")
+        try:
+            cur.execute("SET SESSION sql_log_off = 1")
+        except pymysql.MySQLError:
+            # Needs SUPER / SYSTEM_VARIABLES_ADMIN; without it our statements may show in the general log.
+            pass
+
+
+# -- where the records land, and how they are counted -------------------------------------------------
+
+# One slow-log entry (file) has exactly one '# Query_time:' header line, whatever else
+# the server adds ('# Time:' only when the second changes, '# User@Host:', extra MariaDB lines).
+SLOW_RECORD_MARKER = b"# Query_time:"
+# One statement in the general log: '<time>\t<id> Query\t<statement>' (Connect/Quit/Prepare lines are not).
+GENERAL_RECORD_MARKER = b" Query\t"
+
+
+def slow_file_sink(path: Path, name: str = "slow_file") -> FileSink:
+    return FileSink(name, Path(path), (SLOW_RECORD_MARKER,))
+
+
+def general_file_sink(path: Path, name: str = "general_file") -> FileSink:
+    return FileSink(name, Path(path), (GENERAL_RECORD_MARKER,))
+
+
+class TableSink:
+    """The slow log as a table (``log_output = TABLE``): rows of ``mysql.slow_log``, bytes of its CSV file.
+
+    Counted through the server's long-lived quiet admin session: a new
+    connection's own ``SET NAMES`` would be logged, so polling with fresh
+    connections would never see the table go quiet.
+    """
+
+    def __init__(self, server: "LocalMariaDB", name: str = "slow_table", table: str = "mysql.slow_log"):
+        self.server, self.name, self.table = server, name, table
+
+    @property
+    def path(self) -> Path:
+        schema, tab = self.table.split(".")
+        return self.server.datadir / schema / f"{tab}.CSV"
+
+    def rows(self) -> int:
+        return int(self.server.query(f"SELECT COUNT(*) FROM {self.table}")[0][0])
+
+    def truncate(self) -> None:
+        self.server.query(f"TRUNCATE TABLE {self.table}")
+
+    def mark(self) -> tuple[int, int]:
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        return self.rows(), size
+
+    def count_since(self, mark: tuple[int, int]) -> Count:
+        rows, size = self.mark()
+        n = rows - mark[0]
+        return Count(n, n, size - mark[1])
+
+
+def slow_log_entries(data: bytes) -> list[bytes]:
+    """Split slow-log text into entries, each from its ``# User@Host:`` (or ``# Time:``) line to its statement."""
+    entries: list[list[bytes]] = []
+    current: list[bytes] = []
+    in_header = False
+    for line in data.splitlines(keepends=True):
+        if line.startswith((b"# Time:", b"# User@Host:")):
+            if current and not in_header:
+                entries.append(current)
+                current = []
+            in_header = True
+        elif line.startswith(b"#"):
+            in_header = True
+        elif current:
+            in_header = False
+        else:
+            continue  # the file's start-up banner, or a partial entry cut by a truncation
+        current.append(line)
+    if current:
+        entries.append(current)
+    return [b"".join(e) for e in entries if any(SLOW_RECORD_MARKER in x for x in e)]
