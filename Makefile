@@ -1,0 +1,17 @@
+# logbench: the paper from the processed data. Other targets may be added above or below.
+PY ?= .venv/bin/python
+
+.PHONY: paper findings paper-test
+
+# Build paper/logbench.pdf (and paper/generated/) from data/processed and paper/figures; well under a minute.
+paper:
+	$(PY) -m logbench.report
+
+# Re-run notebooks/90_findings.ipynb in place on data/processed: writes data/processed/findings_*.csv and
+# paper/figures/*.png. Run it after a study's processed data changed, then `make paper`.
+findings:
+	$(PY) -m logbench.report --findings --no-pdf
+
+# Rebuild the paper into a temporary directory and check every number against data/processed.
+paper-test:
+	$(PY) -m pytest -q tests/test_regression.py tests/test_claims.py tests/test_paper.py

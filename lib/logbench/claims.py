@@ -1,0 +1,562 @@
+"""The posts' quantitative claims, checked against our data by stated rules.
+
+Each claim is a row of ``data/raw/claims.csv`` (see ``paper/README.md``): what
+the post says, the number it published, the claimed range that number stands
+for, and what tests it here — a study, a metric, configuration(s), clients and
+a rule. :func:`evaluate` turns each row into a verdict by code, in this order:
+
+1. **not reproducible here** — every client count the claim needs exceeds
+   ``MAX_CLIENTS_PER_CORE`` × the machine's cores (2 cores cannot create
+   56-way contention). Our closest number (the highest client count we can
+   drive) is still shown, labelled as such.
+2. **not measured yet** — the study has no processed data, the claim needs a
+   regime the data does not have (IO-bound: a database larger than RAM), or
+   the configuration / client count is not among the runs.
+3. the rule, applied to each (configuration, clients) case with our 95 % CI:
+
+   * ``in_range``: the CI lies inside the claimed range → confirmed; the CI and
+     the range do not overlap → refuted; otherwise inconclusive. A value with no
+     CI (a single measurement, e.g. the environment's timer overhead) is
+     confirmed when it lies in the range and refuted otherwise.
+   * ``fastest``: tps of the configuration over tps of each rival (Fieller CI):
+     every CI above 1 → confirmed; some CI below 1 → refuted; otherwise
+     inconclusive.
+
+   Cases combine: any refuted → refuted; all confirmed → confirmed; otherwise
+   inconclusive.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import paths, stats
+from .stats import Estimate
+
+CLAIMS_FILE = paths.RAW / "claims.csv"
+MAX_CLIENTS_PER_CORE = 4
+# pgbench database size per scale unit, from post 000's own numbers (scale 200 = 2997 MB, 2000 = 29 GB).
+PGBENCH_BYTES_PER_SCALE = 15e6
+
+CONFIRMED, REFUTED, INCONCLUSIVE = "confirmed", "refuted", "inconclusive"
+NOT_REPRODUCIBLE, NOT_MEASURED = "not reproducible here", "not measured yet"
+VERDICTS = (CONFIRMED, REFUTED, INCONCLUSIVE, NOT_REPRODUCIBLE, NOT_MEASURED)
+
+RULES = ("in_range", "fastest")
+REGIMES = ("", "cached", "io_bound")
+# metric -> run column averaged per run (None: computed specially)
+RUN_METRICS = {
+    "tps": "tps", "log_loss": "log_loss", "log_lines_per_s": "log_lines_per_s",
+    "log_bytes_per_s": "log_bytes_per_s", "latency_mean_ms": "latency_mean_ms", "latency_p95_ms": "latency_p95_ms",
+    "server_cpu_s": "server_cpu_s", "logger_cpu_s": "logger_cpu_s",
+}
+SPECIAL_METRICS = ("ratio", "logger_cpu_share")
+# ratio_of:<column>: mean of a run column over the reference configuration's, with Fieller's CI
+RATIO_OF = "ratio_of:"
+PREFIX_METRICS = ("env:", "regression:")
+
+COLUMNS = ("claim_id", "post", "claim", "published", "published_ids", "study", "where", "metric", "configuration",
+           "reference", "clients", "regime", "rule", "low", "high", "note")
+
+
+def load(path: Path | str = CLAIMS_FILE) -> pd.DataFrame:
+    """The claims file, checked: known rules, metrics and regimes, unique ids, low <= high."""
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: missing columns {missing}; expected {list(COLUMNS)}")
+    problems = []
+    if df["claim_id"].duplicated().any():
+        problems.append(f"duplicate claim_id {sorted(df.loc[df['claim_id'].duplicated(), 'claim_id'])}")
+    for _, r in df.iterrows():
+        cid = r["claim_id"]
+        if r["rule"] not in RULES:
+            problems.append(f"{cid}: rule {r['rule']!r} not in {RULES}")
+        m = r["metric"]
+        if not (m in RUN_METRICS or m in SPECIAL_METRICS or m.startswith(PREFIX_METRICS + (RATIO_OF,))):
+            problems.append(f"{cid}: metric {m!r} unknown")
+        if r["regime"] not in REGIMES:
+            problems.append(f"{cid}: regime {r['regime']!r} not in {REGIMES}")
+        if r["rule"] == "fastest" and not r["reference"]:
+            problems.append(f"{cid}: rule 'fastest' needs the rivals in 'reference'")
+        lo, hi = _bound(r["low"], -math.inf), _bound(r["high"], math.inf)
+        if lo > hi:
+            problems.append(f"{cid}: low {lo} > high {hi}")
+        try:
+            _where(r["where"])
+        except ValueError as e:
+            problems.append(f"{cid}: {e}")
+        try:
+            _int_list(r["clients"])
+        except ValueError:
+            problems.append(f"{cid}: clients {r['clients']!r} is not a ';'-separated list of whole numbers")
+    if problems:
+        raise ValueError(f"{path}: " + "; ".join(problems))
+    return df
+
+
+def _bound(text: str, default: float) -> float:
+    return float(text) if str(text).strip() else default
+
+
+def _int_list(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in str(text).split(";") if x.strip())
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in str(text).split(";") if x.strip())
+
+
+@dataclass(frozen=True)
+class StudyData:
+    """A study's processed data as the claims and the paper see it."""
+
+    name: str
+    engine: str
+    baseline: str
+    runs: pd.DataFrame  # measured runs only (no warm-ups)
+    summary: pd.DataFrame | None = None
+    environment: dict = field(default_factory=dict)
+
+    @property
+    def clients(self) -> tuple[int, ...]:
+        return tuple(sorted(int(c) for c in self.runs["clients"].unique()))
+
+    @property
+    def configurations(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.runs["configuration"].astype(str)))
+
+
+# A study that records its regime per run (e.g. mysql_slowlog's cells) names it in its own words.
+REGIME_NAMES = {"cpu": "cached", "cpu_bound": "cached", "cached": "cached", "io": "io_bound", "io_bound": "io_bound"}
+
+
+def run_regimes(study: StudyData) -> tuple[pd.Series, str]:
+    """Per run: 'cached', 'io_bound' or 'unknown' — from a recorded ``regime`` column, else from pgbench's
+    database size (scale × PGBENCH_BYTES_PER_SCALE) against the machine's RAM; and how it was decided."""
+    runs = study.runs
+    if "regime" in runs.columns:
+        return runs["regime"].astype(str).map(lambda r: REGIME_NAMES.get(r, "unknown")), "as recorded by the study"
+    mem = study.environment.get("memory_bytes")
+    if mem and {"workload", "scale"} <= set(runs.columns) and runs["workload"].astype(str).str.contains("pgbench").all():
+        size = runs["scale"].astype(float) * PGBENCH_BYTES_PER_SCALE
+        scale = int(runs["scale"].max())
+        how = (f"pgbench scale {scale} ≈ {scale * PGBENCH_BYTES_PER_SCALE / 1e9:.2g} GB against "
+               f"{float(mem) / 1e9:.3g} GB of RAM")
+        return size.gt(float(mem)).map({True: "io_bound", False: "cached"}), how
+    return pd.Series("unknown", index=runs.index), "the study records no regime and no database size"
+
+
+def regime(study: StudyData) -> tuple[str, str]:
+    """The study's regime when all its runs share one ('cached' | 'io_bound' | 'unknown' | 'mixed'), and how."""
+    per_run, how = run_regimes(study)
+    vals = sorted(set(per_run))
+    return (vals[0] if len(vals) == 1 else "mixed" if vals else "unknown"), how
+
+
+def _where(text: str) -> dict[str, str]:
+    """'test=oltp_read_write;regime=cpu' -> {'test': 'oltp_read_write', 'regime': 'cpu'}."""
+    out = {}
+    for part in _names(text):
+        if "=" not in part:
+            raise ValueError(f"where {text!r}: each part is column=value")
+        k, v = part.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def restrict(study: StudyData, where: str, need: str) -> tuple[StudyData | None, str]:
+    """The study's runs that a claim is about: its ``where`` filter, then its regime. (None, why) if none are left."""
+    runs = study.runs
+    for col, want in _where(where).items():
+        if col not in runs.columns:
+            return None, f"'{study.name}' has no column '{col}' to select {col}={want}"
+        have = sorted(set(runs[col].astype(str)))
+        runs = runs[runs[col].astype(str) == want]
+        if not len(runs):
+            return None, f"'{study.name}' has no runs with {col}={want} (it has {', '.join(have)})"
+    sub = dataclasses.replace(study, runs=runs.reset_index(drop=True))
+    note = ""
+    if need:
+        per_run, how = run_regimes(sub)
+        if (per_run == "unknown").all():
+            note = f"regime not recorded ({how}); "
+        else:
+            keep = per_run == need
+            if not keep.any():
+                have = ", ".join(sorted(set(per_run)))
+                return None, f"needs the {need.replace('_', '-')} regime; '{study.name}' ran {have} ({how})"
+            sub = dataclasses.replace(sub, runs=sub.runs[keep.to_numpy()].reset_index(drop=True))
+    return sub, note
+
+
+# --- rules --------------------------------------------------------------------------------------------------
+
+
+def in_range_verdict(e: Estimate, low: float, high: float) -> str:
+    """CI inside [low, high] → confirmed; disjoint → refuted; else inconclusive (no CI: the point decides)."""
+    if math.isnan(e.value):
+        return INCONCLUSIVE
+    if math.isnan(e.low) or math.isnan(e.high):
+        return CONFIRMED if low <= e.value <= high else REFUTED
+    if low <= e.low and e.high <= high:
+        return CONFIRMED
+    if e.high < low or e.low > high:
+        return REFUTED
+    return INCONCLUSIVE
+
+
+def fastest_verdict(ratios: list[Estimate]) -> str:
+    """Ratios of the claimed fastest to each rival: all CIs above 1 → confirmed; one below 1 → refuted."""
+    if any(not math.isnan(r.high) and r.high < 1 for r in ratios):
+        return REFUTED
+    if ratios and all(not math.isnan(r.low) and r.low > 1 for r in ratios):
+        return CONFIRMED
+    return INCONCLUSIVE
+
+
+def combine(verdicts: list[str]) -> str:
+    if not verdicts:
+        return NOT_MEASURED
+    if REFUTED in verdicts:
+        return REFUTED
+    if all(v == CONFIRMED for v in verdicts):
+        return CONFIRMED
+    return INCONCLUSIVE
+
+
+def rule_text(rule: str, low: float, high: float) -> str:
+    if rule == "fastest":
+        return "tps ratio to every rival: all 95 % CIs > 1 → confirmed; any < 1 → refuted; else inconclusive"
+    return (f"95 % CI inside {range_text(low, high)} → confirmed; disjoint → refuted; else inconclusive")
+
+
+def fmt(x: float, sig: int = 3) -> str:
+    """A number with ``sig`` significant digits, no exponent; ∞ and — for the unbounded and the undefined."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if x == 0:
+        return "0"
+    decimals = max(0, sig - 1 - int(math.floor(math.log10(abs(x)))))
+    s = f"{x:.{decimals}f}"
+    return "0" if s in ("-0", "-0.0") else s
+
+
+def fmt_p(p: float) -> str:
+    """A p-value: two significant digits, or '< 0.001'."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "—"
+    return "< 0.001" if p < 0.001 else fmt(p, 2)
+
+
+def _plain(x: float) -> str:
+    """A bound as the claims file states it: 0.95, 1.07, 7500000."""
+    return str(int(x)) if float(x).is_integer() else f"{x:.6g}"
+
+
+def range_text(low: float, high: float) -> str:
+    if math.isinf(low) and math.isinf(high):
+        return "any value"
+    if math.isinf(high):
+        return f"≥ {_plain(low)}"
+    if math.isinf(low):
+        return f"≤ {_plain(high)}"
+    return f"[{_plain(low)}, {_plain(high)}]"
+
+
+def estimate_text(e: Estimate) -> str:
+    if math.isnan(e.low) or math.isnan(e.high):
+        return fmt(e.value)
+    return f"{fmt(e.value)} [{fmt(e.low)}, {fmt(e.high)}]"
+
+
+# --- what the posts published (data/raw/reference, when present) --------------------------------------------
+
+
+def published_parts(ids: str, values: pd.DataFrame) -> list[dict]:
+    """The published numbers a claim rests on: ``a/b`` is the ratio of two published values, ``a`` one value.
+
+    ``values`` is :func:`logbench.reference.load_values`. Unknown ids raise KeyError.
+    """
+    by_id = values.set_index("id")
+    parts = []
+    for token in _names(ids):
+        if "/" in token:
+            num, den = (by_id.loc[t] for t in token.split("/"))
+            clients = num["clients"]
+            parts.append({"token": token, "kind": "ratio", "value": float(num["value"]) / float(den["value"]),
+                          "clients": None if pd.isna(clients) else int(clients), "text": ""})
+        else:
+            row = by_id.loc[token]
+            text, unit = str(row["value_text"]).strip(), str(row["unit"])
+            # The post's own text; its unit is added only where the text is a bare number.
+            if not any(ch.isalpha() or ch == "%" for ch in text):
+                shown = {"percent": "%", "ratio": ""}.get(unit, unit)
+                text = f"{text} {shown}".strip()
+            clients = row["clients"]
+            parts.append({"token": token, "kind": "value", "value": float(row["value"]),
+                          "clients": None if pd.isna(clients) else int(clients), "text": text})
+    return parts
+
+
+def _ratio_text(v: float) -> str:
+    return f"{v:.2f}" if abs(v) >= 0.1 else fmt(v, 2)
+
+
+def published_text(ids: str, values: pd.DataFrame, max_listed: int = 4) -> str:
+    """What the post published, as text built from the reference values (ratios to 2 decimals, as the posts print)."""
+    parts = published_parts(ids, values)
+    ratios = [p for p in parts if p["kind"] == "ratio"]
+    # The same published text for several cells (e.g. "1.00" at 1, 20 and 100 connections) is shown once.
+    grouped: dict[str, list[int]] = {}
+    for p in parts:
+        if p["kind"] == "value":
+            grouped.setdefault(p["text"], [])
+            if p["clients"] is not None and p["clients"] not in grouped[p["text"]]:
+                grouped[p["text"]].append(p["clients"])
+    singles = [t + (f" ({', '.join(str(k) for k in ks)})" if ks else "") for t, ks in grouped.items()]
+    if len(ratios) > max_listed:
+        vals = [p["value"] for p in ratios]
+        listed = [f"{_ratio_text(min(vals))}–{_ratio_text(max(vals))} ({len(vals)} cells)"]
+    else:
+        listed = [_ratio_text(p["value"]) + (f" ({p['clients']})" if p["clients"] is not None else "")
+                  for p in ratios]
+    return "; ".join(singles + listed)
+
+
+def with_published(claims: pd.DataFrame, values: pd.DataFrame | None) -> pd.DataFrame:
+    """Claims whose 'published' text is rebuilt from the reference data when it is available.
+
+    Without reference data (or for a claim without ids) the file's own 'published' text stays.
+    """
+    out = claims.copy()
+    out["published_source"] = "claims.csv"
+    if values is None or not len(values):
+        return out
+    for i, r in out.iterrows():
+        if r["published_ids"]:
+            out.at[i, "published"] = published_text(r["published_ids"], values)
+            out.at[i, "published_source"] = "reference"
+    return out
+
+
+# --- metrics ------------------------------------------------------------------------------------------------
+
+
+def _cell(study: StudyData, configuration: str, clients: int) -> pd.DataFrame:
+    r = study.runs
+    return r[(r["configuration"].astype(str) == configuration) & (r["clients"].astype(int) == clients)]
+
+
+def metric(study: StudyData, name: str, configuration: str, clients: int, reference: str = "") -> Estimate:
+    """Our estimate of a metric for one (configuration, clients) cell, with its 95 % CI (logbench.stats)."""
+    cell = _cell(study, configuration, clients)
+    if name == "ratio":
+        ref = _cell(study, reference or study.baseline, clients)
+        return stats.ratio_ci(cell["tps"].astype(float), ref["tps"].astype(float))
+    if name.startswith(RATIO_OF):
+        col = name[len(RATIO_OF):]
+        ref = _cell(study, reference or study.baseline, clients)
+        if col not in cell.columns:
+            return Estimate(math.nan, math.nan, math.nan, 0)
+        return stats.ratio_ci(pd.to_numeric(cell[col], errors="coerce"), pd.to_numeric(ref[col], errors="coerce"))
+    if name == "logger_cpu_share":
+        wall = cell["wall_s"].astype(float).where(cell["wall_s"].astype(float) > 0, cell["duration_s"].astype(float))
+        return stats.mean_ci(cell["logger_cpu_s"].astype(float) / wall)
+    return stats.mean_ci(pd.to_numeric(cell[RUN_METRICS[name]], errors="coerce"))
+
+
+def _is_ratio(metric_name: str) -> bool:
+    return metric_name == "ratio" or metric_name.startswith(RATIO_OF)
+
+
+def _regression_estimate(regression: pd.DataFrame | None, engine: str, term: str) -> Estimate | None:
+    if regression is None or not len(regression):
+        return None
+    model = "interaction" if ":" in term and "@" not in term else "main"
+    if "@" in term:
+        model = "per_clients"
+    row = regression[(regression["engine"] == engine) & (regression["model"] == model) & (regression["term"] == term)]
+    if not len(row):
+        return None
+    r = row.iloc[0]
+    return Estimate(float(r["estimate"]), float(r["ci_low"]), float(r["ci_high"]), int(r["n"]))
+
+
+# --- evaluation ---------------------------------------------------------------------------------------------
+
+SUMMARY_COLUMNS = ("claim_id", "post", "claim", "published", "claimed", "study", "measured_at", "ours", "value",
+                   "ci_low", "ci_high", "verdict", "why", "rule")
+DETAIL_COLUMNS = ("claim_id", "configuration", "reference", "clients", "value", "ci_low", "ci_high", "n",
+                  "verdict")
+
+
+def evaluate(claims: pd.DataFrame, studies: dict[str, StudyData], *, cores: int,
+             regression: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per claim with its verdict, one row per evaluated case)."""
+    rows, details = [], []
+    limit = MAX_CLIENTS_PER_CORE * cores
+    for _, c in claims.iterrows():
+        row, det = _evaluate_one(c, studies, cores, limit, regression)
+        rows.append(row)
+        details.extend(det)
+    return (pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS)),
+            pd.DataFrame(details, columns=list(DETAIL_COLUMNS)))
+
+
+def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int, limit: int,
+                  regression: pd.DataFrame | None) -> tuple[dict, list[dict]]:
+    low, high = _bound(c["low"], -math.inf), _bound(c["high"], math.inf)
+    base = {"claim_id": c["claim_id"], "post": c["post"], "claim": c["claim"], "published": c["published"],
+            "claimed": range_text(low, high) if c["rule"] == "in_range" else "fastest",
+            "study": c["study"], "measured_at": "", "ours": "—", "value": math.nan, "ci_low": math.nan,
+            "ci_high": math.nan, "rule": rule_text(c["rule"], low, high)}
+
+    def done(verdict: str, why: str, details: list[dict] | None = None) -> tuple[dict, list[dict]]:
+        return {**base, "verdict": verdict, "why": why}, details or []
+
+    wanted = _int_list(c["clients"])
+    feasible = tuple(k for k in wanted if k <= limit)
+    infeasible = tuple(k for k in wanted if k > limit)
+    study = studies.get(c["study"]) if c["study"] else None
+    configs = _names(c["configuration"])
+    metric_name = c["metric"]
+
+    if wanted and not feasible:
+        why = (f"needs {_join(infeasible)} clients; this machine has {cores} cores and the rule allows at most "
+               f"{MAX_CLIENTS_PER_CORE} × {cores} = {limit}")
+        sub = restrict(study, c["where"], c["regime"])[0] if study is not None else None
+        closest = _closest(c, sub, configs, limit)
+        if closest is not None:
+            (cfg, k, e) = closest
+            base.update(ours=f"{estimate_text(e)} at {k} clients (closest here)", value=e.value, ci_low=e.low,
+                        ci_high=e.high, measured_at=f"{cfg} @ {k} clients")
+        return done(NOT_REPRODUCIBLE, why)
+    if not c["study"]:
+        return done(NOT_MEASURED, "no study in the suite measures this yet")
+    if study is None:
+        return done(NOT_MEASURED, f"study '{c['study']}' would measure this; its processed data "
+                                  f"({c['study']}_runs.csv) does not exist yet")
+    note = f"{_join(infeasible)} clients not reproducible here (> {limit}); " if infeasible else ""
+
+    # Single values that are not per-cell: the environment record, the regression.
+    if metric_name.startswith(PREFIX_METRICS):
+        if metric_name.startswith("env:"):
+            key = metric_name[4:]
+            v = study.environment.get(key)
+            if v is None:
+                return done(NOT_MEASURED, f"the environment record of '{study.name}' has no '{key}'")
+            e = Estimate(float(v), math.nan, math.nan, 1)
+            where = f"{study.name} environment"
+        else:
+            term = metric_name[len("regression:"):]
+            e = _regression_estimate(regression, study.engine, term)
+            if e is None:
+                return done(NOT_MEASURED, f"no regression estimate of '{term}' for {study.engine} yet")
+            where = f"{study.engine} regression"
+        verdict = in_range_verdict(e, low, high)
+        base.update(ours=estimate_text(e), value=e.value, ci_low=e.low, ci_high=e.high, measured_at=where)
+        det = [{"claim_id": c["claim_id"], "configuration": "", "reference": "", "clients": math.nan,
+                "value": e.value, "ci_low": e.low, "ci_high": e.high, "n": e.n, "verdict": verdict}]
+        return done(verdict, note + _why(verdict, c["rule"]), det)
+
+    study, why = restrict(study, c["where"], c["regime"])
+    if study is None:
+        return done(NOT_MEASURED, why)
+    note += why
+    missing = [x for x in configs + _names(c["reference"]) if x not in study.configurations]
+    if missing:
+        return done(NOT_MEASURED, f"configuration(s) {', '.join(missing)} not in '{study.name}' "
+                                  f"(it has {', '.join(study.configurations)})")
+    column = metric_name[len(RATIO_OF):] if metric_name.startswith(RATIO_OF) else RUN_METRICS.get(metric_name)
+    if column and column not in study.runs.columns:
+        return done(NOT_MEASURED, f"'{study.name}' records no '{column}'")
+    levels = [k for k in (feasible or study.clients) if k in study.clients]
+    if not levels:
+        return done(NOT_MEASURED, f"'{study.name}' did not run {_join(feasible)} clients (it ran "
+                                  f"{_join(study.clients)})")
+
+    details, cases = [], []
+    for k in levels:
+        if c["rule"] == "fastest":
+            cfg = configs[0]
+            rivals = [r for r in _names(c["reference"]) if r != cfg]
+            ratios = [metric(study, "ratio", cfg, k, r) for r in rivals]
+            verdict = fastest_verdict(ratios)
+            best = int(np.nanargmin([r.value for r in ratios]))  # the strongest rival: smallest ratio
+            e, ref = ratios[best], rivals[best]
+            details.append(_detail(c, cfg, ref, k, e, verdict))
+            cases.append((cfg, ref, k, e, verdict))
+        else:
+            for cfg in configs:
+                ref = c["reference"] or (study.baseline if _is_ratio(metric_name) else "")
+                e = metric(study, metric_name, cfg, k, ref)
+                verdict = in_range_verdict(e, low, high)
+                details.append(_detail(c, cfg, ref, k, e, verdict))
+                cases.append((cfg, ref, k, e, verdict))
+    verdict = combine([v for *_, v in cases])
+    decisive = _decisive(cases, verdict)
+    cfg, ref, k, e, _ = decisive
+    label = f"{cfg}/{ref}" if _is_ratio(metric_name) or c["rule"] == "fastest" else cfg
+    if len(cases) == 1:
+        ours = estimate_text(e)
+    else:
+        vals = [x[3].value for x in cases]
+        ours = (f"{len(cases)} cases, {fmt(float(np.nanmin(vals)))} to {fmt(float(np.nanmax(vals)))}; "
+                f"decisive: {label} @ {k}: {estimate_text(e)}")
+    base.update(ours=ours, value=e.value, ci_low=e.low, ci_high=e.high, measured_at=f"{label} @ {k} clients")
+    return done(verdict, note + _why(verdict, c["rule"]), details)
+
+
+def _why(verdict: str, rule: str) -> str:
+    if rule == "fastest":
+        return {CONFIRMED: "faster than every rival (all ratio CIs > 1)",
+                REFUTED: "a rival is faster (a ratio CI < 1)",
+                INCONCLUSIVE: "some ratio CI contains 1"}[verdict]
+    return {CONFIRMED: "our CI lies inside the claimed range",
+            REFUTED: "our CI lies outside the claimed range",
+            INCONCLUSIVE: "our CI straddles the claimed range's edge"}[verdict]
+
+
+def _decisive(cases: list, verdict: str):
+    """The case that decides: the first refuting one, the first inconclusive one, else the first."""
+    for want in (REFUTED, INCONCLUSIVE):
+        if verdict == want:
+            return next(x for x in cases if x[4] == want)
+    return cases[0]
+
+
+def _detail(c, cfg, ref, k, e: Estimate, verdict: str) -> dict:
+    return {"claim_id": c["claim_id"], "configuration": cfg, "reference": ref, "clients": k, "value": e.value,
+            "ci_low": e.low, "ci_high": e.high, "n": e.n, "verdict": verdict}
+
+
+def _closest(c, study: StudyData | None, configs: tuple[str, ...], limit: int):
+    """Our number at the highest client count we can drive, for a claim we cannot reproduce."""
+    if study is None or not configs or c["metric"].startswith(PREFIX_METRICS):
+        return None
+    if any(x not in study.configurations for x in configs + _names(c["reference"])):
+        return None
+    levels = [k for k in study.clients if k <= limit]
+    if not levels:
+        return None
+    k = max(levels)
+    cfg = configs[0]
+    if c["rule"] == "fastest":
+        rivals = [r for r in _names(c["reference"]) if r != cfg]
+        ratios = [metric(study, "ratio", cfg, k, r) for r in rivals]
+        return cfg, k, ratios[int(np.nanargmin([r.value for r in ratios]))]
+    ref = c["reference"] or (study.baseline if _is_ratio(c["metric"]) else "")
+    return cfg, k, metric(study, c["metric"], cfg, k, ref)
+
+
+def _join(xs) -> str:
+    return "/".join(str(x) for x in xs)

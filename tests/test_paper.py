@@ -1,0 +1,244 @@
+"""The paper builds, references only files that exist, and prints exactly the numbers of the processed data.
+
+Two builds, both into temporary directories (never into paper/):
+
+* from a synthetic processed directory run through the whole findings pipeline (always available);
+* from the real ``data/processed`` and ``paper/figures`` — and its text must equal the committed
+  ``paper/logbench.pdf``'s, so a PDF that was not rebuilt after the data changed fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from logbench import claims, paths, regression, report, stats
+
+pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None,
+                                reason="pdftotext (poppler-utils, see scripts/apt-packages.txt) is not installed")
+
+
+def pdf_text(pdf: Path) -> str:
+    return subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def squash(text: str) -> str:
+    """Whitespace and soft hyphens removed: line breaks may fall anywhere between words."""
+    return re.sub(r"\s+", "", text.replace("\u00ad", ""))
+
+
+# --- an independent reader of the numbers' provenance -------------------------------------------------------
+
+CODE_CONSTANTS = {
+    "claims.MAX_CLIENTS_PER_CORE": claims.MAX_CLIENTS_PER_CORE,
+    "regression.BP_ALPHA": regression.BP_ALPHA,
+    "regression.COOKS_FACTOR": regression.COOKS_FACTOR,
+    "regression.BYTES_PER_KB": regression.BYTES_PER_KB,
+    "stats.CONFIDENCE_PERCENT": round(100 * stats.CONFIDENCE),
+}
+
+
+def read_spec(spec: dict, processed: Path):
+    kind = spec["kind"]
+    if kind == "constant":
+        return CODE_CONSTANTS[spec["name"]]
+    if kind == "div":
+        return read_spec(spec["a"], processed) / read_spec(spec["b"], processed)
+    if kind == "scale":
+        return read_spec(spec["of"], processed) * spec["factor"]
+    path = processed / spec["source"]
+    if kind == "env":
+        return json.loads(path.read_text())[spec["key"]]
+    df = pd.read_csv(path)
+    for col, want in spec.get("where", {}).items():
+        df = df[df[col].astype(str) == str(want)]
+    if kind == "cell":
+        assert len(df) == 1, spec
+        return df[spec["column"]].iloc[0]
+    col = df[spec["column"]] if spec.get("column") else df
+    return {"count": lambda: len(df), "nunique": lambda: col.nunique(), "max": lambda: col.max(),
+            "first": lambda: col.iloc[0],
+            "list": lambda: sorted(int(x) for x in col.unique()) if spec.get("int") else sorted(map(str, col.unique())),
+            }[spec["agg"]]()
+
+
+def same(a, b) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+    return a == b or str(a) == str(b)
+
+
+def check_build(build: Path, processed: Path) -> None:
+    """Every referenced file exists; every in-text number equals its source and is printed; tables are printed."""
+    doc = json.loads((build / "generated" / "numbers.json").read_text())
+    source = (build / "logbench.typ").read_text()
+    # 1. what the source and the generated data reference exists
+    for rel in re.findall(r'(?:json|csv|image)\("([^"]+)"\)', source):
+        assert (build / rel).is_file(), rel
+    for rel in doc["figures"] + doc["tables"]:
+        assert (build / rel).is_file() and (build / rel).stat().st_size > 0, rel
+    for s in doc["studies"]:
+        assert s["table"] == "" or s["table"] in doc["tables"]
+        for f in s["figures"]:
+            assert f["path"] in doc["figures"]
+    for e in doc["engines"]:
+        assert e["table"] in doc["tables"]
+        for rel in (e["figure_fit"], e["figure_cost"]):
+            assert rel == "" or rel in doc["figures"]
+    text = pdf_text(build / "logbench.pdf")
+    flat = squash(text)
+    # 2. every in-text number: its spec re-read from the processed files gives the same value and text
+    assert doc["numbers"], "no numbers were generated"
+    for key, item in doc["numbers"].items():
+        value = read_spec(item["spec"], processed)
+        if item["value"] is None:  # a missing value is printed as a dash
+            assert pd.isna(value) and item["text"] == "—", key
+            continue
+        assert same(item["value"], value), (key, item["value"], value)
+        assert report.render(value, item["spec"]) == item["text"], key
+        assert squash(item["text"]) in flat, f"{key} = {item['text']!r} is not printed in the PDF"
+    # 3. every number in every generated table is printed
+    for rel in doc["tables"]:
+        cells = pd.read_csv(build / rel, dtype=str, keep_default_na=False)
+        for cell in cells.to_numpy().ravel():
+            for number in re.findall(r"-?\d+(?:\.\d+)?", cell):
+                assert number in flat, f"{rel}: {number!r} of {cell!r} is not printed"
+    # 4. the study tables say what the processed summaries say (formatted independently here)
+    for s in doc["studies"]:
+        if not s["table"]:
+            continue
+        summary = pd.read_csv(processed / f"{s['name']}.csv")
+        table = pd.read_csv(build / s["table"], dtype=str, keep_default_na=False)
+        ratio_col = [c for c in table.columns if c.startswith("ratio")][0]
+        assert len(summary) == len(table)
+        for (_, srow), (_, trow) in zip(summary.iterrows(), table.iterrows()):
+            assert trow["configuration"] == str(srow["configuration"])
+            if not math.isnan(srow["ratio_ci_low"]):
+                expect = (f"{claims.fmt(srow['ratio'])} [{claims.fmt(srow['ratio_ci_low'])}, "
+                          f"{claims.fmt(srow['ratio_ci_high'])}]")
+                assert trow[ratio_col] == expect
+                assert squash(expect) in flat or all(x in flat for x in squash(expect).split(","))
+    # 5. the claims: every id and verdict is printed, and the counts add up
+    if doc["has_findings"]:
+        cl = pd.read_csv(processed / "findings_claims.csv", dtype=str, keep_default_na=False)
+        for _, r in cl.iterrows():
+            assert r["verdict"] in claims.VERDICTS
+        counts = sum(int(doc["numbers"][f"claims.{v}"]["text"]) for v in claims.VERDICTS)
+        assert counts == len(cl) == int(doc["numbers"]["claims.count"]["text"])
+        for part in ("confirmed", "refuted", "notreproduciblehere", "notmeasuredyet"):
+            assert part in flat
+
+
+# --- a synthetic processed directory through the whole pipeline ---------------------------------------------
+
+CONFIGS = {"none": (0, 0), "stderr": (2, 150), "csvlog": (2, 290), "syslog": (2, 160), "syslog,csvlog": (4, 220)}
+
+
+def synthetic_processed(directory: Path) -> Path:
+    runs = regression.synthetic_runs(study="pg_destinations", configurations=CONFIGS, clients=(1, 2, 4), repeats=4,
+                                     line_cost_us=6.0, noise_cv=0.02, seed=11)
+    runs = runs.assign(server_version="15.18 (synthetic)", query_mode="prepared", backend="local", switch="reload")
+    directory.mkdir(parents=True)
+    runs.to_csv(directory / "pg_destinations_runs.csv", index=False, float_format="%.6g")
+    summary = stats.summarise(runs, by=["configuration", "clients"], baseline="none",
+                              also=("log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s", "logger_cpu_s"))
+    summary.to_csv(directory / "pg_destinations.csv", index=False, float_format="%.6g")
+    env = {"cpu_count": 2, "cpu_model": "Synthetic CPU", "memory_bytes": 8_000_000_000, "kernel": "6.1.0",
+           "os": "Debian GNU/Linux 12 (bookworm)", "clocksource": "tsc", "timer_loop_ns": 31.5, "env_id": "synthetic"}
+    (directory / "pg_destinations_environment.json").write_text(json.dumps(env, indent=2, sort_keys=True) + "\n")
+    # a second engine whose study is made of cells (regime × workload), like mysql_slowlog
+    my = pd.concat([
+        regression.synthetic_runs(study="mysql_slowlog", engine="mariadb", configurations=MY_CONFIGS, clients=(1, 8),
+                                  repeats=3, line_cost_us=9.0, seed=seed).assign(regime=regime, test="oltp_read_write")
+        for seed, regime in ((21, "cpu"), (22, "io"))], ignore_index=True)
+    my = my.assign(server_version="10.11 (synthetic)", query_mode="", backend="local", workload="sysbench oltp_read_write")
+    my.to_csv(directory / "mysql_slowlog_runs.csv", index=False, float_format="%.6g")
+    my_summary = stats.summarise(my, by=["regime", "test", "configuration", "clients"], baseline="off",
+                                 also=("log_loss", "log_bytes_per_s", "server_cpu_s"))
+    my_summary.to_csv(directory / "mysql_slowlog.csv", index=False, float_format="%.6g")
+    (directory / "mysql_slowlog_environment.json").write_text(json.dumps(env, indent=2, sort_keys=True) + "\n")
+    return directory
+
+
+MY_CONFIGS = {"off": (0, 0), "slow_1s": (0, 0), "slow_all": (1, 400), "slow_all_devnull": (1, 0)}
+
+
+@pytest.fixture(scope="module")
+def synthetic_build(tmp_path_factory):
+    root = tmp_path_factory.mktemp("paper")
+    processed = synthetic_processed(root / "processed")
+    tables, figures = report.compute_findings(processed, floor_batches=5)
+    report.write_findings(tables, figures, output_dir=processed, figures_dir=root / "figures")
+    pdf = report.build(processed, root / "figures", root / "build")
+    return root, processed, pdf
+
+
+def test_synthetic_paper_builds_and_prints_the_processed_numbers(synthetic_build):
+    root, processed, pdf = synthetic_build
+    assert pdf == root / "build" / "logbench.pdf" and pdf.stat().st_size > 10_000
+    check_build(root / "build", processed)
+    doc = json.loads((root / "build" / "generated" / "numbers.json").read_text())
+    assert [s["name"] for s in doc["studies"]] == ["pg_destinations", "mysql_slowlog"]
+    assert [m["name"] for m in doc["missing_studies"]] == ["log_rotation", "pg_audit_timing"]
+    assert [e["engine"] for e in doc["engines"]] == ["mariadb", "postgresql"] and doc["has_findings"]
+    my = doc["studies"][1]
+    assert [f["cell"] for f in my["figures"]] == ["cpu, oltp_read_write", "io, oltp_read_write"]
+    verdicts = pd.read_csv(processed / "findings_claims.csv", dtype=str, keep_default_na=False).set_index("claim_id")
+    assert verdicts.loc["001-cpu-all", "measured_at"].startswith("slow_all/off @")
+    assert verdicts.loc["001-io-all", "verdict"] != claims.NOT_MEASURED  # the io cell answers the IO-bound claim
+
+
+def test_synthetic_paper_reports_the_known_line_cost(synthetic_build):
+    root, processed, pdf = synthetic_build
+    coefs = pd.read_csv(processed / "findings_regression.csv")
+    flat = squash(pdf_text(pdf))
+    for engine, truth in (("postgresql", 6.0), ("mariadb", 9.0)):
+        line = coefs[(coefs["engine"] == engine) & (coefs["model"] == "main")
+                     & (coefs["term"] == "records_per_tx")].iloc[0]
+        assert line["ci_low"] <= truth <= line["ci_high"], engine
+        assert squash(f"{claims.fmt(line['estimate'])} (95 % CI {claims.fmt(line['ci_low'])} to "
+                      f"{claims.fmt(line['ci_high'])}) µs") in flat
+
+
+def test_rebuild_is_byte_identical(synthetic_build):
+    root, processed, pdf = synthetic_build
+    again = report.build(processed, root / "figures", root / "build2")
+    assert again.read_bytes() == pdf.read_bytes()
+
+
+def test_figures_are_byte_stable(synthetic_build, tmp_path):
+    """Figures that depend only on the data (not the measured write floor) are the same file when redrawn."""
+    root, processed, _ = synthetic_build
+    studies, _ = report.load_studies(processed)
+    figs = {**report.study_figures(studies), **report.regression_findings(studies).figures}
+    for name, fig in figs.items():
+        report.plots.save(fig, tmp_path / f"{name}.png")
+        assert (tmp_path / f"{name}.png").read_bytes() == (root / "figures" / f"{name}.png").read_bytes(), name
+
+
+def test_build_never_writes_into_the_paper_directory(synthetic_build):
+    generated = paths.PAPER / "generated" / "numbers.json"
+    if generated.exists():
+        doc = json.loads(generated.read_text())
+        assert "Synthetic CPU" not in json.dumps(doc)
+
+
+# --- the real data: the committed PDF is what the processed data builds -------------------------------------
+
+
+def test_committed_paper_matches_a_rebuild_from_the_processed_data(tmp_path):
+    committed = paths.PAPER / report.PDF_NAME
+    assert committed.exists(), "paper/logbench.pdf is missing: run `make paper`"
+    pdf = report.build(paths.PROCESSED, paths.FIGURES, tmp_path / "build")
+    check_build(tmp_path / "build", paths.PROCESSED)
+    assert pdf_text(pdf) == pdf_text(committed), (
+        "paper/logbench.pdf differs from a rebuild from data/processed: run `make findings` (if the studies' data "
+        "changed) and `make paper`, then commit the PDF")
