@@ -70,7 +70,8 @@ TERM_UNITS = {
 }
 
 # Run columns that split a study into cells with baselines of their own (mysql_slowlog: regime and workload).
-CELL_COLUMNS = ("regime", "test")
+# A cell has its own baseline intercept: a MariaDB regime × workload, or a backend (local or container).
+CELL_COLUMNS = ("regime", "test", "backend")
 
 PREPARED_COLUMNS = ("study", "engine", "configuration", "clients", "repeat", "baseline", "extra_clients",
                     "us_per_tx", "records_per_tx", "kb_per_tx", "bytes_per_record")

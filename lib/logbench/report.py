@@ -58,6 +58,8 @@ KNOWN_STUDIES: tuple[StudyInfo, ...] = (
     StudyInfo("pg_destinations", "postgresql", "PostgreSQL log destinations", "000", "000/cached_prepared_select"),
     StudyInfo("mysql_slowlog", "mariadb", "MariaDB slow query log", "001", "001/cpu_bound"),
     StudyInfo("log_rotation", "mariadb", "Rotating a busy MariaDB slow log", "002", ""),
+    StudyInfo("backend_comparison", "postgresql", "PostgreSQL log destinations, local vs container", "000",
+              "000/cached_prepared_select"),
     StudyInfo("pg_audit_timing", "postgresql", "PostgreSQL statement logging and timing", "003",
               "003/select_only_prepared"),
 )
@@ -176,9 +178,14 @@ def summary_keys(summary: pd.DataFrame) -> list[str]:
     return cols[: cols.index("n")] if "n" in cols else ["configuration", "clients"]
 
 
+# Columns that split a study into cells wherever they stand (a backend or server-version variant).
+VARIANT_COLUMNS = ("backend", "variant")
+
+
 def cell_columns(summary: pd.DataFrame) -> list[str]:
     """Key columns that split a study into cells (everything but configuration and clients)."""
-    return [c for c in summary_keys(summary) if c not in ("configuration", "clients")]
+    keys = [c for c in summary_keys(summary) if c not in ("configuration", "clients")]
+    return keys + [c for c in VARIANT_COLUMNS if c in summary.columns and c not in keys]
 
 
 def cells(summary: pd.DataFrame) -> list[dict[str, str]]:

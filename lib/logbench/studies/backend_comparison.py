@@ -69,7 +69,7 @@ def run(study: pgd.PgDestinationsStudy, *, progress: bool = True) -> ComparisonR
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Per backend: tps and the ratio to that backend's own 'none', with CIs."""
-    return pgd.summary(runs).rename(columns={"variant": "backend"})
+    return pgd.summary(runs).rename(columns={"variant": "backend"})  # a key column, before n
 
 
 def interaction(runs: pd.DataFrame, confidence: float = stats.CONFIDENCE) -> pd.DataFrame:

@@ -382,7 +382,7 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
             g, by=["configuration", "clients"], baseline=baseline,
             also=("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s", "logger_cpu_s"),
         )
-        parts.append(s.assign(variant=variant) if variant else s)
+        parts.append(s.assign(variant=variant)[["variant", *s.columns]] if variant else s)
     out = pd.concat(parts, ignore_index=True)
     order = {c: i for i, c in enumerate(DESTINATIONS)}
     keys = ["configuration", "clients"] + (["variant"] if "variant" in out else [])
