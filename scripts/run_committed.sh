@@ -10,13 +10,13 @@ cd "$here"
 export PATH="$here/.venv/bin:$PATH"
 mkdir -p results/committed
 declare -A ARGS=(
-  # The committed main study runs on the local backend (the embedded default, as on a machine without
-  # Docker); notebook 03 puts the same destinations under both backends.
+  # The committed studies run on the local backend (the embedded default, as on a machine without
+  # Docker); notebook 03 puts the PostgreSQL destinations under both backends.
   [02]="-p profile standard -p backend local"
   # Named explicitly: a notebook saved from a smoke run keeps papermill's injected smoke parameters.
   [03]="-p profile standard"
-  [04]="-p profile standard"
-  [06]="-p profile standard"
+  [04]="-p profile standard -p backend local"
+  [06]="-p profile standard -p backend local"
 )
 wanted=("$@")
 [ ${#wanted[@]} -gt 0 ] || wanted=(02 03 04 06)

@@ -65,7 +65,7 @@ def test_bad_parameters_fail_before_any_server_starts(kwargs, parameter, scratch
 
 @pytest.mark.integration
 def test_every_method_once_under_load(tmp_path, scratch):
-    study = rot.define(profile="smoke", output_dir=tmp_path / "out")
+    study = rot.define(profile="smoke", backend="local", output_dir=tmp_path / "out")
     result = rot.run(study, progress=False)
     runs = rot.expand(result.runs).set_index("configuration")
     assert set(runs.index) == set(rot.METHODS)

@@ -275,8 +275,9 @@ def test_table_sink_counts_rows(server):
 @pytest.mark.integration
 def test_every_configuration_logs_where_expected(tmp_path, scratch):
     """Each configuration once under sysbench: the counted sinks get exactly the statements sent."""
+    # The local path; tests/test_mariadb_containers.py runs the same under the container backend.
     study = study_mod.define(profile="smoke", repeats=1, clients=[2], cells=["cpu/oltp_read_write"],
-                             output_dir=tmp_path / "out")
+                             backend="local", output_dir=tmp_path / "out")
     result = study_mod.run(study, progress=False)
     runs = study_mod.expand(result.runs).set_index("configuration")
     assert set(runs.index) == set(study_mod.CONFIGURATIONS)
@@ -342,7 +343,7 @@ def test_sigterm_mid_study_keeps_finished_runs_and_leaves_no_orphan(tmp_path, sc
         paths.scratch_root = lambda: Path({str(scratch)!r})
         from logbench.studies import mysql_slowlog as s
         st = s.define(profile="smoke", repeats=20, clients=[1], configurations=["slow_all"],
-                      output_dir={str(out)!r})
+                      backend="local", output_dir={str(out)!r})
         s.run(st, progress=False)
     """)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

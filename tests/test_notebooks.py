@@ -21,8 +21,9 @@ NOTEBOOKS: list[tuple[str, dict[str, object]]] = [
     ("02_pg_destinations.ipynb", {"profile": "smoke", "backend": "local"}),
     ("02_pg_destinations.ipynb", {"profile": "smoke", "backend": "container"}),
     ("03_local_vs_container.ipynb", {"profile": "smoke"}),
-    ("04_mysql_slowlog.ipynb", {"profile": "smoke"}),
-    ("06_log_rotation.ipynb", {"profile": "smoke"}),
+    ("04_mysql_slowlog.ipynb", {"profile": "smoke", "backend": "local"}),
+    ("04_mysql_slowlog.ipynb", {"profile": "smoke", "backend": "container"}),
+    ("06_log_rotation.ipynb", {"profile": "smoke", "backend": "local"}),
     ("90_findings.ipynb", {"output_dir": "{tmp}/findings"}),  # reads data/processed, writes only to {tmp}
 ]
 

@@ -12,11 +12,23 @@ switching, so a configuration produces the same effective settings under either
 backend (a test compares ``pg_settings``). Its ``/dev/log`` is the study's
 private rsyslog socket; the remote log host is an rsyslog container on a Docker
 network the study creates, addressed from 198.18.0.0/15 like the namespace host.
+
+MariaDB gets the *same* command-line options the local backend builds
+(:meth:`~logbench.servers.mariadb.MariaDBServer.command`, ``--no-defaults`` first,
+so the image's own option files do not count either) and the same ``SET GLOBAL``
++ restart switching; only the server's private paths differ inside. Its data is
+on a named Docker volume (the container's own disk, not a host directory), kept
+across the restarts a startup-only setting needs (the command line is fixed when
+a container is created, so a restart is a new container on the same volume) and
+removed at close. The log directory is bind-mounted at its host path, so the
+server reports the same ``slow_query_log_file`` either way and the host counts
+the files it writes.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -26,13 +38,15 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import ServerStartError
-from ..settings import Settings, validate_postgres
+from ..settings import Settings, mariadb_flavor, validate_mariadb, validate_postgres
 from . import process
+from .mariadb import MariaDBServer, find_mariadbd
 from .postgres import PostgresServer, Switch, conf_text, find_bindir  # noqa: F401  (Switch re-exported)
 from .syslog import REMOTE_PORT, remote_config
 
 # Official image first (where a registry or a local copy has it), then the one set-up builds here.
 PG_IMAGES = {v: (f"postgres:{v}", f"logbench/postgres:{v}") for v in ("13", "14", "15", "16", "17")}
+MARIADB_IMAGES = {"10.11": ("mariadb:10.11", "logbench/mariadb:10.11")}
 RSYSLOG_IMAGE = "logbench/rsyslog:8"
 CONTAINER_UID = 999  # the postgres/mysql user of the official images, and of ours
 LABEL = "org.logbench.study"
@@ -71,7 +85,14 @@ def _log_message(message: str):
 def resolve_image(kind: str, version: str = "15", image: str | None = None) -> str:
     """The image to run: the one asked for, else the official one if present or pullable, else ours."""
     client = _docker()
-    candidates = [image] if image else list(PG_IMAGES[version]) if kind == "postgres" else [RSYSLOG_IMAGE]
+    if image:
+        candidates = [image]
+    elif kind == "postgres":
+        candidates = list(PG_IMAGES[version])
+    elif kind == "mariadb":
+        candidates = list(MARIADB_IMAGES[version])
+    else:
+        candidates = [RSYSLOG_IMAGE]
     for name in candidates:
         try:
             client.images.get(name)
@@ -88,6 +109,14 @@ def resolve_image(kind: str, version: str = "15", image: str | None = None) -> s
     )
 
 
+def image_id(name: str) -> str:
+    """The local image's id (sha256:...), so a record names exactly what ran; '' when it cannot be read."""
+    try:
+        return _docker().images.get(name).id
+    except Exception:  # only provenance: a missing id must not stop a study that has already run
+        return ""
+
+
 def leftovers() -> dict[str, list[str]]:
     """Containers and networks a study created that still exist (tests check there are none)."""
     client = _docker()
@@ -95,6 +124,11 @@ def leftovers() -> dict[str, list[str]]:
         "containers": [c.name for c in client.containers.list(all=True, filters={"label": LABEL})],
         "networks": [n.name for n in client.networks.list(filters={"label": LABEL})],
     }
+
+
+def leftover_volumes() -> list[str]:
+    """Named volumes a study created that still exist (the MariaDB container's data; tests check there are none)."""
+    return [v.name for v in _docker().volumes.list(filters={"label": LABEL})]
 
 
 def _container_pid(container) -> int:
@@ -281,3 +315,208 @@ class ContainerPostgres(PostgresServer):
             if self.workdir is not None:
                 shutil.rmtree(self.workdir, ignore_errors=True)
                 self.workdir = None
+
+
+class ContainerMariaDB(MariaDBServer):
+    """MariaDB in a container, reached through a bind-mounted unix socket; a context manager.
+
+    The settings are validated against the host's ``mariadbd`` catalog (as
+    :class:`ContainerPostgres` validates with the host's ``postgres``): the image's
+    server must be the same flavour (MariaDB 10.11 here, in both images).
+    """
+
+    backend = "container"
+    DATA = "/var/lib/mysql"
+    RUN = "/run/mysqld"  # the socket directory inside; the host's private one is mounted here
+    # The entrypoints' line after the first start's initialisation (stdout), then the real server's
+    # readiness (stderr); stopping it earlier could catch the entrypoint's shell, which as pid 1 ignores SIGTERM.
+    INIT_DONE = re.compile(rb"init process done.*ready for connections", re.DOTALL)
+
+    def __init__(self, base: Settings, *, log_dir: Path, image: str | None = None, version: str = "10.11",
+                 binary: str | Path | None = None, start_timeout: float = 120.0, stop_timeout: float = 60.0):
+        self.binary = find_mariadbd(binary)  # the host's server binary: its catalog checks the settings
+        self.flavor, self.binary_version = mariadb_flavor(self.binary)
+        validate_mariadb(base, self.binary)
+        self.image = resolve_image("mariadb", version, image)
+        self.base, self.log_dir = base, Path(log_dir)
+        self.listen_tcp = False
+        self.start_timeout, self.stop_timeout = start_timeout, stop_timeout
+        self.workdir: Path | None = None
+        self.volume = None
+        self.container = None
+        self.tag = ""
+        self._launches = 0
+        self._host_pid = 0
+        self.applied = Settings.of("mariadb")
+        self.initial: dict[str, str] = {}
+        self._admin = None
+
+    # -- paths -------------------------------------------------------------
+    @property
+    def _wd(self) -> Path:
+        if self.workdir is None:
+            raise RuntimeError("server not started")
+        return self.workdir
+
+    @property
+    def socket_path(self) -> Path:
+        return self._wd / "sock" / "mysqld.sock"
+
+    @property
+    def datadir(self) -> Path:
+        """The data volume's directory on this host (readable as root; TableSink sizes its CSV file there)."""
+        if self.volume is None:
+            raise RuntimeError("server not started")
+        return Path(self.volume.attrs["Mountpoint"])
+
+    @property
+    def program(self) -> str:
+        return "mariadbd" if self.flavor == "mariadb" else "mysqld"
+
+    def _private_options(self) -> list[str]:
+        # No --log-error: the server's errors go to stderr, i.e. the container's log.
+        return [f"--datadir={self.DATA}", f"--socket={self.RUN}/mysqld.sock", f"--pid-file={self.RUN}/mysqld.pid",
+                "--tmpdir=/tmp"]
+
+    def _listen_options(self) -> list[str]:
+        return ["--skip-networking"]  # and the container has no network at all
+
+    # -- lifecycle ---------------------------------------------------------
+    def start(self) -> None:
+        self.workdir = Path(tempfile.mkdtemp(prefix="logbench-mariadb-", dir=paths.scratch_root()))
+        sock = self.workdir / "sock"
+        sock.mkdir(mode=0o700)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        if process.is_root():
+            server = process.RunUser("mysql", CONTAINER_UID, CONTAINER_UID)
+            process.chown_tree(sock, server)
+            process.chown_tree(self.log_dir, server)
+        else:
+            sock.chmod(0o777)
+            self.log_dir.chmod(0o777)
+        self.tag = uuid.uuid4().hex[:8]
+        self.volume = _docker().volumes.create(name=f"logbench-mariadb-{self.tag}", labels={LABEL: self.tag})
+        self._init_datadir()
+        self._launch(self.base)
+        self.initial = self.global_variables()
+
+    def _container(self, command: list[str], name: str):
+        DockerContainer = _testcontainers()
+        return (
+            DockerContainer(self.image)
+            .with_name(name)
+            .with_volume_mapping(self.volume.name, self.DATA, "rw")
+            .with_command(command)
+            # No network: the server listens on its socket only, nothing is published.
+            .with_kwargs(labels={LABEL: self.tag}, network_mode="none")
+        )
+
+    def _init_datadir(self) -> None:
+        """The entrypoint's first start (install-db, root without password, no time zones) with logbench's
+        own options only, so the study's settings and log files see nothing of it (and the host's socket
+        directory no temporary server); then a clean stop, leaving the initialised volume."""
+        argv = [self.program, "--no-defaults", *self._private_options(), *self._listen_options()]
+        if self.flavor == "mysql":
+            argv += ["--mysqlx=OFF", "--skip-log-bin"]
+        c = (
+            self._container(argv, f"logbench-mariadb-{self.tag}-init")
+            .with_env("MARIADB_ALLOW_EMPTY_ROOT_PASSWORD", "1").with_env("MYSQL_ALLOW_EMPTY_PASSWORD", "1")
+            .with_env("MARIADB_INITDB_SKIP_TZINFO", "1").with_env("MYSQL_INITDB_SKIP_TZINFO", "1")
+        )
+        self.container = c  # whatever happens from here (an interrupt too), close() removes it
+        try:
+            c.start()
+            self._host_pid = _container_pid(c)
+        except Exception as e:
+            raise ServerStartError(f"the {self.image} container did not start ({e}); its log:\n{_logs_of(c)}") from e
+        wrapped = c.get_wrapped_container()
+        # Both streams in time order (testcontainers' log wait searches each stream on its own).
+        if not process.wait_until(lambda: bool(self.INIT_DONE.search(wrapped.logs())), timeout=self.start_timeout,
+                                  interval=0.2, alive=self._alive):
+            raise ServerStartError(f"the {self.image} container did not initialise its data directory within "
+                                   f"{self.start_timeout:.0f} s; its log:\n{_logs_of(c)}")
+        self._stop_proc()
+
+    def _launch(self, settings: Settings) -> None:
+        self._launches += 1
+        c = (
+            self._container(self.command(settings), f"logbench-mariadb-{self.tag}-{self._launches}")
+            .with_volume_mapping(str(self._wd / "sock"), self.RUN, "rw")
+            .with_volume_mapping(str(self.log_dir), str(self.log_dir), "rw")
+        )
+        self.container = c
+        try:
+            c.start()
+            self._host_pid = _container_pid(c)
+        except Exception as e:
+            raise ServerStartError(f"the {self.image} container did not start ({e}); its log:\n{_logs_of(c)}") from e
+        ok = process.wait_until(self._probe, timeout=self.start_timeout, interval=0.1, alive=self._alive)
+        if not ok:
+            tail = _logs_of(c)
+            self._stop_proc()
+            raise ServerStartError(
+                f"{self.flavor} in {self.image} did not accept connections within {self.start_timeout:.0f} s; "
+                f"last lines of its log:\n{tail}")
+
+    def _alive(self) -> bool:
+        import psutil
+
+        try:
+            return psutil.Process(self._host_pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
+    def _stop_proc(self) -> None:
+        """A clean shutdown (SIGTERM, as the local backend's), then the container goes; the volume stays."""
+        self._drop_admin()
+        if self.container is None:
+            return
+        try:
+            self.container.get_wrapped_container().stop(timeout=int(self.stop_timeout))
+        except Exception:  # already gone: removing it below is all that is left
+            pass
+        _remove(self.container)
+        self.container = None
+        self._host_pid = 0
+
+    def close(self) -> None:
+        self._drop_admin()
+        try:
+            _remove(self.container)  # the data goes too: no clean shutdown needed
+            self.container = None
+            if self.volume is not None:
+                try:
+                    self.volume.remove(force=True)
+                finally:
+                    self.volume = None
+        finally:
+            if self.workdir is not None:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+                self.workdir = None
+
+    @property
+    def pid(self) -> int:
+        """The server's process as this host sees it: the container's main process (the entrypoint execs
+        mariadbd), read once per container from the engine."""
+        if self.container is None or not self._host_pid:
+            raise RuntimeError("server not running")
+        return self._host_pid
+
+    def running(self) -> bool:
+        return self.container is not None and self._alive()
+
+    def exec_sql(self, sql: str) -> str:
+        """Run ``sql`` with the image's own ``mariadb`` client inside the container (a check from inside)."""
+        client = "mariadb" if self.flavor == "mariadb" else "mysql"
+        r = self.container.exec([client, "-uroot", f"--socket={self.RUN}/mysqld.sock", "-N", "-B", "-e", sql])
+        if r.exit_code != 0:
+            raise ServerStartError(f"`{client} -e {sql!r}` in the container failed ({r.exit_code}): "
+                                   f"{r.output.decode(errors='replace')}")
+        return r.output.decode()
+
+
+def _logs_of(container, lines: int = 30) -> str:
+    try:
+        return container.get_wrapped_container().logs(tail=lines).decode(errors="replace")
+    except Exception as e:  # no container (create failed) or already gone
+        return f"(no container log: {e})"

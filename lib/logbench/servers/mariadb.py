@@ -9,7 +9,7 @@ so the machine's own MariaDB configuration and data stay untouched.
 
 Settings reach the server in two ways. Startup: the study's base settings (and,
 after a restart, the configuration's) are command-line options. Run time:
-:meth:`LocalMariaDB.apply` sends ``SET GLOBAL`` for each changed variable and
+:meth:`MariaDBServer.apply` sends ``SET GLOBAL`` for each changed variable and
 falls back to a restart only when the server refuses one at run time — a
 read-only variable (error 1238, e.g. ``innodb_flush_method``) or a log-file
 value it will not open while running (error 1231, e.g. a ``slow_query_log_file``
@@ -19,6 +19,11 @@ of ``/dev/null``, which the server accepts only at startup).
 ``log_slow_rate_limit`` and, on MariaDB, ``slow_query_log`` are copied into each
 session when it connects. The studies therefore start their load tool after
 :meth:`apply`, so every measured connection sees the configuration.
+
+:class:`MariaDBServer` holds what does not depend on where the server runs (its
+command line, sessions, ``apply``); :class:`LocalMariaDB` runs the machine's
+binaries, :class:`logbench.servers.containers.ContainerMariaDB` an image, with the
+same command-line options and the same ``SET GLOBAL`` / restart switching.
 
 MariaDB and MySQL 8 differ here, and this module handles each difference:
 
@@ -157,62 +162,30 @@ def same_value(asked: str, reported: str) -> bool:
     return a.lower() == r.lower()
 
 
-class LocalMariaDB:
-    """MariaDB (or MySQL 8) started from local binaries; use as a context manager."""
+class MariaDBServer:
+    """What every MariaDB/MySQL backend shares: its command line, sessions, and settings by SET GLOBAL or restart.
 
-    backend = "local"
+    A backend provides ``binary`` (the host's server binary: its catalog validates
+    settings), ``flavor``, ``socket_path`` (on this host), ``datadir`` (on this host),
+    ``program`` and ``_private_options()`` / ``_listen_options()`` (its part of the
+    command line), ``start()``, ``_launch(settings)``, ``_stop_proc()``, ``close()``,
+    ``pid`` and ``running()``.
+    """
+
     engine = "mariadb"
-
-    def __init__(
-        self,
-        base: Settings,
-        *,
-        log_dir: Path,
-        binary: str | Path | None = None,
-        listen_tcp: bool = False,
-        user: RunUser | None = None,
-        start_timeout: float = 120.0,
-        stop_timeout: float = 120.0,
-    ):
-        self.binary = find_mariadbd(binary)
-        self.flavor, self.binary_version = mariadb_flavor(self.binary)
-        validate_mariadb(base, self.binary)
-        self.install_db = find_install_db(self.binary) if self.flavor == "mariadb" else None
-        self.base = base
-        self.log_dir = Path(log_dir)
-        self.listen_tcp = listen_tcp
-        self.user = user or process.server_user()
-        self.start_timeout = start_timeout
-        self.stop_timeout = stop_timeout
-        self.workdir: Path | None = None
-        self.proc: subprocess.Popen | None = None
-        self.port = 0
-        self.applied: Settings = Settings.of("mariadb")
-        # Every global variable right after the first start with the base settings: what a
-        # configuration's variable goes back to when the next configuration does not set it.
-        self.initial: dict[str, str] = {}
-        # One quiet session for our own statements: each new connection's SET NAMES could be logged.
-        self._admin: pymysql.Connection | None = None
+    backend: str
+    binary: Path
+    flavor: str
+    base: Settings
+    applied: Settings
+    log_dir: Path
+    # Every global variable right after the first start with the base settings: what a
+    # configuration's variable goes back to when the next configuration does not set it.
+    initial: dict[str, str]
+    # One quiet session for our own statements: each new connection's SET NAMES could be logged.
+    _admin: pymysql.Connection | None = None
 
     # -- paths -------------------------------------------------------------
-    @property
-    def _wd(self) -> Path:
-        if self.workdir is None:
-            raise RuntimeError("server not started")
-        return self.workdir
-
-    @property
-    def datadir(self) -> Path:
-        return self._wd / "data"
-
-    @property
-    def socket_path(self) -> Path:
-        return self._wd / "sock" / "mysqld.sock"
-
-    @property
-    def error_log(self) -> Path:
-        return self._wd / "error.log"
-
     @property
     def slow_log(self) -> Path:
         """Where the slow log goes unless a configuration says otherwise."""
@@ -227,14 +200,8 @@ class LocalMariaDB:
         """Keyword arguments for ``pymysql.connect`` (the socket; TCP only when asked for)."""
         return {"unix_socket": str(self.socket_path), "user": ROOT_USER, "password": ""}
 
-    @property
-    def tcp_conninfo(self) -> dict[str, object]:
-        if not self.listen_tcp:
-            raise RuntimeError("server started without listen_tcp")
-        return {"host": "127.0.0.1", "port": self.port, "user": ROOT_USER, "password": ""}
-
     # -- lifecycle ---------------------------------------------------------
-    def __enter__(self) -> "LocalMariaDB":
+    def __enter__(self):
         try:
             self.start()
         except BaseException:
@@ -245,74 +212,19 @@ class LocalMariaDB:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def start(self) -> None:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        blocked = unreachable_parent(self.log_dir, self.user)
-        if blocked is not None:
-            raise ServerStartError(
-                f"the server runs as {self.user.name!r}, which cannot enter {blocked} (mode "
-                f"{oct(blocked.stat().st_mode & 0o777)}) on the way to the log directory {self.log_dir}; "
-                f"use a directory under {paths.scratch_root()}")
-        self.workdir = Path(tempfile.mkdtemp(prefix="logbench-mariadb-", dir=paths.scratch_root()))
-        for d in ("sock", "tmp"):
-            (self.workdir / d).mkdir(mode=0o700)
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        process.chown_tree(self.workdir, self.user)
-        process.chown_tree(self.log_dir, self.user)
-        self._init_datadir()
-        if self.listen_tcp:
-            self.port = _free_port()
-        self._launch(self.base)
-        self.initial = self.global_variables()
-
-    def _run_as_server_user(self) -> dict:
-        if process.is_root() and self.user.uid != 0:
-            return dict(user=self.user.uid, group=self.user.gid, extra_groups=[])
-        return {}
-
-    def _init_datadir(self) -> None:
-        if self.flavor == "mariadb":
-            argv = [str(self.install_db), "--no-defaults", f"--datadir={self.datadir}",
-                    "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
-                    f"--tmpdir={self._wd / 'tmp'}"]
-            if self.binary.parent not in (Path("/usr/sbin"), Path("/usr/bin")):
-                argv.append(f"--basedir={self.binary.parent.parent}")
-        else:
-            argv = [str(self.binary), "--no-defaults", "--initialize-insecure", f"--datadir={self.datadir}",
-                    f"--tmpdir={self._wd / 'tmp'}", f"--log-error={self._wd / 'initialize.log'}"]
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=self._wd,
-                           **self._run_as_server_user())
-        if r.returncode != 0:
-            init_log = process.tail(self._wd / "initialize.log") if self.flavor == "mysql" else ""
-            raise ServerStartError(f"`{' '.join(argv)}` failed ({r.returncode}):\n{r.stdout[-2000:]}\n"
-                                   f"{r.stderr[-2000:]}\n{init_log}")
+    @property
+    def program(self) -> str:
+        return str(self.binary)
 
     def command(self, settings: Settings) -> list[str]:
         """The server's command line: what logbench manages, then the given settings as options."""
-        argv = [str(self.binary), "--no-defaults", f"--datadir={self.datadir}", f"--socket={self.socket_path}",
-                f"--pid-file={self._wd / 'mysqld.pid'}", f"--log-error={self.error_log}",
-                f"--tmpdir={self._wd / 'tmp'}",
+        argv = [self.program, "--no-defaults", *self._private_options(),
                 f"--slow-query-log-file={self.slow_log}", f"--general-log-file={self.general_log}"]
-        if self.listen_tcp:
-            argv += ["--bind-address=127.0.0.1", f"--port={self.port}"]
-        else:
-            argv += ["--skip-networking"]
+        argv += self._listen_options()
         if self.flavor == "mysql":
             argv += ["--mysqlx=OFF", "--skip-log-bin"]
         argv += [f"--{k.replace('_', '-')}={v}" for k, v in settings.items()]
         return argv
-
-    def _launch(self, settings: Settings) -> None:
-        self.proc = process.spawn(self.command(settings), self._wd / "mariadbd.out", user=self.user, cwd=self._wd)
-        ok = process.wait_until(self._probe, timeout=self.start_timeout, interval=0.1,
-                                alive=lambda: self.proc is not None and self.proc.poll() is None)
-        if not ok:
-            code = self.proc.poll()
-            self._stop_proc()
-            raise ServerStartError(
-                f"{self.flavor} did not accept connections within {self.start_timeout:.0f} s (exit code {code}); "
-                f"last lines of its error log:\n{process.tail(self.error_log)}\n{process.tail(self._wd / 'mariadbd.out', 5)}"
-            )
 
     def _probe(self) -> bool:
         try:
@@ -328,12 +240,6 @@ class LocalMariaDB:
         finally:
             c.close()
 
-    def _stop_proc(self) -> None:
-        self._drop_admin()
-        # SIGTERM is a clean shutdown for both servers; process.stop escalates to SIGKILL.
-        process.stop(self.proc, [(signal.SIGTERM, self.stop_timeout)])
-        self.proc = None
-
     def stop(self) -> None:
         self._stop_proc()
 
@@ -348,23 +254,6 @@ class LocalMariaDB:
         self._launch(self.base.merged(self.applied))
         if base is not None:
             self.initial = self.global_variables()
-
-    def close(self) -> None:
-        try:
-            self._stop_proc()
-        finally:
-            if self.workdir is not None:
-                shutil.rmtree(self.workdir, ignore_errors=True)
-                self.workdir = None
-
-    @property
-    def pid(self) -> int:
-        if self.proc is None:
-            raise RuntimeError("server not running")
-        return self.proc.pid
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
 
     # -- sessions ----------------------------------------------------------
     def connect(self, *, quiet: bool = True, **kw) -> pymysql.Connection:
@@ -468,6 +357,152 @@ class LocalMariaDB:
         return {k: now.get(norm_name(k)) for k in settings}
 
 
+class LocalMariaDB(MariaDBServer):
+    """MariaDB (or MySQL 8) started from local binaries; use as a context manager."""
+
+    backend = "local"
+
+    def __init__(
+        self,
+        base: Settings,
+        *,
+        log_dir: Path,
+        binary: str | Path | None = None,
+        listen_tcp: bool = False,
+        user: RunUser | None = None,
+        start_timeout: float = 120.0,
+        stop_timeout: float = 120.0,
+    ):
+        self.binary = find_mariadbd(binary)
+        self.flavor, self.binary_version = mariadb_flavor(self.binary)
+        validate_mariadb(base, self.binary)
+        self.install_db = find_install_db(self.binary) if self.flavor == "mariadb" else None
+        self.base = base
+        self.log_dir = Path(log_dir)
+        self.listen_tcp = listen_tcp
+        self.user = user or process.server_user()
+        self.start_timeout = start_timeout
+        self.stop_timeout = stop_timeout
+        self.workdir: Path | None = None
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+        self.applied: Settings = Settings.of("mariadb")
+        self.initial: dict[str, str] = {}
+        self._admin: pymysql.Connection | None = None
+
+    # -- paths -------------------------------------------------------------
+    @property
+    def _wd(self) -> Path:
+        if self.workdir is None:
+            raise RuntimeError("server not started")
+        return self.workdir
+
+    @property
+    def datadir(self) -> Path:
+        return self._wd / "data"
+
+    @property
+    def socket_path(self) -> Path:
+        return self._wd / "sock" / "mysqld.sock"
+
+    @property
+    def error_log(self) -> Path:
+        return self._wd / "error.log"
+
+    @property
+    def tcp_conninfo(self) -> dict[str, object]:
+        if not self.listen_tcp:
+            raise RuntimeError("server started without listen_tcp")
+        return {"host": "127.0.0.1", "port": self.port, "user": ROOT_USER, "password": ""}
+
+    # -- lifecycle ---------------------------------------------------------
+    def start(self) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        blocked = unreachable_parent(self.log_dir, self.user)
+        if blocked is not None:
+            raise ServerStartError(
+                f"the server runs as {self.user.name!r}, which cannot enter {blocked} (mode "
+                f"{oct(blocked.stat().st_mode & 0o777)}) on the way to the log directory {self.log_dir}; "
+                f"use a directory under {paths.scratch_root()}")
+        self.workdir = Path(tempfile.mkdtemp(prefix="logbench-mariadb-", dir=paths.scratch_root()))
+        for d in ("sock", "tmp"):
+            (self.workdir / d).mkdir(mode=0o700)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        process.chown_tree(self.workdir, self.user)
+        process.chown_tree(self.log_dir, self.user)
+        self._init_datadir()
+        if self.listen_tcp:
+            self.port = _free_port()
+        self._launch(self.base)
+        self.initial = self.global_variables()
+
+    def _run_as_server_user(self) -> dict:
+        if process.is_root() and self.user.uid != 0:
+            return dict(user=self.user.uid, group=self.user.gid, extra_groups=[])
+        return {}
+
+    def _init_datadir(self) -> None:
+        if self.flavor == "mariadb":
+            argv = [str(self.install_db), "--no-defaults", f"--datadir={self.datadir}",
+                    "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
+                    f"--tmpdir={self._wd / 'tmp'}"]
+            if self.binary.parent not in (Path("/usr/sbin"), Path("/usr/bin")):
+                argv.append(f"--basedir={self.binary.parent.parent}")
+        else:
+            argv = [str(self.binary), "--no-defaults", "--initialize-insecure", f"--datadir={self.datadir}",
+                    f"--tmpdir={self._wd / 'tmp'}", f"--log-error={self._wd / 'initialize.log'}"]
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=self._wd,
+                           **self._run_as_server_user())
+        if r.returncode != 0:
+            init_log = process.tail(self._wd / "initialize.log") if self.flavor == "mysql" else ""
+            raise ServerStartError(f"`{' '.join(argv)}` failed ({r.returncode}):\n{r.stdout[-2000:]}\n"
+                                   f"{r.stderr[-2000:]}\n{init_log}")
+
+    def _private_options(self) -> list[str]:
+        return [f"--datadir={self.datadir}", f"--socket={self.socket_path}", f"--pid-file={self._wd / 'mysqld.pid'}",
+                f"--log-error={self.error_log}", f"--tmpdir={self._wd / 'tmp'}"]
+
+    def _listen_options(self) -> list[str]:
+        if self.listen_tcp:
+            return ["--bind-address=127.0.0.1", f"--port={self.port}"]
+        return ["--skip-networking"]
+
+    def _launch(self, settings: Settings) -> None:
+        self.proc = process.spawn(self.command(settings), self._wd / "mariadbd.out", user=self.user, cwd=self._wd)
+        ok = process.wait_until(self._probe, timeout=self.start_timeout, interval=0.1,
+                                alive=lambda: self.proc is not None and self.proc.poll() is None)
+        if not ok:
+            code = self.proc.poll()
+            self._stop_proc()
+            raise ServerStartError(
+                f"{self.flavor} did not accept connections within {self.start_timeout:.0f} s (exit code {code}); "
+                f"last lines of its error log:\n{process.tail(self.error_log)}\n{process.tail(self._wd / 'mariadbd.out', 5)}"
+            )
+
+    def _stop_proc(self) -> None:
+        self._drop_admin()
+        # SIGTERM is a clean shutdown for both servers; process.stop escalates to SIGKILL.
+        process.stop(self.proc, [(signal.SIGTERM, self.stop_timeout)])
+        self.proc = None
+
+    def close(self) -> None:
+        try:
+            self._stop_proc()
+        finally:
+            if self.workdir is not None:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+                self.workdir = None
+
+    @property
+    def pid(self) -> int:
+        if self.proc is None:
+            raise RuntimeError("server not running")
+        return self.proc.pid
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
 def make_quiet(conn: pymysql.Connection, flavor: str) -> None:
     """Keep this session's own statements out of the slow and general logs (see the module notes)."""
     with conn.cursor() as cur:
@@ -506,7 +541,7 @@ class TableSink:
     connections would never see the table go quiet.
     """
 
-    def __init__(self, server: "LocalMariaDB", name: str = "slow_table", table: str = "mysql.slow_log"):
+    def __init__(self, server: "MariaDBServer", name: str = "slow_table", table: str = "mysql.slow_log"):
         self.server, self.name, self.table = server, name, table
 
     @property
@@ -523,7 +558,7 @@ class TableSink:
     def mark(self) -> tuple[int, int]:
         try:
             size = self.path.stat().st_size
-        except FileNotFoundError:
+        except OSError:  # not there yet; or a container's volume this user may not read: rows still count
             size = 0
         return self.rows(), size
 

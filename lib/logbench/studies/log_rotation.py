@@ -47,14 +47,14 @@ from ..errors import ParameterError
 from ..logsinks import Count
 from ..runner import Measurement
 from ..servers import mariadb as mdb
-from ..servers.process import server_user, tree_cpu_seconds
+from ..servers.process import tree_cpu_seconds
 from ..settings import Configuration, Settings, mariadb_flavor, validate_mariadb
 from ..workloads.sysbench import Sysbench, sysbench_binary
 from . import mysql_slowlog
 
 NAME = "log_rotation"
 POST = "002_6799d5933fa4bed1.txt"
-BACKENDS = ("local",)
+BACKENDS = mysql_slowlog.BACKENDS  # "auto", "local", "container"
 BASELINE = "none"
 METHODS = ("none", "copytruncate", "rename_flush", "rename_flush_disabled", "ebook_long_query_time")
 WORKLOADS = ("oltp_point_select", "oltp_read_write")
@@ -87,8 +87,9 @@ class LogRotationStudy(Study):
     tables: int
     table_size: int
     base: Settings
-    mariadbd: str
+    mariadbd: str  # the host's server binary: runs the local backend, validates the settings for both
     flavor: str
+    image: str | None = None  # the container backend's image (resolved), else None
 
 
 def define(
@@ -105,7 +106,8 @@ def define(
     tables: object = None,
     table_size: object = None,
     seed: object = 20121122,
-    backend: str = "local",
+    backend: str = "auto",
+    image: object = None,
     output_dir: object = None,
     processed_dir: object = None,
     mariadbd: object = None,
@@ -120,7 +122,7 @@ def define(
     binary = mdb.find_mariadbd(mariadbd)
     flavor, _ = mariadb_flavor(binary)
     sysbench_binary()
-    server_user()
+    backend, image = mysql_slowlog.resolve_server(backend, image)
     base = Settings.of("mariadb", BASE)
     validate_mariadb(base, binary)
     study = LogRotationStudy(
@@ -139,7 +141,7 @@ def define(
         tracer_rate=params.positive_number("tracer_rate", d("tracer_rate", tracer_rate)),
         tables=params.positive_int("tables", d("tables", tables)),
         table_size=params.positive_int("table_size", d("table_size", table_size)),
-        base=base, mariadbd=str(binary), flavor=flavor,
+        base=base, mariadbd=str(binary), flavor=flavor, image=image,
     )
     if study.duration < 3:
         raise ParameterError("duration", study.duration, "a whole number of seconds >= 3 (seconds before and after the rotation)")
@@ -175,7 +177,7 @@ def _copytruncate(path: Path, rotated: Path) -> dict[str, float]:
     return t
 
 
-def rotate(method: str, server: mdb.LocalMariaDB, pause: float) -> dict[str, float]:
+def rotate(method: str, server: mdb.MariaDBServer, pause: float) -> dict[str, float]:
     """Rotate the server's slow log by ``method``; returns the monotonic time of each step."""
     path, rotated = server.slow_log, rotated_path(server.slow_log)
     t: dict[str, float] = {"start": time.monotonic()}
@@ -224,7 +226,7 @@ def rotated_path(path: Path) -> Path:
 class Tracer:
     """A session sending ``SELECT 'lbseq:N'`` at a fixed rate: which N reach the log, and how long each took."""
 
-    def __init__(self, server: mdb.LocalMariaDB, rate: float):
+    def __init__(self, server: mdb.MariaDBServer, rate: float):
         self.server, self.interval = server, 1.0 / rate
         self.conn: pymysql.Connection | None = None
         self.sent: list[tuple[int, float, float]] = []  # (seq, sent at, latency s), monotonic
@@ -360,11 +362,11 @@ class RotationBench:
     """The runner's Bench for the rotation study (see :class:`logbench.runner.Bench`)."""
 
     engine = "mariadb"
-    backend = "local"
     query_mode = "text"
 
-    def __init__(self, study: LogRotationStudy, server: mdb.LocalMariaDB, sysbench: Sysbench):
+    def __init__(self, study: LogRotationStudy, server: mdb.MariaDBServer, sysbench: Sysbench):
         self.study, self.server, self.sysbench = study, server, sysbench
+        self.backend = server.backend
         self.workload = f"sysbench {study.workload}"
         self.server_version = server.version()
         self.scale = study.tables * study.table_size
@@ -498,12 +500,13 @@ def run(study: LogRotationStudy, *, progress: bool = True) -> StudyResult:
     """Start a server, load the data, run the schedule, stop and remove everything again."""
     slow = mysql_slowlog
     with runner.terminate_as_interrupt(), slow.prepared_server(
-            study.base, mariadbd=study.mariadbd, tables=study.tables, table_size=study.table_size) as (server, sb, prepare_s):
+            study.base, mariadbd=study.mariadbd, tables=study.tables, table_size=study.table_size,
+            backend=study.backend, image=study.image) as (server, sb, prepare_s):
         env = environment.collect(
             server_version=server.version(),
-            tools={"sysbench": sb.version(), "mariadbd": environment.tool_version([study.mariadbd, "--version"])},
-            extra={"sysbench_prepare_s": prepare_s, "backend": server.backend, "flavor": server.flavor,
-                   "log_dir_fs": slow.filesystem_of(server.log_dir)},
+            tools=slow.server_tools(study.mariadbd, server, sb),
+            extra={"sysbench_prepare_s": prepare_s, "backend": server.backend, "image": getattr(server, "image", None),
+                   "flavor": server.flavor, "log_dir_fs": slow.filesystem_of(server.log_dir)},
         )
         runner.write_study(study, env)
         bench = RotationBench(study, server, sb)
@@ -626,7 +629,8 @@ def method_table(study: LogRotationStudy) -> pd.DataFrame:
 
 
 def design_summary(study: LogRotationStudy) -> dict[str, object]:
-    return {"profile": study.profile, "workload": f"sysbench {study.workload}", "clients": list(study.clients),
+    return {"profile": study.profile, "backend": study.backend + (f" ({study.image})" if study.image else ""),
+            "workload": f"sysbench {study.workload}", "clients": list(study.clients),
             "repeats": study.repeats, "runs planned": len(study.plan()), "duration (s)": study.duration,
             "rotation at (s)": study.rotate_at, "slow log before rotation (MB of filler)": study.log_size_mb,
             "pause around the flush (s)": study.pause, "tracer (statements/s)": study.tracer_rate,

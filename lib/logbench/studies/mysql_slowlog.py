@@ -4,9 +4,10 @@ The post ran DBT2 (TPC-C) against MySQL 5.0 with the slow log off, at
 ``long_query_time = 1``, logging every query, and logging every query to
 ``/dev/null``, in a CPU-bound (buffer pool larger than the data) and an
 IO-bound (buffer pool much smaller than the data, ``O_DIRECT``) regime, at 1, 20
-and 100 connections. Here the same questions run on a real MariaDB from this
-machine's binaries, with sysbench's ``oltp_read_write`` as the stand-in for DBT2
-and ``oltp_point_select`` for the highest query rate, plus the relatives the post
+and 100 connections. Here the same questions run on a real MariaDB, from this
+machine's binaries or in a container (``backend``; the same settings either way),
+with sysbench's ``oltp_read_write`` as the stand-in for DBT2 and
+``oltp_point_select`` for the highest query rate, plus the relatives the post
 did not have: the general log, the slow log as a table, and the sampled slow log
 (``log_slow_rate_limit``).
 
@@ -33,7 +34,7 @@ import pandas as pd
 
 from .. import environment, params, paths, runner, stats
 from ..design import PlannedRun, Study
-from ..errors import ParameterError
+from ..errors import ParameterError, ServerStartError
 from ..runner import Measurement
 from ..servers import mariadb as mdb
 from ..servers.process import server_user, tree_cpu_seconds
@@ -42,7 +43,8 @@ from ..workloads.sysbench import Sysbench, SysbenchResult, sysbench_binary
 
 NAME = "mysql_slowlog"
 POST = "001_4609e05799603b0a.txt"  # the post this study redoes (shared/seeds)
-BACKENDS = ("local",)
+# "auto": the container when a Docker engine answers, else the machine's binaries (define() resolves it).
+BACKENDS = ("auto", "local", "container")
 REGIMES = ("cpu", "io")
 WORKLOADS = ("oltp_read_write", "oltp_point_select")
 # A cell is one regime with one workload: "cpu/oltp_read_write".
@@ -124,8 +126,9 @@ class MysqlSlowlogStudy(Study):
     sample_rate: int
     restart_warmup: int  # seconds of unrecorded load after each restart (the warm-up runs only then)
     base: Settings
-    mariadbd: str
+    mariadbd: str  # the host's server binary: runs the local backend, validates the settings for both
     flavor: str
+    image: str | None = None  # the container backend's image (resolved: one that is present), else None
     cell: int = -1  # -1: the whole study; >= 0: one (regime, workload) cell of it
 
     def base_for(self, regime: str) -> Settings:
@@ -171,7 +174,8 @@ def define(
     restart_warmup: object = None,
     seed: object = 20090210,
     warmup_blocks: object = 0,
-    backend: str = "local",
+    backend: str = "auto",
+    image: object = None,
     output_dir: object = None,
     processed_dir: object = None,
     mariadbd: object = None,
@@ -194,7 +198,7 @@ def define(
                              "configurations without 'slow_sampled' on MySQL (log_slow_rate_limit is MariaDB's / "
                              "Percona Server's)")
     sysbench_binary()
-    server_user()  # as root, the unprivileged account must exist before anything starts
+    backend, image = resolve_server(backend, image)
     configs = []
     for name in chosen:
         settings, sinks, _ = CONFIGURATIONS[name]
@@ -218,7 +222,7 @@ def define(
         buffer_pool_cpu=str(d("buffer_pool_cpu", buffer_pool_cpu)),
         buffer_pool_io=str(d("buffer_pool_io", buffer_pool_io)),
         sample_rate=rate, restart_warmup=params.non_negative_int("restart_warmup", d("restart_warmup", restart_warmup)),
-        base=Settings.of("mariadb", BASE), mariadbd=str(binary), flavor=flavor,
+        base=Settings.of("mariadb", BASE), mariadbd=str(binary), flavor=flavor, image=image,
     )
     cpu_pool = size_bytes("buffer_pool_cpu", study.buffer_pool_cpu)
     io_pool = size_bytes("buffer_pool_io", study.buffer_pool_io)
@@ -237,6 +241,26 @@ def define(
     for c in study.configurations:
         validate_mariadb(c.settings, binary)
     return study
+
+
+def resolve_server(backend: str, image: object) -> tuple[str, str | None]:
+    """(backend, image) as a run uses them: 'auto' decided now, the container's image found now (or refused)."""
+    from ..servers.containers import resolve_image
+    from .pg_destinations import resolve_backend
+
+    backend = resolve_backend(backend)
+    if backend == "local":
+        if image:
+            raise ParameterError("image", image, "None with the local backend (an image runs only with backend "
+                                 "'container', or 'auto' when a Docker engine answers)")
+        server_user()  # as root, the unprivileged account must exist before anything starts
+        return backend, None
+    if not image:
+        return backend, resolve_image("mariadb", "10.11")
+    try:
+        return backend, resolve_image("mariadb", "10.11", str(image))
+    except ServerStartError as e:
+        raise ParameterError("image", image, f"an image present here or pullable ({e})") from e
 
 
 def _default_output(profile: str) -> Path:
@@ -276,11 +300,11 @@ class SlowlogBench:
     """The MariaDB half of the runner's loop for one cell (see :class:`logbench.runner.Bench`)."""
 
     engine = "mariadb"
-    backend = "local"
     query_mode = "text"  # --db-ps-mode=disable
 
-    def __init__(self, study: MysqlSlowlogStudy, server: mdb.LocalMariaDB, sysbench: Sysbench):
+    def __init__(self, study: MysqlSlowlogStudy, server: mdb.MariaDBServer, sysbench: Sysbench):
         self.study, self.server, self.sysbench = study, server, sysbench
+        self.backend = server.backend
         self.regime, self.test = study.regimes[0], study.workloads[0]
         self.workload = f"sysbench {self.test}"
         self.server_version = server.version()
@@ -398,12 +422,19 @@ class StudyResult:
 
 
 @contextlib.contextmanager
-def prepared_server(base: Settings, *, mariadbd: str, tables: int, table_size: int, log_root: Path | None = None):
-    """A private MariaDB with the sysbench tables loaded; yields (server, sysbench, seconds the load took)."""
+def prepared_server(base: Settings, *, mariadbd: str, tables: int, table_size: int, log_root: Path | None = None,
+                    backend: str = "local", image: str | None = None):
+    """A private MariaDB (local binaries or a container) with the sysbench tables loaded;
+    yields (server, sysbench, seconds the load took)."""
     with contextlib.ExitStack() as stack:
         log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=log_root or paths.scratch_root()))
         stack.callback(shutil.rmtree, log_dir, True)
-        server = stack.enter_context(mdb.LocalMariaDB(base, log_dir=log_dir, binary=mariadbd))
+        if backend == "container":
+            from ..servers.containers import ContainerMariaDB
+
+            server = stack.enter_context(ContainerMariaDB(base, log_dir=log_dir, image=image, binary=mariadbd))
+        else:
+            server = stack.enter_context(mdb.LocalMariaDB(base, log_dir=log_dir, binary=mariadbd))
         server.query("CREATE DATABASE IF NOT EXISTS sbtest")
         sb = Sysbench(server.conninfo, tables=tables, table_size=table_size)
         prepare_s = sb.prepare(threads=2)
@@ -415,14 +446,15 @@ def run(study: MysqlSlowlogStudy, *, progress: bool = True) -> StudyResult:
     switches: list[tuple[str, float]] = []
     with runner.terminate_as_interrupt(), prepared_server(
             study.base_for(study.regimes[0]), mariadbd=study.mariadbd, tables=study.tables,
-            table_size=study.table_size) as (server, sb, prepare_s):
+            table_size=study.table_size, backend=study.backend, image=study.image) as (server, sb, prepare_s):
         data_bytes = int(server.query("SELECT COALESCE(SUM(data_length + index_length), 0) FROM "
                                       "information_schema.tables WHERE table_schema = 'sbtest'")[0][0])
         env = environment.collect(
             server_version=server.version(),
-            tools={"sysbench": sb.version(), "mariadbd": environment.tool_version([study.mariadbd, "--version"])},
+            tools=server_tools(study.mariadbd, server, sb),
             extra={"sysbench_prepare_s": prepare_s, "data_bytes": data_bytes, "backend": server.backend,
-                   "flavor": server.flavor, "log_dir_fs": filesystem_of(server.log_dir)},
+                   "image": getattr(server, "image", None), "flavor": server.flavor,
+                   "log_dir_fs": filesystem_of(server.log_dir)},
         )
         runner.write_study(study, env)
         plans = {}
@@ -443,6 +475,17 @@ def run(study: MysqlSlowlogStudy, *, progress: bool = True) -> StudyResult:
     if study.processed_dir is not None:
         write_processed(result, Path(study.processed_dir))
     return result
+
+
+def server_tools(mariadbd: str, server: mdb.MariaDBServer, sb: Sysbench) -> dict[str, str]:
+    """The environment's tool versions. In a container the image is one of them, so container runs
+    never share an environment id with local runs of the same server version (they are not pooled)."""
+    tools = {"sysbench": sb.version(), "mariadbd": environment.tool_version([mariadbd, "--version"])}
+    if server.backend == "container":
+        from ..servers.containers import image_id
+
+        tools["image"] = f"{server.image} {image_id(server.image)}"
+    return tools
 
 
 # -- summaries -----------------------------------------------------------------------------------
@@ -553,7 +596,8 @@ def regime_table(study: MysqlSlowlogStudy) -> pd.DataFrame:
 def design_summary(study: MysqlSlowlogStudy) -> dict[str, object]:
     per_cell = len(study.plan())
     return {
-        "profile": study.profile, "server": f"{study.flavor} ({study.mariadbd})", "cells": list(study.cell_names),
+        "profile": study.profile, "backend": study.backend,
+        "server": f"{study.flavor} ({study.image or study.mariadbd})", "cells": list(study.cell_names),
         "clients": list(study.clients), "repeats": study.repeats,
         "runs planned": per_cell * len(study.cells()), "duration (s)": study.duration,
         "warm-up per run (s)": study.warmup, "sampled slow log rate": study.sample_rate, "seed": study.seed,
