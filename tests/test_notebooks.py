@@ -8,7 +8,6 @@ nothing tracked is written.
 
 import subprocess
 import sys
-from pathlib import Path
 
 import papermill
 import pytest

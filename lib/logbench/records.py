@@ -90,6 +90,32 @@ def load(path: Path) -> pd.DataFrame:
     return df
 
 
+# Record fields holding dicts or tuples: JSON text in the flat CSV files.
+NESTED_FIELDS = ("settings", "log_records_by_destination", "extra", "destinations")
+
+
+def flatten(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs as a flat, CSV-ready frame: nested fields as sorted JSON text."""
+    flat = runs.copy()
+    for col in NESTED_FIELDS:
+        flat[col] = flat[col].map(lambda v: json.dumps(v, sort_keys=True))
+    return flat
+
+
+def write_processed(name: str, processed_dir: Path, environment: dict, tables: dict[str, pd.DataFrame]) -> dict[str, Path]:
+    """A study's derived files: ``tables['summary']`` as ``<name>.csv``, every other table as
+    ``<name>_<key>.csv``, and the environment record as ``<name>_environment.json``."""
+    processed_dir = Path(processed_dir)
+    processed_dir.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for key, frame in tables.items():
+        out[key] = processed_dir / (f"{name}.csv" if key == "summary" else f"{name}_{key}.csv")
+        frame.to_csv(out[key], index=False, float_format="%.6g")
+    out["environment"] = processed_dir / f"{name}_environment.json"
+    out["environment"].write_text(json.dumps(environment, indent=2, sort_keys=True, default=str) + "\n")
+    return out
+
+
 def loss(expected: int, received: int) -> float:
     """Fraction of expected log records that did not arrive (negative: more arrived than expected)."""
     return float("nan") if expected == 0 else 1.0 - received / expected

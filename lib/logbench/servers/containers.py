@@ -41,7 +41,7 @@ from ..errors import ServerStartError
 from ..settings import Settings, mariadb_flavor, validate_mariadb, validate_postgres
 from . import process
 from .mariadb import MariaDBServer, find_mariadbd
-from .postgres import PostgresServer, Switch, conf_text, find_bindir  # noqa: F401  (Switch re-exported)
+from .postgres import PostgresServer, conf_text, find_bindir
 from .syslog import REMOTE_PORT, remote_config
 
 # Official image first (where a registry or a local copy has it), then the one set-up builds here.

@@ -53,8 +53,6 @@ import os
 import re
 import shutil
 import signal
-import socket
-import stat
 import subprocess
 import tempfile
 import time
@@ -107,27 +105,6 @@ def find_install_db(mariadbd: Path) -> Path:
         if (p := shutil.which(name)) and mariadbd.parent in (Path("/usr/sbin"), Path("/usr/bin")):
             return Path(p)
     raise ServerStartError(f"no mariadb-install-db next to {mariadbd}; install Debian's mariadb-server package")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def unreachable_parent(path: Path, user: RunUser) -> Path | None:
-    """The first directory above ``path`` that ``user`` may not enter (pytest's 0700 temp roots), or None."""
-    for d in reversed(Path(path).resolve().parents):
-        st = d.stat()
-        if st.st_uid == user.uid:
-            bit = stat.S_IXUSR
-        elif st.st_gid == user.gid:
-            bit = stat.S_IXGRP
-        else:
-            bit = stat.S_IXOTH
-        if user.uid != 0 and not st.st_mode & bit:
-            return d
-    return None
 
 
 def norm_name(name: str) -> str:
@@ -418,7 +395,7 @@ class LocalMariaDB(MariaDBServer):
     # -- lifecycle ---------------------------------------------------------
     def start(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        blocked = unreachable_parent(self.log_dir, self.user)
+        blocked = process.unreachable_parent(self.log_dir, self.user)
         if blocked is not None:
             raise ServerStartError(
                 f"the server runs as {self.user.name!r}, which cannot enter {blocked} (mode "
@@ -432,7 +409,7 @@ class LocalMariaDB(MariaDBServer):
         process.chown_tree(self.log_dir, self.user)
         self._init_datadir()
         if self.listen_tcp:
-            self.port = _free_port()
+            self.port = process.free_loopback_port()
         self._launch(self.base)
         self.initial = self.global_variables()
 

@@ -14,7 +14,6 @@ import glob
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -57,12 +56,6 @@ def _version_key(path: str) -> int:
         return int(Path(path).parent.name)
     except ValueError:
         return 0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass(frozen=True)
@@ -236,10 +229,11 @@ class LocalPostgres(PostgresServer):
 
     def start(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        if not process.reachable(self.log_dir, self.user):
+        blocked = process.unreachable_parent(self.log_dir, self.user)
+        if blocked is not None:
             raise SettingError(
                 f"the log directory {self.log_dir} is not reachable by the server's user {self.user.name!r} "
-                f"(a parent directory is closed to it); use a directory under {paths.scratch_root()} or /dev/shm"
+                f"({blocked} is closed to it); use a directory under {paths.scratch_root()} or /dev/shm"
             )
         self.workdir = Path(tempfile.mkdtemp(prefix="logbench-pg-", dir=paths.scratch_root()))
         for d in ("sock", "dev"):
@@ -248,7 +242,7 @@ class LocalPostgres(PostgresServer):
         process.chown_tree(self.log_dir, self.user)
         self._initdb()
         if self.listen_tcp:
-            self.port = _free_port()
+            self.port = process.free_loopback_port()
         self._write_conf()
         self._launch()
 

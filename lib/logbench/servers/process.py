@@ -68,21 +68,32 @@ def chown_tree(path: Path, user: RunUser) -> None:
             os.chown(os.path.join(root, name), user.uid, user.gid, follow_symlinks=False)
 
 
-def reachable(path: Path, user: RunUser) -> bool:
-    """Can ``user`` traverse every directory above ``path``? (root's own access says nothing about it.)"""
+def unreachable_parent(path: Path, user: RunUser) -> Path | None:
+    """The first directory above ``path`` that ``user`` may not enter (pytest's 0700 temp roots), or None.
+
+    Root's own access says nothing about it: the servers run as an unprivileged user.
+    """
     import stat
 
-    for parent in Path(path).resolve().parents:
-        st = parent.stat()
+    for d in reversed(Path(path).resolve().parents):
+        st = d.stat()
         if st.st_uid == user.uid:
             bit = stat.S_IXUSR
         elif st.st_gid == user.gid:
             bit = stat.S_IXGRP
         else:
             bit = stat.S_IXOTH
-        if not st.st_mode & bit:
-            return False
-    return True
+        if user.uid != 0 and not st.st_mode & bit:
+            return d
+    return None
+
+
+def free_loopback_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _die_with_parent() -> None:

@@ -11,7 +11,6 @@ ratio divided by the local one.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 from pathlib import Path
@@ -20,7 +19,7 @@ import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
 
-from .. import paths, stats
+from .. import paths, records, stats
 from . import pg_destinations as pgd
 
 NAME = "backend_comparison"
@@ -59,11 +58,9 @@ def run(study: pgd.PgDestinationsStudy, *, progress: bool = True) -> ComparisonR
     r = pgd.run(dataclasses.replace(study, processed_dir=None), progress=progress)
     result = ComparisonResult(study, r.runs, r.environment["variants"])
     if study.processed_dir is not None:
-        out = Path(study.processed_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        summary(r.runs).to_csv(out / f"{NAME}.csv", index=False, float_format="%.6g")
-        interaction(r.runs).to_csv(out / f"{NAME}_interaction.csv", index=False, float_format="%.6g")
-        pgd.tidy_runs(r.runs).to_csv(out / f"{NAME}_runs.csv", index=False, float_format="%.6g")
+        records.write_processed(NAME, Path(study.processed_dir), r.environment,
+                                {"summary": summary(r.runs), "interaction": interaction(r.runs),
+                                 "runs": records.flatten(r.runs)})
     return result
 
 

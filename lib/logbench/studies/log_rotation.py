@@ -27,7 +27,6 @@ production-like size (the ebook rotates at 1 GB).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 import shutil
@@ -41,7 +40,7 @@ import numpy as np
 import pandas as pd
 import pymysql
 
-from .. import environment, params, paths, runner, stats
+from .. import environment, params, paths, records, runner, stats
 from ..design import PlannedRun, Study
 from ..errors import ParameterError
 from ..logsinks import Count
@@ -597,22 +596,13 @@ def timeline_figure(tl: pd.DataFrame, clients: int):
 
 
 def tidy_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    flat = expand(runs)
-    for col in ("settings", "log_records_by_destination", "extra", "destinations"):
-        flat[col] = flat[col].map(lambda v: json.dumps(v, sort_keys=True))
-    return flat
+    return records.flatten(expand(runs))
 
 
 def write_processed(result: StudyResult, processed_dir: Path) -> dict[str, Path]:
-    processed_dir.mkdir(parents=True, exist_ok=True)
-    out = {"summary": processed_dir / f"{NAME}.csv", "runs": processed_dir / f"{NAME}_runs.csv",
-           "timeline": processed_dir / f"{NAME}_timeline.csv",
-           "environment": processed_dir / f"{NAME}_environment.json"}
-    summary(result.runs).to_csv(out["summary"], index=False, float_format="%.6g")
-    tidy_runs(result.runs).to_csv(out["runs"], index=False, float_format="%.6g")
-    timeline(result.runs).to_csv(out["timeline"], index=False, float_format="%.6g")
-    out["environment"].write_text(json.dumps(result.environment, indent=2, sort_keys=True, default=str) + "\n")
-    return out
+    return records.write_processed(NAME, processed_dir, result.environment,
+                                   {"summary": summary(result.runs), "runs": tidy_runs(result.runs),
+                                    "timeline": timeline(result.runs)})
 
 
 def method_table(study: LogRotationStudy) -> pd.DataFrame:

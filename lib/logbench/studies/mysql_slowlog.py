@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import environment, params, paths, runner, stats
+from .. import environment, params, paths, records, runner, stats
 from ..design import PlannedRun, Study
 from ..errors import ParameterError, ServerStartError
 from ..runner import Measurement
@@ -527,20 +527,12 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
 
 
 def tidy_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    flat = expand(runs)
-    for col in ("settings", "log_records_by_destination", "extra", "destinations"):
-        flat[col] = flat[col].map(lambda v: json.dumps(v, sort_keys=True))
-    return flat
+    return records.flatten(expand(runs))
 
 
 def write_processed(result: StudyResult, processed_dir: Path) -> dict[str, Path]:
-    processed_dir.mkdir(parents=True, exist_ok=True)
-    out = {"summary": processed_dir / f"{NAME}.csv", "runs": processed_dir / f"{NAME}_runs.csv",
-           "environment": processed_dir / f"{NAME}_environment.json"}
-    summary(result.runs).to_csv(out["summary"], index=False, float_format="%.6g")
-    tidy_runs(result.runs).to_csv(out["runs"], index=False, float_format="%.6g")
-    out["environment"].write_text(json.dumps(result.environment, indent=2, sort_keys=True, default=str) + "\n")
-    return out
+    return records.write_processed(NAME, processed_dir, result.environment,
+                                   {"summary": summary(result.runs), "runs": tidy_runs(result.runs)})
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:

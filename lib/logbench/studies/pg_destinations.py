@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -391,20 +390,12 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
 
 def tidy_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """Runs as a flat CSV-ready frame (dict columns as JSON text)."""
-    flat = runs.copy()
-    for col in ("settings", "log_records_by_destination", "extra", "destinations"):
-        flat[col] = flat[col].map(lambda v: json.dumps(v, sort_keys=True))
-    return flat
+    return records.flatten(runs)
 
 
 def write_processed(result: StudyResult, processed_dir: Path) -> dict[str, Path]:
-    processed_dir.mkdir(parents=True, exist_ok=True)
-    out = {"summary": processed_dir / f"{NAME}.csv", "runs": processed_dir / f"{NAME}_runs.csv",
-           "environment": processed_dir / f"{NAME}_environment.json"}
-    summary(result.runs).to_csv(out["summary"], index=False, float_format="%.6g")
-    tidy_runs(result.runs).to_csv(out["runs"], index=False, float_format="%.6g")
-    out["environment"].write_text(json.dumps(result.environment, indent=2, sort_keys=True, default=str) + "\n")
-    return out
+    return records.write_processed(NAME, processed_dir, result.environment,
+                                   {"summary": summary(result.runs), "runs": tidy_runs(result.runs)})
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
