@@ -205,7 +205,7 @@ class ContainerLogHost:
                 self.network = None
 
 
-class ContainerPostgres(PostgresServer):
+class ContainerPostgres(PostgresServer, process.Managed):
     """PostgreSQL in a container, reached through a bind-mounted unix socket; a context manager."""
 
     backend = "container"
@@ -234,17 +234,6 @@ class ContainerPostgres(PostgresServer):
     @property
     def conninfo(self) -> dict[str, object]:
         return {"host": str(self.socket_dir), "port": self.port, "user": "postgres", "dbname": "postgres"}
-
-    def __enter__(self) -> "ContainerPostgres":
-        try:
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def start(self) -> None:
         self.workdir = Path(tempfile.mkdtemp(prefix="logbench-pg-", dir=paths.scratch_root()))

@@ -139,7 +139,7 @@ def same_value(asked: str, reported: str) -> bool:
     return a.lower() == r.lower()
 
 
-class MariaDBServer:
+class MariaDBServer(process.Managed):
     """What every MariaDB/MySQL backend shares: its command line, sessions, and settings by SET GLOBAL or restart.
 
     A backend provides ``binary`` (the host's server binary: its catalog validates
@@ -178,17 +178,6 @@ class MariaDBServer:
         return {"unix_socket": str(self.socket_path), "user": ROOT_USER, "password": ""}
 
     # -- lifecycle ---------------------------------------------------------
-    def __enter__(self):
-        try:
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     @property
     def program(self) -> str:
         return str(self.binary)
@@ -334,7 +323,7 @@ class MariaDBServer:
         return {k: now.get(norm_name(k)) for k in settings}
 
 
-class LocalMariaDB(MariaDBServer):
+class LocalMariaDB(MariaDBServer, process.LocalDaemon):
     """MariaDB (or MySQL 8) started from local binaries; use as a context manager."""
 
     backend = "local"
@@ -462,22 +451,6 @@ class LocalMariaDB(MariaDBServer):
         process.stop(self.proc, [(signal.SIGTERM, self.stop_timeout)])
         self.proc = None
 
-    def close(self) -> None:
-        try:
-            self._stop_proc()
-        finally:
-            if self.workdir is not None:
-                shutil.rmtree(self.workdir, ignore_errors=True)
-                self.workdir = None
-
-    @property
-    def pid(self) -> int:
-        if self.proc is None:
-            raise RuntimeError("server not running")
-        return self.proc.pid
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
 
 
 def make_quiet(conn: pymysql.Connection, flavor: str) -> None:

@@ -154,7 +154,7 @@ class PostgresServer:
 
 
 
-class LocalPostgres(PostgresServer):
+class LocalPostgres(PostgresServer, process.LocalDaemon):
     """PostgreSQL started from local binaries; use as a context manager."""
 
     backend = "local"
@@ -216,17 +216,6 @@ class LocalPostgres(PostgresServer):
         return str(self.datadir / "postgresql.auto.conf")
 
     # -- lifecycle ---------------------------------------------------------
-    def __enter__(self) -> "LocalPostgres":
-        try:
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def start(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         blocked = process.unreachable_parent(self.log_dir, self.user)
@@ -308,22 +297,6 @@ class LocalPostgres(PostgresServer):
         self._stop_proc()
         self._launch()
 
-    def close(self) -> None:
-        try:
-            self._stop_proc()
-        finally:
-            if self.workdir is not None:
-                shutil.rmtree(self.workdir, ignore_errors=True)
-                self.workdir = None
-
-    @property
-    def pid(self) -> int:
-        if self.proc is None:
-            raise RuntimeError("server not running")
-        return self.proc.pid
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
 
 # Settings the server may legitimately report from elsewhere (none so far); kept explicit.
 _UNCHECKED: frozenset[str] = frozenset()

@@ -96,6 +96,57 @@ def free_loopback_port() -> int:
         return s.getsockname()[1]
 
 
+class Managed:
+    """A context manager over ``start()`` and ``close()``: ``close()`` also runs when ``start()`` fails
+    half-way, so nothing it had already started outlives the error."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class LocalDaemon(Managed):
+    """A server we run as a child process (``proc``) in a private work directory (``workdir``)."""
+
+    proc: subprocess.Popen | None = None
+    workdir: Path | None = None
+
+    def _stop_proc(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        try:
+            self._stop_proc()
+        finally:
+            if self.workdir is not None:
+                import shutil
+
+                shutil.rmtree(self.workdir, ignore_errors=True)
+                self.workdir = None
+
+    @property
+    def pid(self) -> int:
+        if self.proc is None:
+            raise RuntimeError("server not running")
+        return self.proc.pid
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
 def _die_with_parent() -> None:
     # SIGQUIT: PostgreSQL's immediate shutdown; rsyslogd and mariadbd also exit on it.
     libc = ctypes.CDLL("libc.so.6", use_errno=True)

@@ -143,7 +143,7 @@ def remote_config(address: str, file: Path | str, spool: Path | str, rate_limit:
     )
 
 
-class SyslogPair:
+class SyslogPair(process.Managed):
     """The local daemon and, if wanted, the remote log host; a context manager.
 
     ``remote_host`` builds the log host from (workdir, rate_limit): a network
@@ -165,15 +165,7 @@ class SyslogPair:
     def files(self) -> SyslogFiles:
         return SyslogFiles(self.log_dir / "syslog-local.log", self.host.file if self.host is not None else None)
 
-    def __enter__(self) -> "SyslogPair":
-        try:
-            self._start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def _start(self) -> None:
+    def start(self) -> None:
         self.workdir = Path(tempfile.mkdtemp(prefix="logbench-syslog-", dir=paths.scratch_root()))
         for d in ("sock", "spool-local", "spool-remote"):
             (self.workdir / d).mkdir()
@@ -218,5 +210,3 @@ class SyslogPair:
                     shutil.rmtree(self.workdir, ignore_errors=True)
                     self.workdir = None
 
-    def __exit__(self, *exc) -> None:
-        self.close()
