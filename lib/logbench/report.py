@@ -647,8 +647,12 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
                 nums.add(f"floor.{t}.{col}", {"kind": "cell", "source": floor_file.name, "where": where, "column": col,
                                               "int": True})
             doc["floors"].append(str(t))
+        reg = pd.read_csv(reg_file) if reg_file.exists() else pd.DataFrame()
         for e in doc["engines"]:
-            if e["has_line"] and "file" in doc["floors"]:
+            line = reg[(reg.get("engine") == e["engine"]) & (reg.get("model") == "main")
+                       & (reg.get("term") == "records_per_tx")] if len(reg) else reg
+            # A multiple of the floor means something only for a cost distinguishable from zero.
+            if e["has_line"] and "file" in doc["floors"] and len(line) and float(line["ci_low"].iloc[0]) > 0:
                 nums.add(f"{e['engine']}.line_over_floor", {
                     "kind": "div", "sig": 2,
                     "a": {"kind": "cell", "source": reg_file.name, "column": "estimate",
