@@ -6,6 +6,8 @@
 #   docker run --rm --privileged logbench/suite bash run.sh test
 # --privileged: the studies create a mount namespace (private /dev/log) and a
 # network namespace (the remote syslog host), as they do on a host.
+# Behind a TLS-intercepting proxy, pip in the build needs the proxy's CA: copy it in
+# and set PIP_CERT before the set-up step (checked that way on our build machines).
 ARG BASE=logbench/debian:bookworm
 FROM ${BASE}
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
