@@ -342,12 +342,6 @@ class ContainerMariaDB(MariaDBServer):
 
     # -- paths -------------------------------------------------------------
     @property
-    def _wd(self) -> Path:
-        if self.workdir is None:
-            raise RuntimeError("server not started")
-        return self.workdir
-
-    @property
     def socket_path(self) -> Path:
         return self._wd / "sock" / "mysqld.sock"
 

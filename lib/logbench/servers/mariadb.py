@@ -358,12 +358,6 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
 
     # -- paths -------------------------------------------------------------
     @property
-    def _wd(self) -> Path:
-        if self.workdir is None:
-            raise RuntimeError("server not started")
-        return self.workdir
-
-    @property
     def datadir(self) -> Path:
         return self._wd / "data"
 

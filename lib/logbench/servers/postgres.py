@@ -202,12 +202,6 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
         return self._wd / "postmaster.log"
 
     @property
-    def _wd(self) -> Path:
-        if self.workdir is None:
-            raise RuntimeError("server not started")
-        return self.workdir
-
-    @property
     def conninfo(self) -> dict[str, object]:
         return {"host": str(self.socket_dir), "port": self.port, "user": SUPERUSER, "dbname": DBNAME}
 

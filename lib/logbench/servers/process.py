@@ -98,7 +98,15 @@ def free_loopback_port() -> int:
 
 class Managed:
     """A context manager over ``start()`` and ``close()``: ``close()`` also runs when ``start()`` fails
-    half-way, so nothing it had already started outlives the error."""
+    half-way, so nothing it had already started outlives the error. ``workdir`` is its private directory."""
+
+    workdir: Path | None = None
+
+    @property
+    def _wd(self) -> Path:
+        if self.workdir is None:
+            raise RuntimeError("server not started")
+        return self.workdir
 
     def start(self) -> None:
         raise NotImplementedError
@@ -122,7 +130,6 @@ class LocalDaemon(Managed):
     """A server we run as a child process (``proc``) in a private work directory (``workdir``)."""
 
     proc: subprocess.Popen | None = None
-    workdir: Path | None = None
 
     def _stop_proc(self) -> None:
         raise NotImplementedError
