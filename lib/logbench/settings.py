@@ -121,12 +121,6 @@ def validate_postgres(settings: Settings, postgres_binary: str | Path) -> None:
         raise SettingError(f"setting(s) {', '.join(fixed)} are compiled in (context 'internal') and cannot be set")
 
 
-def postgres_needs_restart(settings: Settings, postgres_binary: str | Path) -> list[str]:
-    """Names whose context is 'postmaster': the catalog's prediction, checked later by pending_restart."""
-    catalog = postgres_catalog(str(postgres_binary))
-    return [n for n in settings if catalog.get(n) and catalog[n].context == "postmaster"]
-
-
 # --- MariaDB / MySQL ----------------------------------------------------------------------------
 
 # Options the server class sets itself (where the server listens, where its files are); a study

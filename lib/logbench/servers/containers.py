@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
 import tempfile
 import time
@@ -301,9 +300,7 @@ class ContainerPostgres(PostgresServer, process.Managed):
             _remove(self.container)
             self.container = None
         finally:
-            if self.workdir is not None:
-                shutil.rmtree(self.workdir, ignore_errors=True)
-                self.workdir = None
+            self._remove_workdir()
 
 
 class ContainerMariaDB(MariaDBServer):
@@ -473,9 +470,7 @@ class ContainerMariaDB(MariaDBServer):
                 finally:
                     self.volume = None
         finally:
-            if self.workdir is not None:
-                shutil.rmtree(self.workdir, ignore_errors=True)
-                self.workdir = None
+            self._remove_workdir()
 
     @property
     def pid(self) -> int:

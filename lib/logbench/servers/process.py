@@ -108,6 +108,13 @@ class Managed:
             raise RuntimeError("server not started")
         return self.workdir
 
+    def _remove_workdir(self) -> None:
+        if self.workdir is not None:
+            import shutil
+
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+
     def start(self) -> None:
         raise NotImplementedError
 
@@ -138,11 +145,7 @@ class LocalDaemon(Managed):
         try:
             self._stop_proc()
         finally:
-            if self.workdir is not None:
-                import shutil
-
-                shutil.rmtree(self.workdir, ignore_errors=True)
-                self.workdir = None
+            self._remove_workdir()
 
     @property
     def pid(self) -> int:

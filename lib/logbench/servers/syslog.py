@@ -206,7 +206,5 @@ class SyslogPair(process.Managed):
                     self.host.close()
                     self.host = None
             finally:
-                if self.workdir is not None:
-                    shutil.rmtree(self.workdir, ignore_errors=True)
-                    self.workdir = None
+                self._remove_workdir()
 
