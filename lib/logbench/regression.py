@@ -76,6 +76,9 @@ DESTINATION_FAMILY = {
 }
 FAMILIES = ("file", "syslog", "remote_syslog", "table", "discarded")
 DISCARDED = "discarded"
+# How the paper names where a family's line goes ("one line to ...").
+FAMILY_LABELS = {"file": "a file", "syslog": "the local syslog", "remote_syslog": "a remote syslog",
+                 "table": "a table", "discarded": "nowhere (formatted, then discarded)"}
 
 
 def family_term(family: str) -> str:
@@ -367,10 +370,10 @@ def _term_label(term: str) -> tuple[str, str]:
     for fam in FAMILIES:
         t = family_term(fam)
         if term == t:
-            return t, f"µs per line to a {fam.replace('_', ' ')}"
+            return t, f"µs per line to {FAMILY_LABELS[fam]}"
         if term.startswith("C(clients)[") and term.endswith(f"]:{t}"):
             k = term[len("C(clients)["):-len(f"]:{t}")]
-            return f"{t} @ {k} clients", f"µs per line to a {fam.replace('_', ' ')}"
+            return f"{t} @ {k} clients", f"µs per line to {FAMILY_LABELS[fam]}"
     if term.startswith("C(baseline)["):
         return "baseline " + term[len("C(baseline)["):-1], "µs per transaction"
     return term, ""
