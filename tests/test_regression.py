@@ -229,3 +229,15 @@ def test_groups_whose_log_rate_never_varies_are_left_out():
     assert any("other (30 runs)" in n for n in fit.notes)
     line = _coef(fit, "main", "lines_file")
     assert line["ci_low"] <= 4.0 <= line["ci_high"]
+
+
+def test_new_run_columns_are_tolerated_and_the_idle_state_splits_baselines():
+    """Processed data gains idle_state, steal_s, ... (contracts item 5): a run held in another CPU idle state has
+    its own baseline; unknown columns are ignored."""
+    hold = regression.synthetic_runs(seed=21).assign(idle_state="hold", steal_s=0.01, high_steal=False)
+    free = regression.synthetic_runs(seed=22, base_us={1: 90.0, 2: 40.0, 4: 30.0}).assign(
+        idle_state="free", steal_s=0.02, high_steal=False)
+    d = regression.prepare(pd.concat([hold, free], ignore_index=True))
+    assert {"synthetic/hold @ 1", "synthetic/free @ 1"} <= set(d["baseline"])
+    line = _coef(regression.fit_all(d)["postgresql@synthetic"], "main", "lines_file")
+    assert line["ci_low"] <= 4.0 <= line["ci_high"]

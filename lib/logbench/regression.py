@@ -105,8 +105,9 @@ BYTES_PER_KB = 1000
 
 TERM_UNITS = {"kb_per_tx": "µs per logged kB"}
 
-# Run columns that split a study into cells with baselines of their own (mysql_slowlog: regime and workload).
-CELL_COLUMNS = ("regime", "test", "backend")
+# Run columns that split a study into cells with baselines of their own (mysql_slowlog: regime and workload; a
+# backend; the CPU idle state a run was held in, where a study varies it).
+CELL_COLUMNS = ("regime", "test", "backend", "idle_state")
 
 PREPARED_COLUMNS = ("study", "engine", "env_id", "configuration", "clients", "repeat", "baseline", "cell_key",
                     "us_per_tx", "records_per_tx", "kb_per_tx", "bytes_per_record", "weight",

@@ -574,7 +574,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
         for col, agg, key in (("repeat", "nunique", "repeats"), ("duration_s", "max", "duration"),
                               ("scale", "max", "scale"), ("server_version", "first", "server_version"),
                               ("query_mode", "first", "query_mode"), ("workload", "list", "workload"),
-                              ("backend", "first", "backend")):
+                              ("backend", "list", "backend")):
             if col in s.runs.columns:
                 spec = {"kind": "agg", "source": src, "where": measured, "column": col, "agg": agg}
                 if col in ("duration_s", "scale"):
