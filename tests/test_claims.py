@@ -278,20 +278,24 @@ def test_regime_from_database_size_and_ram():
 
 
 def test_environment_and_regression_metrics():
-    reg = pd.DataFrame([{"engine": "postgresql", "model": "interaction", "term": "records_per_tx:extra_clients",
+    reg = pd.DataFrame([{"engine": "postgresql", "env_id": "e1", "model": "main", "term": "lines_file",
                          "estimate": 0.4, "ci_low": 0.1, "ci_high": 0.7, "n": 40}])
     s, _ = _evaluate(
         _claim(claim_id="timer", metric="env:timer_loop_ns", low="10", high="100"),
         _claim(claim_id="nokey", metric="env:missing_key", low="10", high="100"),
-        _claim(claim_id="grows", metric="regression:records_per_tx:extra_clients", low="0"),
+        _claim(claim_id="costs", metric="regression:lines_file", low="0"),
         regression=reg,
     )
     r = s.set_index("claim_id")
     assert r.loc["timer", "verdict"] == C.CONFIRMED and r.loc["timer", "ours"] == "40.0"
     assert r.loc["nokey", "verdict"] == C.NOT_MEASURED
-    assert r.loc["grows", "verdict"] == C.CONFIRMED and r.loc["grows", "ours"] == "0.400 [0.100, 0.700]"
-    s2, _ = _evaluate(_claim(claim_id="grows", metric="regression:records_per_tx:extra_clients", low="0"))
+    assert r.loc["costs", "verdict"] == C.CONFIRMED and r.loc["costs", "ours"] == "0.400 [0.100, 0.700]"
+    s2, _ = _evaluate(_claim(claim_id="costs", metric="regression:lines_file", low="0"))
     assert s2["verdict"].iloc[0] == C.NOT_MEASURED  # no regression yet
+    # two environments' fits are never merged into one number
+    two = pd.concat([reg, reg.assign(env_id="e2", estimate=9.0)], ignore_index=True)
+    s3, _ = _evaluate(_claim(claim_id="costs", metric="regression:lines_file", low="0"), regression=two)
+    assert s3["verdict"].iloc[0] == C.NOT_MEASURED
 
 
 # --- the claims file ----------------------------------------------------------------------------------------

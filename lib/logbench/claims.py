@@ -420,13 +420,14 @@ def _is_ratio(metric_name: str) -> bool:
 
 
 def _regression_estimate(regression: pd.DataFrame | None, engine: str, term: str) -> Estimate | None:
+    """A coefficient of the line-cost regression (``findings_regression.csv``): a per-level term ('… @ k clients')
+    from ``per_clients``, any other from ``main``. None unless exactly one fit of the engine has it: fits of
+    different environments are never merged into one number."""
     if regression is None or not len(regression):
         return None
-    model = "interaction" if ":" in term and "@" not in term else "main"
-    if "@" in term:
-        model = "per_clients"
+    model = "per_clients" if "@" in term else "main"
     row = regression[(regression["engine"] == engine) & (regression["model"] == model) & (regression["term"] == term)]
-    if not len(row):
+    if len(row) != 1:
         return None
     r = row.iloc[0]
     return Estimate(float(r["estimate"]), float(r["ci_low"]), float(r["ci_high"]), int(r["n"]))
