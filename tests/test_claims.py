@@ -248,6 +248,13 @@ def test_contention_claim_waits_for_its_own_study():
     assert s["study"].iloc[0] == "pg_audit_timing"
 
 
+def test_a_rule_can_point_a_claim_at_our_new_configuration(monkeypatch):
+    """Our side of a comparison changes in code, not in the raw file: the rule names the configuration."""
+    monkeypatch.setitem(C.claim_rules.RULES, "moved", C.claim_rules.ClaimRule(configuration="a"))
+    s, d = _evaluate(_claim(claim_id="moved", configuration="b", clients="1", low="0.8", high="0.9"))
+    assert s["verdict"].iloc[0] == C.CONFIRMED and list(d["configuration"]) == ["a"]
+
+
 def test_aa_rows_are_never_a_claims_configuration():
     assert C.is_aa("none_again") and not C.is_aa("none")
 

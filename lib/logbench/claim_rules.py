@@ -10,7 +10,11 @@ on this machine lives here, in code, each with its reason:
   processes (then it cannot be scaled down), the configuration the post ran that
   ours must match (:class:`Requirement`; a mismatch gives "not comparable: <why>"
   instead of a verdict), a rule on another scale (a difference instead of a
-  ratio), or why it stays "not measured" until a named study exists.
+  ratio), why it stays "not measured" until a named study exists, or which of our
+  studies and configurations now judge it (``study``, ``where``, ``configuration``,
+  ``reference`` replace the raw file's; e.g. once the post-004 study runs
+  ``log_statement = all``, its configuration names go here and the requirement
+  check then finds the match).
 """
 
 from __future__ import annotations
@@ -59,7 +63,12 @@ class ClaimRule:
     high: float | None = None
     rule_note: str = ""
     pending: str = ""  # not judged until this is true: the reason shown with "not measured yet"
-    study: str = ""  # the study that judges it, where the raw file names another
+    # Where our side of the comparison changes (a study that adds the post's own configuration, e.g. post 004's
+    # log_statement = all), these replace the raw file's study / where / configuration / reference.
+    study: str = ""
+    where: str = ""
+    configuration: str = ""
+    reference: str = ""
 
 
 SIMPLE = Requirement("column", "query_mode", "simple",

@@ -531,8 +531,9 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
                   regression: pd.DataFrame | None) -> tuple[dict, list[dict]]:
     rule = claim_rules.rule_for(c["claim_id"])
     c = c.copy()
-    if rule.study:
-        c["study"] = rule.study
+    for col in ("study", "where", "configuration", "reference"):
+        if getattr(rule, col):
+            c[col] = getattr(rule, col)
     if rule.metric:
         c["metric"] = rule.metric
     low = rule.low if rule.low is not None else (_bound(c["low"], -math.inf) if rule.high is None else -math.inf)

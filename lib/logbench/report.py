@@ -12,6 +12,11 @@ Three steps, each a function the notebook ``90_findings`` calls (and
    number with its provenance; CSV tables of display strings) and compiles
    ``paper/logbench.typ`` with the ``typst`` package into ``paper/logbench.pdf``.
 
+Hooks for other studies' findings: ``data/processed/findings_instrument.csv`` (columns ``item``,
+``statement``; :data:`INSTRUMENT_FINDINGS`), written by the instrument study, is printed in the paper's
+section "Instrument resolution and the anomaly test"; A/A rows (``<baseline>_again``) in a study's summary
+are printed as that study's resolution and never as a logging configuration.
+
 No number in the paper is typed by hand: each in-text number in ``numbers.json``
 carries a ``spec`` saying which processed file, row and column it came from
 (``tests/test_paper.py`` re-reads it from there and finds its text in the PDF).
