@@ -85,7 +85,7 @@ def _study(scale: int = 10, memory: float = 8e9) -> C.StudyData:
 
 def _claim(**kw) -> dict:
     base = {c: "" for c in C.COLUMNS}
-    base.update(claim_id="x", post="000", claim="a claim", published="1", study="hand", metric="ratio",
+    base.update(claim_id="x", post="hand", claim="a claim", published="1", study="hand", metric="ratio",
                 rule="in_range")
     base.update({k: str(v) for k, v in kw.items()})
     return base
@@ -147,22 +147,116 @@ def test_fastest_rule():
     assert f2["measured_at"] == "b/none @ 1 clients"
 
 
-def test_not_reproducible_beats_everything_and_shows_the_closest_number():
+def test_not_reproducible_only_for_simultaneous_contention_and_shows_the_closest_number(monkeypatch):
+    monkeypatch.setitem(C.claim_rules.RULES, "many", C.claim_rules.ClaimRule(concurrency=C.claim_rules.SIMULTANEOUS))
+    monkeypatch.setitem(C.claim_rules.RULES, "nostudy",
+                        C.claim_rules.ClaimRule(concurrency=C.claim_rules.SIMULTANEOUS))
     s, _ = _evaluate(
         _claim(claim_id="many", configuration="a", clients="56", low="0.8", high="0.9"),
         _claim(claim_id="nostudy", study="nowhere", configuration="a", clients="56", low="0.8", high="0.9"),
-        _claim(claim_id="partly", configuration="a", clients="1;56", low="0.8", high="0.9"),
     )
     r = s.set_index("claim_id")
     assert r.loc["many", "verdict"] == C.NOT_REPRODUCIBLE
-    assert "56" in r.loc["many", "why"] and "4 × 2 = 8" in r.loc["many", "why"]
+    assert "56 simultaneously runnable" in r.loc["many", "why"] and "2 cores" in r.loc["many", "why"]
     assert r.loc["many", "ours"] == "0.833 [0.833, 0.833] at 2 clients (closest here)"
     assert r.loc["nostudy", "verdict"] == C.NOT_REPRODUCIBLE and r.loc["nostudy", "ours"] == "—"
-    # a claim with some reproducible levels is judged on those, and says which it dropped
-    assert r.loc["partly", "verdict"] == C.CONFIRMED and r.loc["partly", "why"].startswith("56 clients")
     # more cores: the same claim becomes measurable (and here: not measured, no 56-client runs)
-    s4, _ = _evaluate(_claim(claim_id="many", configuration="a", clients="56", low="0.8", high="0.9"), cores=16)
+    s4, _ = _evaluate(_claim(claim_id="many", configuration="a", clients="56", low="0.8", high="0.9"), cores=64)
     assert s4["verdict"].iloc[0] == C.NOT_MEASURED
+
+
+def test_clients_scale_by_clients_per_core():
+    """Post 004: 32 clients on 8 cores = 4 per core = 8 clients on 2 cores; here 1 client on 2 cores."""
+    assert C.claim_rules.post_cores("004") == 8 and C.claim_rules.post_cores("001; 002") == 4
+    conc = C.concurrency_here((32,), C.claim_rules.ClaimRule(), 8, 2)
+    assert conc.here == (8,) and not conc.infeasible and "4.0 per core = 8 clients here" in conc.how
+    # the hand study ran 1 and 2 clients: post 004's 8 clients on 8 cores map to 2 here
+    s, d = _evaluate(_claim(claim_id="p4", post="004", configuration="a", clients="8", low="0.8", high="0.9"))
+    assert s["verdict"].iloc[0] == C.CONFIRMED and list(d["clients"]) == [2]
+    assert "8 clients on 8 cores" in s["why"].iloc[0]
+    # more clients per core than the rule allows: not reproducible, by the per-core count, not the absolute one
+    s, _ = _evaluate(_claim(claim_id="p4", post="004", configuration="a", clients="64", low="0.8", high="0.9"))
+    assert s["verdict"].iloc[0] == C.NOT_REPRODUCIBLE and "more than 4 per core" in s["why"].iloc[0]
+    # a post below its saturation is judged at one client per core here
+    conc = C.concurrency_here((28,), C.claim_rules.ClaimRule(here_clients="cores"), None, 2)
+    assert conc.here == (2,)
+
+
+def test_a_configuration_mismatch_gives_no_verdict(monkeypatch):
+    """The post ran something our runs did not: the verdict is 'not comparable: <why>', our number still shown."""
+    req = C.claim_rules.Requirement("column", "query_mode", "simple", "the post ran simple; ours ran {have}")
+    rate = C.claim_rules.Requirement("column", "syslog_rate_limit", True, "rate limiting {have}", default=False)
+    monkeypatch.setitem(C.claim_rules.RULES, "proto", C.claim_rules.ClaimRule(requires=(req,)))
+    monkeypatch.setitem(C.claim_rules.RULES, "rate", C.claim_rules.ClaimRule(requires=(rate,)))
+    study = _study()
+    study = C.StudyData(study.name, study.engine, study.baseline, study.runs.assign(query_mode="prepared"),
+                        None, study.environment)
+    s, d = _evaluate(_claim(claim_id="proto", configuration="a", clients="1", low="0.8", high="0.9"),
+                     _claim(claim_id="rate", metric="log_loss", configuration="b", clients="1", low="0.2",
+                            high="0.3"),
+                     studies={"hand": study})
+    r = s.set_index("claim_id")
+    assert r.loc["proto", "verdict"] == C.NOT_COMPARABLE
+    assert r.loc["proto", "why"] == "not comparable: the post ran simple; ours ran prepared"
+    assert r.loc["proto", "ours"] == "0.850 [0.850, 0.850]"
+    assert r.loc["rate", "verdict"] == C.NOT_COMPARABLE and "rate limiting False" in r.loc["rate", "why"]
+    assert set(d["verdict"]) == {C.NOT_COMPARABLE}
+    # matching runs: the verdict stands
+    s, _ = _evaluate(_claim(claim_id="proto", configuration="a", clients="1", low="0.8", high="0.9"),
+                     studies={"hand": C.StudyData("hand", "postgresql", "none", study.runs.assign(query_mode="simple"),
+                                                  None, study.environment)})
+    assert s["verdict"].iloc[0] == C.CONFIRMED
+
+
+def test_setting_and_record_size_requirements():
+    runs = pd.DataFrame({"settings": ['{"log_statement": "none"}'] * 2, "log_bytes": [2780, 2790],
+                         "log_records_received": [10, 10]})
+    st = C.claim_rules.Requirement("setting", "log_statement", "all", "log_statement = {have}")
+    assert C.requirement_mismatch(st, runs) == "log_statement = none"
+    assert C.requirement_mismatch(st, runs.assign(settings='{"log_statement": "all"}')) == ""
+    size = C.claim_rules.Requirement("bytes_per_record", "log_bytes", 444.0, "{have} bytes", tolerance=0.25)
+    assert C.requirement_mismatch(size, runs) == "278 bytes"
+    assert C.requirement_mismatch(size, runs.assign(log_bytes=4400)) == ""
+
+
+def test_every_rule_names_a_claim_of_the_file_and_every_requirement_kind_is_known():
+    ids = set(C.load()["claim_id"])
+    assert set(C.claim_rules.RULES) <= ids
+    for cid, rule in C.claim_rules.RULES.items():
+        assert rule.concurrency in C.claim_rules.CONCURRENCY, cid
+        for req in rule.requires:
+            assert req.kind in ("column", "setting", "bytes_per_record"), cid
+
+
+def test_difference_rule_refutes_only_when_the_ci_excludes_the_claim():
+    """002-flush-disabled: a shorter stall; judged on the difference, not a ratio to a near-zero stall."""
+    rule = C.claim_rules.rule_for("002-flush-disabled")
+    assert rule.metric == "difference_of:tracer_stall_ms" and rule.high == 0.0
+    e = C.difference_ci([3.0, 4.0, 5.0], [1.0, 2.0, 3.0])
+    assert e.value == pytest.approx(2.0) and e.low < 2.0 < e.high
+    assert C.in_range_verdict(C.difference_ci([3.0, 4.0, 5.0], [1.0, 2.0, 3.0]), -math.inf, 0.0) == C.INCONCLUSIVE
+    assert C.in_range_verdict(C.difference_ci([9.0, 10.0, 11.0], [1.0, 2.0, 3.0]), -math.inf, 0.0) == C.REFUTED
+    # a near-zero reference no longer inflates the effect: 0.2 ms against 0.1 ms is a difference of 0.1, not 2×
+    small = C.difference_ci([0.19, 0.2, 0.21], [0.09, 0.1, 0.11])
+    assert small.value == pytest.approx(0.1)
+
+
+def test_contention_claim_waits_for_its_own_study():
+    s, _ = _evaluate(_claim(claim_id="003-contention", post="003", metric="regression:records_per_tx:extra_clients",
+                            study="pg_destinations", low="0"))
+    assert s["verdict"].iloc[0] == C.NOT_MEASURED and "pg_audit_timing" in s["why"].iloc[0]
+    assert s["study"].iloc[0] == "pg_audit_timing"
+
+
+def test_a_rule_can_point_a_claim_at_our_new_configuration(monkeypatch):
+    """Our side of a comparison changes in code, not in the raw file: the rule names the configuration."""
+    monkeypatch.setitem(C.claim_rules.RULES, "moved", C.claim_rules.ClaimRule(configuration="a"))
+    s, d = _evaluate(_claim(claim_id="moved", configuration="b", clients="1", low="0.8", high="0.9"))
+    assert s["verdict"].iloc[0] == C.CONFIRMED and list(d["configuration"]) == ["a"]
+
+
+def test_aa_rows_are_never_a_claims_configuration():
+    assert C.is_aa("none_again") and not C.is_aa("none")
 
 
 def test_not_measured_reasons():
@@ -191,20 +285,24 @@ def test_regime_from_database_size_and_ram():
 
 
 def test_environment_and_regression_metrics():
-    reg = pd.DataFrame([{"engine": "postgresql", "model": "interaction", "term": "records_per_tx:extra_clients",
+    reg = pd.DataFrame([{"engine": "postgresql", "env_id": "e1", "model": "main", "term": "lines_file",
                          "estimate": 0.4, "ci_low": 0.1, "ci_high": 0.7, "n": 40}])
     s, _ = _evaluate(
         _claim(claim_id="timer", metric="env:timer_loop_ns", low="10", high="100"),
         _claim(claim_id="nokey", metric="env:missing_key", low="10", high="100"),
-        _claim(claim_id="grows", metric="regression:records_per_tx:extra_clients", low="0"),
+        _claim(claim_id="costs", metric="regression:lines_file", low="0"),
         regression=reg,
     )
     r = s.set_index("claim_id")
     assert r.loc["timer", "verdict"] == C.CONFIRMED and r.loc["timer", "ours"] == "40.0"
     assert r.loc["nokey", "verdict"] == C.NOT_MEASURED
-    assert r.loc["grows", "verdict"] == C.CONFIRMED and r.loc["grows", "ours"] == "0.400 [0.100, 0.700]"
-    s2, _ = _evaluate(_claim(claim_id="grows", metric="regression:records_per_tx:extra_clients", low="0"))
+    assert r.loc["costs", "verdict"] == C.CONFIRMED and r.loc["costs", "ours"] == "0.400 [0.100, 0.700]"
+    s2, _ = _evaluate(_claim(claim_id="costs", metric="regression:lines_file", low="0"))
     assert s2["verdict"].iloc[0] == C.NOT_MEASURED  # no regression yet
+    # two environments' fits are never merged into one number
+    two = pd.concat([reg, reg.assign(env_id="e2", estimate=9.0)], ignore_index=True)
+    s3, _ = _evaluate(_claim(claim_id="costs", metric="regression:lines_file", low="0"), regression=two)
+    assert s3["verdict"].iloc[0] == C.NOT_MEASURED
 
 
 # --- the claims file ----------------------------------------------------------------------------------------

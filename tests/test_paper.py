@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from logbench import claims, paths, regression, report, stats
+from logbench import claim_rules, claims, paths, regression, report, stats
 
 pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None,
                                 reason="pdftotext (poppler-utils, see scripts/apt-packages.txt) is not installed")
@@ -39,10 +39,10 @@ def squash(text: str) -> str:
 
 CODE_CONSTANTS = {
     "claims.MAX_CLIENTS_PER_CORE": claims.MAX_CLIENTS_PER_CORE,
-    "regression.BP_ALPHA": regression.BP_ALPHA,
     "regression.COOKS_FACTOR": regression.COOKS_FACTOR,
     "regression.BYTES_PER_KB": regression.BYTES_PER_KB,
     "stats.CONFIDENCE_PERCENT": round(100 * stats.CONFIDENCE),
+    **{f"claim_rules.POST_CORES.{p}": c for p, c in claim_rules.POST_CORES.items() if c is not None},
 }
 
 
@@ -91,10 +91,11 @@ def check_build(build: Path, processed: Path) -> None:
             assert f["path"] in doc["figures"]
     for e in doc["engines"]:
         assert e["table"] in doc["tables"]
-        for rel in (e["figure_fit"], e["figure_cost"]):
+        for rel in [e["figure_fit"]] + [f["figure"] for f in e["families"]]:
             assert rel == "" or rel in doc["figures"]
     text = pdf_text(build / "logbench.pdf")
     flat = squash(text)
+    check_headings(build)
     # 2. every in-text number: its spec re-read from the processed files gives the same value and text
     assert doc["numbers"], "no numbers were generated"
     for key, item in doc["numbers"].items():
@@ -135,6 +136,78 @@ def check_build(build: Path, processed: Path) -> None:
         assert counts == len(cl) == int(doc["numbers"]["claims.count"]["text"])
         for part in ("confirmed", "refuted", "notreproduciblehere", "notmeasuredyet"):
             assert part in flat
+
+
+# --- headings: the compiled document has exactly the sections the source intends ----------------------------
+
+# A source heading: a line that starts (after indentation) with '=' marks and a space. Anything else that
+# typst turns into a heading — e.g. `[= #n(...)]` meant as "= 0.27" inside a sentence — is unintended.
+_SOURCE_HEADING = re.compile(r"^\s*(=+)\s+(.*?)\s*(<[\w-]+>)?\s*$")
+_EXPR = re.compile(r"#[A-Za-z_][\w.-]*(?:\([^()]*\))?(?:\.[\w-]+(?:\([^()]*\))?)*")
+
+
+def intended_headings(source: str) -> list[tuple[int, re.Pattern]]:
+    """(level, pattern of its text) for every heading the source writes at the start of a line; an embedded
+    expression (#s.title, #raw(e.env_id)) matches any text."""
+    out = []
+    for line in source.splitlines():
+        m = _SOURCE_HEADING.match(line)
+        if not m or line.lstrip().startswith("//"):
+            continue
+        parts = _EXPR.split(m.group(2))
+        out.append((len(m.group(1)), re.compile(".+".join(re.escape(x) for x in parts))))
+    return out
+
+
+def _plain(content) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(_plain(c) for c in content)
+    if not isinstance(content, dict):
+        return ""
+    func = content.get("func")
+    if func == "space":
+        return " "
+    if func == "smartquote":
+        return '"' if content.get("double", True) else "'"
+    if "text" in content and isinstance(content["text"], str):
+        return content["text"]
+    if "children" in content:
+        return _plain(content["children"])
+    if "body" in content:
+        return _plain(content["body"])
+    return ""
+
+
+def compiled_headings(build: Path) -> list[tuple[int, str]]:
+    import typst
+
+    found = json.loads(typst.query(str(build / "logbench.typ"), "heading", root=str(build), ignore_system_fonts=True))
+    return [(int(h["level"]), _plain(h["body"]).strip()) for h in found]
+
+
+def unintended_headings(build: Path) -> list[tuple[int, str]]:
+    intended = intended_headings((build / "logbench.typ").read_text())
+    return [(lvl, text) for lvl, text in compiled_headings(build)
+            if not any(lvl == il and p.fullmatch(text) for il, p in intended)]
+
+
+def check_headings(build: Path) -> None:
+    bad = unintended_headings(build)
+    assert not bad, f"headings the source does not intend (a stray '=' at the start of markup?): {bad}"
+    flat = squash(pdf_text(build / "logbench.pdf"))
+    for _, text in compiled_headings(build):
+        assert squash(text.replace("'", "’")) in flat, text
+
+
+def test_the_heading_check_catches_a_stray_equals_sign(tmp_path):
+    """The bug it guards against: `[= #n(...)]` in running text turns a p-value into a section heading."""
+    (tmp_path / "logbench.typ").write_text(
+        '#set heading(numbering: "1.1")\n= Intended <sec-a>\n#let p = "0.27"\n'
+        'The test ($p$ #if false [< 0.001] else [= #p]).\n== Also #p intended\n')
+    (tmp_path / "logbench.pdf").write_bytes(b"")
+    assert unintended_headings(tmp_path) == [(1, "0.27")]
 
 
 # --- a synthetic processed directory through the whole pipeline ---------------------------------------------
@@ -200,12 +273,47 @@ def test_synthetic_paper_reports_the_known_line_cost(synthetic_build):
     root, processed, pdf = synthetic_build
     coefs = pd.read_csv(processed / "findings_regression.csv")
     flat = squash(pdf_text(pdf))
+    assert set(coefs["env_id"]) == {"synthetic"} and coefs.groupby("fit")["engine"].nunique().eq(1).all()
     for engine, truth in (("postgresql", 6.0), ("mariadb", 9.0)):
         line = coefs[(coefs["engine"] == engine) & (coefs["model"] == "main")
-                     & (coefs["term"] == "records_per_tx")].iloc[0]
+                     & (coefs["term"] == "lines_file")].iloc[0]
         assert line["ci_low"] <= truth <= line["ci_high"], engine
         assert squash(f"{claims.fmt(line['estimate'])} (95 % CI {claims.fmt(line['ci_low'])} to "
                       f"{claims.fmt(line['ci_high'])}) µs") in flat
+
+
+def test_aa_rows_are_the_resolution_not_a_configuration(tmp_path):
+    """An A/A row (<baseline>_again) is printed as the study's resolution, never as its cheapest configuration,
+    and never enters the regression."""
+    runs = regression.synthetic_runs(study="pg_destinations", configurations={**CONFIGS, "none_again": (0, 0)},
+                                     clients=(1, 4), repeats=3, line_cost_us=6.0, noise_cv=0.02, seed=5)
+    runs = runs.assign(query_mode="prepared", backend="local")
+    processed = tmp_path / "processed"
+    processed.mkdir()
+    runs.to_csv(processed / "pg_destinations_runs.csv", index=False, float_format="%.6g")
+    stats.summarise(runs, by=["configuration", "clients"], baseline="none").to_csv(
+        processed / "pg_destinations.csv", index=False, float_format="%.6g")
+    tables, figures = report.compute_findings(processed, floor_batches=3)
+    assert "none_again" not in set(report.regression_findings(report.load_studies(processed)[0]).prepared[
+        "configuration"])
+    report.write_findings(tables, figures, output_dir=processed, figures_dir=tmp_path / "figures")
+    report.build(processed, tmp_path / "figures", tmp_path / "build")
+    doc = json.loads((tmp_path / "build" / "generated" / "numbers.json").read_text())
+    entry = doc["studies"][0]
+    assert [r["configuration"] for r in entry["resolution"]] == ["none_again", "none_again"]
+    for c in entry["cheapest"]:
+        assert doc["numbers"][c["key"] + ".best.configuration"]["text"] != "none_again"
+    assert squash("the A/A control none_again has a ratio of") in squash(pdf_text(tmp_path / "build" / "logbench.pdf"))
+
+
+def test_instrument_findings_are_printed_when_present(tmp_path, synthetic_build):
+    root, processed, _ = synthetic_build
+    copy = tmp_path / "processed"
+    shutil.copytree(processed, copy)
+    pd.DataFrame({"item": ["aa"], "statement": ["The A/A ratio is 0.998 [0.981, 1.015] (synthetic)."]}).to_csv(
+        copy / report.INSTRUMENT_FINDINGS, index=False)
+    pdf = report.build(copy, root / "figures", tmp_path / "build")
+    assert squash("The A/A ratio is 0.998 [0.981, 1.015] (synthetic).") in squash(pdf_text(pdf))
 
 
 def test_rebuild_is_byte_identical(synthetic_build):

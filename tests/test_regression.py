@@ -1,4 +1,5 @@
-"""The log-rate regression: a synthetic study with a known cost per line is recovered within its CI."""
+"""The line-cost regression: synthetic studies with known costs per destination family and environment are
+recovered within their CIs; environments are never pooled; records the statements did not cause never enter."""
 
 from __future__ import annotations
 
@@ -10,15 +11,19 @@ import pytest
 
 from logbench import regression
 
-
-def _fit(**kw) -> regression.EngineFit:
-    fits = regression.fit_engines(regression.prepare(regression.synthetic_runs(**kw)))
-    assert list(fits) == ["postgresql"]
-    return fits["postgresql"]
+FAMILY_COSTS = {"file": 4.0, "syslog": 30.0, "remote_syslog": 50.0, "table": 0.0, "discarded": 0.0}
+TWO_FAMILIES = {"none": (0, 0), "stderr": (2, 120), "csvlog": (2, 260), "syslog": (2, 150),
+                "syslog,csvlog": (4, 200)}
 
 
-def _coef(fit: regression.EngineFit, model: str, term: str) -> pd.Series:
-    c = regression.coefficients({fit.engine: fit})
+def _fit(**kw) -> regression.Fit:
+    fits = regression.fit_all(regression.prepare(regression.synthetic_runs(**kw)))
+    assert list(fits) == ["postgresql@synthetic"]
+    return fits["postgresql@synthetic"]
+
+
+def _coef(fit: regression.Fit, model: str, term: str) -> pd.Series:
+    c = regression.coefficients({fit.key: fit})
     row = c[(c["model"] == model) & (c["term"] == term)]
     assert len(row) == 1, (model, term, c)
     return row.iloc[0]
@@ -26,91 +31,160 @@ def _coef(fit: regression.EngineFit, model: str, term: str) -> pd.Series:
 
 def test_known_line_and_kb_cost_recovered_within_ci():
     fit = _fit(line_cost_us=4.0, kb_cost_us=1.5, noise_cv=0.01, seed=3)
-    line = _coef(fit, "main", "records_per_tx")
+    line = _coef(fit, "main", "lines_file")
     kb = _coef(fit, "main", "kb_per_tx")
     assert line["ci_low"] <= 4.0 <= line["ci_high"]
     assert kb["ci_low"] <= 1.5 <= kb["ci_high"]
-    assert line["unit"] == "µs per logged line" and kb["unit"] == "µs per logged kB"
-    # and the interval is informative, not just wide
-    assert line["ci_high"] - line["ci_low"] < 1.0
+    assert line["unit"] == "µs per line to a file" and kb["unit"] == "µs per logged kB"
+    assert line["ci_high"] - line["ci_low"] < 1.0  # informative, not just wide
+    assert line["cov_type"] == "HC3"
 
 
-def test_interaction_recovers_a_cost_that_grows_with_clients():
-    fit = _fit(line_cost_us=3.0, line_cost_per_client_us=0.5, noise_cv=0.01, seed=5)
-    base = _coef(fit, "interaction", "records_per_tx")
-    inter = _coef(fit, "interaction", "records_per_tx:extra_clients")
-    assert base["ci_low"] <= 3.0 <= base["ci_high"]
-    assert inter["ci_low"] <= 0.5 <= inter["ci_high"]
-    assert inter["ci_low"] > 0  # the growth is detected
-    for k in (1, 2, 4):
-        per = _coef(fit, "per_clients", f"records_per_tx @ {k} clients")
-        assert per["ci_low"] <= 3.0 + 0.5 * (k - 1) <= per["ci_high"]
+def test_two_families_in_two_environments_each_recovered_and_never_pooled():
+    """File and syslog lines cost differently, and each environment has its own costs: every (environment, family)
+    cost lies in its own CI, and no fit mixes the environments."""
+    truth = {"env-a": {**FAMILY_COSTS, "file": 4.0, "syslog": 30.0},
+             "env-b": {**FAMILY_COSTS, "file": 12.0, "syslog": 80.0}}
+    runs = pd.concat([
+        regression.synthetic_runs(env_id=env, line_cost_us=costs, configurations=TWO_FAMILIES, kb_cost_us=0.0,
+                                  noise_cv=0.01, seed=seed, study="dest",
+                                  base_us={1: 70.0, 2: 40.0, 4: 38.0} if env == "env-a" else {1: 120.0, 2: 90, 4: 85})
+        for seed, (env, costs) in enumerate(truth.items())], ignore_index=True)
+    fits = regression.fit_all(regression.prepare(runs))
+    assert sorted(fits) == ["postgresql@env-a", "postgresql@env-b"]
+    for key, f in fits.items():
+        assert f.data["env_id"].nunique() == 1 and f.env_id == key.split("@")[1]
+        assert set(f.families) == {"file", "syslog"}
+        for fam in ("file", "syslog"):
+            c = _coef(f, "main", f"lines_{fam}")
+            assert c["ci_low"] <= truth[f.env_id][fam] <= c["ci_high"], (key, fam, c)
+    # the two environments' file costs are told apart: their CIs do not overlap
+    a, b = (_coef(fits[k], "main", "lines_file") for k in ("postgresql@env-a", "postgresql@env-b"))
+    assert a["ci_high"] < b["ci_low"]
+    coefs = regression.coefficients(fits)
+    assert set(coefs["env_id"]) == {"env-a", "env-b"} and coefs.groupby("fit")["env_id"].nunique().eq(1).all()
 
 
-def test_no_interaction_when_the_cost_is_flat():
-    fit = _fit(line_cost_us=3.0, line_cost_per_client_us=0.0, noise_cv=0.01, seed=7)
-    inter = _coef(fit, "interaction", "records_per_tx:extra_clients")
-    assert inter["ci_low"] <= 0 <= inter["ci_high"]
+def test_fit_refuses_to_pool_environments():
+    runs = pd.concat([regression.synthetic_runs(env_id="a", seed=1), regression.synthetic_runs(env_id="b", seed=2)],
+                     ignore_index=True)
+    with pytest.raises(ValueError, match="env_id"):
+        regression.fit(regression.prepare(runs))
+
+
+def test_per_clients_slopes_show_a_step_not_a_line():
+    """A cost that steps up once the clients saturate the cores is reported per level, not as a trend."""
+    runs = []
+    for k, cost in ((1, 0.0), (2, 20.0), (4, 20.0)):
+        runs.append(regression.synthetic_runs(clients=(k,), line_cost_us=cost, kb_cost_us=0.0, seed=k,
+                                              configurations={"none": (0, 0), "stderr": (2, 150), "jsonlog": (2, 400)}))
+    fit = regression.fit_all(regression.prepare(pd.concat(runs, ignore_index=True)))["postgresql@synthetic"]
+    assert set(fit.models) == {"main", "per_clients", regression.WITHOUT_INFLUENTIAL}
+    for k, cost in ((1, 0.0), (2, 20.0), (4, 20.0)):
+        c = _coef(fit, "per_clients", f"lines_file @ {k} clients")
+        assert c["ci_low"] <= cost <= c["ci_high"] and c["clients"] == k
+    assert not any(":extra_clients" in t for t in regression.coefficients({fit.key: fit})["term"])
 
 
 def test_ci_coverage_over_seeds():
     """The 95 % interval of the per-line cost covers the truth in most synthetic replications."""
     covered = 0
-    seeds = range(20)
-    for seed in seeds:
-        line = _coef(_fit(line_cost_us=4.0, kb_cost_us=1.5, noise_cv=0.02, seed=100 + seed, repeats=3),
-                     "main", "records_per_tx")
+    for seed in range(20):
+        line = _coef(_fit(line_cost_us=4.0, kb_cost_us=1.5, noise_cv=0.02, seed=100 + seed, repeats=4),
+                     "main", "lines_file")
         covered += line["ci_low"] <= 4.0 <= line["ci_high"]
     assert covered >= 16  # P(X <= 15) < 2 % for X ~ Binomial(20, 0.95)
 
 
-def test_prepare_drops_warmups_and_counts_what_the_server_emitted():
+def test_weights_are_inverse_pooled_group_variance():
+    """A concurrency level ten times noisier gets about a hundredth of the weight; the fit still recovers the cost."""
+    runs = regression.synthetic_runs(noise_cv=0.005, seed=12, repeats=6)
+    noisy = runs["clients"] == 1
+    rng = np.random.default_rng(1)
+    runs.loc[noisy, "tps"] = 1e6 / (1e6 / runs.loc[noisy, "tps"] * (1 + 0.05 * rng.standard_normal(int(noisy.sum()))))
+    d = regression.prepare(runs)
+    for _, g in d.groupby("baseline"):
+        ss = sum(c["us_per_tx"].var(ddof=1) * (len(c) - 1) for _, c in g.groupby("configuration"))
+        df = sum(len(c) - 1 for _, c in g.groupby("configuration"))
+        assert g["weight"].iloc[0] == pytest.approx(df / ss)
+    w = d.groupby("clients")["weight"].median()
+    assert w[1] < w[4] / 20
+    line = _coef(regression.fit_all(d)["postgresql@synthetic"], "main", "lines_file")
+    assert line["ci_low"] <= 4.0 <= line["ci_high"]
+
+
+def test_prepare_counts_statement_records_only():
+    """Records beyond what the statements caused (tracers, start-up queries) never enter the regressor."""
     runs = regression.synthetic_runs(repeats=2, clients=(1,))
     runs.loc[0, "warmup"] = True
     lossy = runs.index[runs["configuration"] == "stderr"][0]
     runs.loc[lossy, "log_records_received"] = runs.loc[lossy, "log_records_expected"] // 2
+    extra = runs.index[runs["configuration"] == "csvlog"][0]
+    runs.loc[extra, "log_records_received"] = runs.loc[extra, "log_records_expected"] + 5000  # start-up queries
     d = regression.prepare(runs)
     assert len(d) == len(runs) - 1
-    row = d[(d["configuration"] == "stderr")].iloc[0]
+    row = d[d["configuration"] == "stderr"].iloc[0]
     assert row["records_per_tx"] == pytest.approx(2.0, rel=1e-3)  # expected, not the half that arrived
+    assert d[d["configuration"] == "csvlog"]["records_per_tx"].max() == pytest.approx(2.0, rel=1e-3)
     r0 = runs.loc[lossy]
     assert row["kb_per_tx"] == pytest.approx(r0["log_bytes"] / regression.BYTES_PER_KB / r0["transactions"])
     assert row["us_per_tx"] == pytest.approx(1e6 / r0["tps"])
+    both = d[d["configuration"] == "syslog,csvlog"].iloc[0]
+    assert both["lines_file"] == pytest.approx(2.0, rel=1e-3) and both["lines_syslog"] == pytest.approx(2.0, rel=1e-3)
     assert set(d["baseline"]) == {"synthetic @ 1"}
+
+
+def test_tracer_records_are_subtracted_and_the_rotation_study_left_out():
+    runs = regression.synthetic_runs(repeats=2, clients=(4,))
+    runs["tracer_sent"] = 2000
+    runs["log_records_expected"] = runs["log_records_expected"] + 2000
+    d = regression.prepare(runs)
+    assert d.groupby("configuration")["records_per_tx"].max()["none"] == 0
+    rotation = regression.synthetic_runs(study="log_rotation", configurations={"none": (1, 250), "copy": (1, 250)})
+    assert not len(regression.prepare(rotation))
+    assert "log_rotation" in regression.NOT_LINE_COST
+
+
+def test_aa_rows_are_not_logging_configurations():
+    runs = regression.synthetic_runs(configurations={"none": (0, 0), "none_again": (0, 0), "stderr": (2, 150),
+                                                     "csvlog": (2, 300)})
+    d = regression.prepare(runs)
+    assert "none_again" not in set(d["configuration"])
+    assert regression.is_aa("none_again") and not regression.is_aa("none")
+
+
+def test_unknown_destination_is_refused_by_name():
+    runs = regression.synthetic_runs(configurations={"none": (0, 0), "x": (2, 150)})
+    runs.loc[runs["configuration"] == "x", "destinations"] = '["carrier_pigeon"]'
+    with pytest.raises(ValueError, match="carrier_pigeon"):
+        regression.prepare(runs)
 
 
 def test_kb_term_dropped_when_bytes_per_line_never_vary():
     fit = _fit(configurations={"none": (0, 0), "a": (2, 150), "b": (4, 150)}, seed=2)
-    c = regression.coefficients({fit.engine: fit})
+    c = regression.coefficients({fit.key: fit})
     assert "kb_per_tx" not in set(c["term"])
     assert any("kB term dropped" in n for n in fit.notes)
-    line = _coef(fit, "main", "records_per_tx")
-    # the per-kB cost is absorbed into the per-line cost: 4 + 0.15 * 1.5
-    assert line["ci_low"] <= 4.0 + 0.15 * 1.5 <= line["ci_high"]
+    line = _coef(fit, "main", "lines_file")
+    assert line["ci_low"] <= 4.0 + 0.15 * 1.5 <= line["ci_high"]  # the per-kB cost absorbed into the line
 
 
-def test_robust_errors_by_the_breusch_pagan_rule():
-    het = regression.synthetic_runs(noise_cv=0.0, seed=1)
-    rng = np.random.default_rng(0)
-    # noise that grows with the log rate: heteroskedastic by construction
-    us = 1e6 / het["tps"] + rng.standard_normal(len(het)) * (1 + 20 * het["log_records_expected"] / het["transactions"])
-    het["tps"] = 1e6 / us
-    fit = regression.fit_engines(regression.prepare(het))["postgresql"]
-    assert fit.bp_pvalue < regression.BP_ALPHA and fit.cov_type == "HC3"
-    assert fit.main.result.cov_type == "HC3"
+def test_hc3_always():
+    fit = _fit(noise_cv=0.001, seed=9)
+    assert all(m.result.cov_type == "HC3" for m in fit.models.values() if m.ok)
+    assert set(regression.diagnostics({fit.key: fit})["cov_type"]) == {"HC3"}
 
 
 def test_influence_flags_an_outlier_and_refits_without_it():
     runs = regression.synthetic_runs(noise_cv=0.005, seed=4)
     i = runs.index[(runs["configuration"] == "jsonlog") & (runs["clients"] == 4)][0]
-    runs.loc[i, "tps"] = runs.loc[i, "tps"] / 3  # one run three times slower
-    fit = regression.fit_engines(regression.prepare(runs))["postgresql"]
+    runs.loc[i, "tps"] = runs.loc[i, "tps"] / 1.3
+    fit = regression.fit_all(regression.prepare(runs))["postgresql@synthetic"]
     assert len(fit.influential) >= 1
-    assert fit.cooks.idxmax() == i
     assert fit.models[regression.WITHOUT_INFLUENTIAL].ok
-    clean = _coef(fit, regression.WITHOUT_INFLUENTIAL, "records_per_tx")
+    clean = _coef(fit, regression.WITHOUT_INFLUENTIAL, "lines_file")
     assert clean["ci_low"] <= 4.0 <= clean["ci_high"]
-    diag = regression.diagnostics({fit.engine: fit})
+    diag = regression.diagnostics({fit.key: fit})
     assert int(diag.loc[diag["model"] == "main", "n_influential"].iloc[0]) == len(fit.influential)
 
 
@@ -118,9 +192,10 @@ def test_engines_are_fitted_separately_and_baseline_only_engines_skipped():
     a = regression.synthetic_runs(engine="postgresql", study="s1", seed=1)
     b = regression.synthetic_runs(engine="mariadb", study="s2", line_cost_us=9.0, seed=2)
     only_base = regression.synthetic_runs(engine="other", study="s3", configurations={"none": (0, 0)}, seed=3)
-    fits = regression.fit_engines(regression.prepare(pd.concat([a, b, only_base], ignore_index=True)))
-    assert sorted(fits) == ["mariadb", "postgresql"]
-    assert _coef(fits["mariadb"], "main", "records_per_tx")["ci_low"] <= 9.0
+    fits = regression.fit_all(regression.prepare(pd.concat([a, b, only_base], ignore_index=True)))
+    assert sorted(fits) == ["mariadb@synthetic", "postgresql@synthetic"]
+    c = _coef(fits["mariadb@synthetic"], "main", "lines_file")
+    assert c["ci_low"] <= 9.0 <= c["ci_high"]
 
 
 @pytest.mark.parametrize("target", regression.WRITE_TARGETS)
@@ -146,12 +221,23 @@ def test_typical_record_bytes():
 
 
 def test_groups_whose_log_rate_never_varies_are_left_out():
-    """A study that varies something else (every run logs alike) adds noise, not information: it is left out."""
     logging = regression.synthetic_runs(study="slowlog", seed=8)
-    other = regression.synthetic_runs(study="rotation", configurations={"none": (2, 150), "copy": (2, 150)},
+    other = regression.synthetic_runs(study="other", configurations={"none": (2, 150), "copy": (2, 150)},
                                       noise_cv=0.2, seed=9)
-    fit = regression.fit_engines(regression.prepare(pd.concat([logging, other], ignore_index=True)))["postgresql"]
+    fit = regression.fit_all(regression.prepare(pd.concat([logging, other], ignore_index=True)))["postgresql@synthetic"]
     assert set(fit.data["study"]) == {"slowlog"}
-    assert any("rotation (30 runs)" in n for n in fit.notes)
-    line = _coef(fit, "main", "records_per_tx")
+    assert any("other (30 runs)" in n for n in fit.notes)
+    line = _coef(fit, "main", "lines_file")
+    assert line["ci_low"] <= 4.0 <= line["ci_high"]
+
+
+def test_new_run_columns_are_tolerated_and_the_idle_state_splits_baselines():
+    """Processed data gains idle_state, steal_s, ... (contracts item 5): a run held in another CPU idle state has
+    its own baseline; unknown columns are ignored."""
+    hold = regression.synthetic_runs(seed=21).assign(idle_state="hold", steal_s=0.01, high_steal=False)
+    free = regression.synthetic_runs(seed=22, base_us={1: 90.0, 2: 40.0, 4: 30.0}).assign(
+        idle_state="free", steal_s=0.02, high_steal=False)
+    d = regression.prepare(pd.concat([hold, free], ignore_index=True))
+    assert {"synthetic/hold @ 1", "synthetic/free @ 1"} <= set(d["baseline"])
+    line = _coef(regression.fit_all(d)["postgresql@synthetic"], "main", "lines_file")
     assert line["ci_low"] <= 4.0 <= line["ci_high"]

@@ -3,15 +3,22 @@
 Each claim is a row of ``data/raw/claims.csv`` (see ``paper/README.md``): what
 the post says, the number it published, the claimed range that number stands
 for, and what tests it here — a study, a metric, configuration(s), clients and
-a rule. :func:`evaluate` turns each row into a verdict by code, in this order:
+a rule. What we decided about judging it on this machine (the post's cores, the
+configuration it must match, a rule on another scale) lives in
+:mod:`logbench.claim_rules`. :func:`evaluate` turns each row into a verdict by
+code, in this order:
 
-1. **not reproducible here** — every client count the claim needs exceeds
-   ``MAX_CLIENTS_PER_CORE`` × the machine's cores (2 cores cannot create
-   56-way contention). Our closest number (the highest client count we can
-   drive) is still shown, labelled as such.
+1. **Concurrency here.** A post's clients map to this machine by clients per
+   core: k clients on the post's c cores are k × (our cores) / c clients here
+   (post 004: 32 on 8 cores = 4 per core = 8 clients on 2 cores). A claim that
+   needs k *simultaneously runnable* processes (post 003's contention on the
+   logger pipe at 56 clients) cannot be scaled down: **not reproducible here**
+   when k exceeds our cores; so is a mapped level above ``MAX_CLIENTS_PER_CORE``
+   × cores. Our closest number is still shown, labelled as such.
 2. **not measured yet** — the study has no processed data, the claim needs a
-   regime the data does not have (IO-bound: a database larger than RAM), or
-   the configuration / client count is not among the runs.
+   regime the data does not have (IO-bound: a database larger than RAM), the
+   configuration / client count is not among the runs, or the claim waits for a
+   study named in its rule.
 3. the rule, applied to each (configuration, clients) case with our 95 % CI:
 
    * ``in_range``: the CI lies inside the claimed range → confirmed; the CI and
@@ -24,11 +31,18 @@ a rule. :func:`evaluate` turns each row into a verdict by code, in this order:
 
    Cases combine: any refuted → refuted; all confirmed → confirmed; otherwise
    inconclusive.
+4. **not comparable: <why>** replaces the verdict when our runs differ from the
+   post's in a way that changes the quantity (protocol, which setting logs the
+   statement, syslog rate limiting, bytes per logged query): our number is shown,
+   the verdict withheld.
+
+A/A control rows (``<baseline>_again``) are never a claim's configuration.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +50,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import paths, stats
+from scipy import stats as sstats
+
+from . import claim_rules, paths, stats
+from .claim_rules import ClaimRule, Requirement
 from .stats import Estimate
 
 CLAIMS_FILE = paths.RAW / "claims.csv"
@@ -46,7 +63,8 @@ PGBENCH_BYTES_PER_SCALE = 15e6
 
 CONFIRMED, REFUTED, INCONCLUSIVE = "confirmed", "refuted", "inconclusive"
 NOT_REPRODUCIBLE, NOT_MEASURED = "not reproducible here", "not measured yet"
-VERDICTS = (CONFIRMED, REFUTED, INCONCLUSIVE, NOT_REPRODUCIBLE, NOT_MEASURED)
+NOT_COMPARABLE = "not comparable"
+VERDICTS = (CONFIRMED, REFUTED, INCONCLUSIVE, NOT_COMPARABLE, NOT_REPRODUCIBLE, NOT_MEASURED)
 
 RULES = ("in_range", "fastest")
 REGIMES = ("", "cached", "io_bound")
@@ -59,6 +77,8 @@ RUN_METRICS = {
 SPECIAL_METRICS = ("ratio", "logger_cpu_share")
 # ratio_of:<column>: mean of a run column over the reference configuration's, with Fieller's CI
 RATIO_OF = "ratio_of:"
+# difference_of:<column>: mean of a run column minus the reference configuration's, with Welch's CI
+DIFFERENCE_OF = "difference_of:"
 PREFIX_METRICS = ("env:", "regression:")
 
 COLUMNS = ("claim_id", "post", "claim", "published", "published_ids", "study", "where", "metric", "configuration",
@@ -79,7 +99,7 @@ def load(path: Path | str = CLAIMS_FILE) -> pd.DataFrame:
         if r["rule"] not in RULES:
             problems.append(f"{cid}: rule {r['rule']!r} not in {RULES}")
         m = r["metric"]
-        if not (m in RUN_METRICS or m in SPECIAL_METRICS or m.startswith(PREFIX_METRICS + (RATIO_OF,))):
+        if not (m in RUN_METRICS or m in SPECIAL_METRICS or m.startswith(PREFIX_METRICS + (RATIO_OF, DIFFERENCE_OF))):
             problems.append(f"{cid}: metric {m!r} unknown")
         if r["regime"] not in REGIMES:
             problems.append(f"{cid}: regime {r['regime']!r} not in {REGIMES}")
@@ -368,24 +388,46 @@ def metric(study: StudyData, name: str, configuration: str, clients: int, refere
         if col not in cell.columns:
             return Estimate(math.nan, math.nan, math.nan, 0)
         return stats.ratio_ci(pd.to_numeric(cell[col], errors="coerce"), pd.to_numeric(ref[col], errors="coerce"))
+    if name.startswith(DIFFERENCE_OF):
+        col = name[len(DIFFERENCE_OF):]
+        ref = _cell(study, reference or study.baseline, clients)
+        if col not in cell.columns:
+            return Estimate(math.nan, math.nan, math.nan, 0)
+        return difference_ci(pd.to_numeric(cell[col], errors="coerce"), pd.to_numeric(ref[col], errors="coerce"))
     if name == "logger_cpu_share":
         wall = cell["wall_s"].astype(float).where(cell["wall_s"].astype(float) > 0, cell["duration_s"].astype(float))
         return stats.mean_ci(cell["logger_cpu_s"].astype(float) / wall)
     return stats.mean_ci(pd.to_numeric(cell[RUN_METRICS[name]], errors="coerce"))
 
 
+def difference_ci(x, y, confidence: float = stats.CONFIDENCE) -> Estimate:
+    """mean(x) − mean(y) with Welch's interval (scipy's ttest_ind, unequal variances)."""
+    a, b = pd.Series(x).dropna().to_numpy(float), pd.Series(y).dropna().to_numpy(float)
+    n = int(min(a.size, b.size))
+    if a.size == 0 or b.size == 0:
+        return Estimate(math.nan, math.nan, math.nan, n)
+    d = float(a.mean() - b.mean())
+    if a.size < 2 or b.size < 2:
+        return Estimate(d, math.nan, math.nan, n)
+    if a.var(ddof=1) == 0 and b.var(ddof=1) == 0:
+        return Estimate(d, d, d, n)
+    ci = sstats.ttest_ind(a, b, equal_var=False).confidence_interval(confidence)
+    return Estimate(d, float(ci.low), float(ci.high), n)
+
+
 def _is_ratio(metric_name: str) -> bool:
-    return metric_name == "ratio" or metric_name.startswith(RATIO_OF)
+    return metric_name == "ratio" or metric_name.startswith((RATIO_OF, DIFFERENCE_OF))
 
 
 def _regression_estimate(regression: pd.DataFrame | None, engine: str, term: str) -> Estimate | None:
+    """A coefficient of the line-cost regression (``findings_regression.csv``): a per-level term ('… @ k clients')
+    from ``per_clients``, any other from ``main``. None unless exactly one fit of the engine has it: fits of
+    different environments are never merged into one number."""
     if regression is None or not len(regression):
         return None
-    model = "interaction" if ":" in term and "@" not in term else "main"
-    if "@" in term:
-        model = "per_clients"
+    model = "per_clients" if "@" in term else "main"
     row = regression[(regression["engine"] == engine) & (regression["model"] == model) & (regression["term"] == term)]
-    if not len(row):
+    if len(row) != 1:
         return None
     r = row.iloc[0]
     return Estimate(float(r["estimate"]), float(r["ci_low"]), float(r["ci_high"]), int(r["n"]))
@@ -403,49 +445,133 @@ def evaluate(claims: pd.DataFrame, studies: dict[str, StudyData], *, cores: int,
              regression: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(one row per claim with its verdict, one row per evaluated case)."""
     rows, details = [], []
-    limit = MAX_CLIENTS_PER_CORE * cores
     for _, c in claims.iterrows():
-        row, det = _evaluate_one(c, studies, cores, limit, regression)
+        row, det = _evaluate_one(c, studies, cores, regression)
         rows.append(row)
         details.extend(det)
     return (pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS)),
             pd.DataFrame(details, columns=list(DETAIL_COLUMNS)))
 
 
-def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int, limit: int,
+@dataclass(frozen=True)
+class Concurrency:
+    """The client counts a claim is judged at here, those it cannot be, and how they were mapped."""
+
+    here: tuple[int, ...]
+    infeasible: tuple[int, ...]  # the post's counts that cannot be reproduced here
+    how: str  # the mapping, as shown in the verdict's reason
+    why_not: str = ""  # why the infeasible ones cannot be
+
+
+def concurrency_here(post_clients: tuple[int, ...], rule: ClaimRule, post_cores: int | None,
+                     cores: int) -> Concurrency:
+    """Map a post's client counts to this machine (see the module docstring, step 1)."""
+    if not post_clients:
+        return Concurrency((), (), "")
+    limit = MAX_CLIENTS_PER_CORE * cores
+    if rule.concurrency == claim_rules.SIMULTANEOUS:
+        ok = tuple(k for k in post_clients if k <= cores)
+        bad = tuple(k for k in post_clients if k > cores)
+        return Concurrency(ok, bad, "", f"needs {_join(bad)} simultaneously runnable processes (contention "
+                                        f"among that many concurrent writers); this machine has {cores} cores")
+    if rule.here_clients == "cores":
+        return Concurrency((cores,), (), f"the post's {_join(post_clients)} clients ran below its machine's "
+                                         f"saturation: judged at {cores} clients, one per core here")
+    if post_cores is None:
+        ok = tuple(k for k in post_clients if k <= limit)
+        bad = tuple(k for k in post_clients if k > limit)
+        return Concurrency(ok, bad, "the post does not state its cores: its client counts are used as they are",
+                           f"needs {_join(bad)} clients and the post's cores are not stated; this machine has "
+                           f"{cores} cores and the rule allows at most {MAX_CLIENTS_PER_CORE} × {cores} = {limit}")
+    mapped = {k: max(1, int(round(k * cores / post_cores))) for k in post_clients}
+    ok = tuple(dict.fromkeys(v for v in mapped.values() if v <= limit))
+    bad = tuple(k for k, v in mapped.items() if v > limit)
+    how = "; ".join(f"the post's {k} clients on {post_cores} cores = {fmt(k / post_cores, 2)} per core = "
+                    f"{v} clients here" for k, v in mapped.items())
+    return Concurrency(ok, bad, how, f"needs {_join(bad)} clients on {post_cores} cores, more than "
+                                     f"{MAX_CLIENTS_PER_CORE} per core")
+
+
+def requirement_mismatch(req: Requirement, runs: pd.DataFrame) -> str:
+    """Why the runs differ from what the post ran ('' when they match)."""
+    if not len(runs):
+        return ""
+    if req.kind == "column":
+        have = (runs[req.key] if req.key in runs.columns else pd.Series([req.default] * len(runs))).tolist()
+        vals = sorted({str(v) for v in have})
+        if all(str(v).lower() == str(req.want).lower() for v in have):
+            return ""
+        return req.why.format(have=" / ".join(vals))
+    if req.kind == "setting":
+        if "settings" not in runs.columns:
+            return ""
+        have = []
+        for text in runs["settings"]:
+            try:
+                settings = json.loads(text) if isinstance(text, str) else dict(text)
+            except (TypeError, ValueError):
+                settings = {}
+            have.append(str(settings.get(req.key, "unset")))
+        if all(v == str(req.want) for v in have):
+            return ""
+        return req.why.format(have=" / ".join(sorted(set(have))))
+    if req.kind == "bytes_per_record":
+        rec = pd.to_numeric(runs.get("log_records_received"), errors="coerce")
+        size = (pd.to_numeric(runs.get("log_bytes"), errors="coerce") / rec.where(rec > 0)).dropna()
+        if not len(size):
+            return ""
+        med = float(size.median())
+        if abs(med / float(req.want) - 1) <= req.tolerance:
+            return ""
+        return req.why.format(have=fmt(med))
+    raise ValueError(f"requirement kind {req.kind!r}; allowed: column, setting, bytes_per_record")
+
+
+def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
                   regression: pd.DataFrame | None) -> tuple[dict, list[dict]]:
-    low, high = _bound(c["low"], -math.inf), _bound(c["high"], math.inf)
+    rule = claim_rules.rule_for(c["claim_id"])
+    c = c.copy()
+    for col in ("study", "where", "configuration", "reference"):
+        if getattr(rule, col):
+            c[col] = getattr(rule, col)
+    if rule.metric:
+        c["metric"] = rule.metric
+    low = rule.low if rule.low is not None else (_bound(c["low"], -math.inf) if rule.high is None else -math.inf)
+    high = rule.high if rule.high is not None else (_bound(c["high"], math.inf) if rule.low is None else math.inf)
+    metric_name = c["metric"]
+    claimed = range_text(low, high) if c["rule"] == "in_range" else "fastest"
+    if metric_name.startswith(DIFFERENCE_OF):
+        claimed = f"difference {claimed}"
     base = {"claim_id": c["claim_id"], "post": c["post"], "claim": c["claim"], "published": c["published"],
-            "claimed": range_text(low, high) if c["rule"] == "in_range" else "fastest",
-            "study": c["study"], "measured_at": "", "ours": "—", "value": math.nan, "ci_low": math.nan,
-            "ci_high": math.nan, "rule": rule_text(c["rule"], low, high)}
+            "claimed": claimed, "study": c["study"], "measured_at": "", "ours": "—", "value": math.nan,
+            "ci_low": math.nan, "ci_high": math.nan,
+            "rule": rule.rule_note or rule_text(c["rule"], low, high)}
 
     def done(verdict: str, why: str, details: list[dict] | None = None) -> tuple[dict, list[dict]]:
         return {**base, "verdict": verdict, "why": why}, details or []
 
     wanted = _int_list(c["clients"])
-    feasible = tuple(k for k in wanted if k <= limit)
-    infeasible = tuple(k for k in wanted if k > limit)
+    conc = concurrency_here(wanted, rule, claim_rules.post_cores(c["post"]), cores)
     study = studies.get(c["study"]) if c["study"] else None
     configs = _names(c["configuration"])
-    metric_name = c["metric"]
-
-    if wanted and not feasible:
-        why = (f"needs {_join(infeasible)} clients; this machine has {cores} cores and the rule allows at most "
-               f"{MAX_CLIENTS_PER_CORE} × {cores} = {limit}")
+    if wanted and not conc.here:
         sub = restrict(study, c["where"], c["regime"])[0] if study is not None else None
-        closest = _closest(c, sub, configs, limit)
+        closest = _closest(c, sub, configs, MAX_CLIENTS_PER_CORE * cores)
         if closest is not None:
             (cfg, k, e) = closest
             base.update(ours=f"{estimate_text(e)} at {k} clients (closest here)", value=e.value, ci_low=e.low,
                         ci_high=e.high, measured_at=f"{cfg} @ {k} clients")
-        return done(NOT_REPRODUCIBLE, why)
+        return done(NOT_REPRODUCIBLE, conc.why_not)
     if not c["study"]:
         return done(NOT_MEASURED, "no study in the suite measures this yet")
     if study is None:
         return done(NOT_MEASURED, f"study '{c['study']}' would measure this; its processed data "
-                                  f"({c['study']}_runs.csv) does not exist yet")
-    note = f"{_join(infeasible)} clients not reproducible here (> {limit}); " if infeasible else ""
+                                  f"({c['study']}_runs.csv) does not exist yet"
+                    + (f"; then: {rule.pending}" if rule.pending else ""))
+    if rule.pending:
+        return done(NOT_MEASURED, rule.pending)
+    note = (f"{_join(conc.infeasible)} clients not reproducible here; " if conc.infeasible else "")
+    note += f"{conc.how}; " if conc.how else ""
 
     # Single values that are not per-cell: the environment record, the regression.
     if metric_name.startswith(PREFIX_METRICS):
@@ -475,14 +601,15 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int, limit
     missing = [x for x in configs + _names(c["reference"]) if x not in study.configurations]
     if missing:
         return done(NOT_MEASURED, f"configuration(s) {', '.join(missing)} not in '{study.name}' "
-                                  f"(it has {', '.join(study.configurations)})")
-    column = metric_name[len(RATIO_OF):] if metric_name.startswith(RATIO_OF) else RUN_METRICS.get(metric_name)
+                                  f"(it has {', '.join(x for x in study.configurations if not is_aa(x))})")
+    column = (metric_name.split(":", 1)[1] if metric_name.startswith((RATIO_OF, DIFFERENCE_OF))
+              else RUN_METRICS.get(metric_name))
     if column and column not in study.runs.columns:
         return done(NOT_MEASURED, f"'{study.name}' records no '{column}'")
-    levels = [k for k in (feasible or study.clients) if k in study.clients]
+    levels = [k for k in (conc.here or study.clients) if k in study.clients]
     if not levels:
-        return done(NOT_MEASURED, f"'{study.name}' did not run {_join(feasible)} clients (it ran "
-                                  f"{_join(study.clients)})")
+        return done(NOT_MEASURED, note + f"'{study.name}' did not run {_join(conc.here)} clients (it ran "
+                                          f"{_join(study.clients)})")
 
     details, cases = [], []
     for k in levels:
@@ -505,7 +632,8 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int, limit
     verdict = combine([v for *_, v in cases])
     decisive = _decisive(cases, verdict)
     cfg, ref, k, e, _ = decisive
-    label = f"{cfg}/{ref}" if _is_ratio(metric_name) or c["rule"] == "fastest" else cfg
+    op = " − " if metric_name.startswith(DIFFERENCE_OF) else "/"
+    label = f"{cfg}{op}{ref}" if _is_ratio(metric_name) or c["rule"] == "fastest" else cfg
     if len(cases) == 1:
         ours = estimate_text(e)
     else:
@@ -513,7 +641,18 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int, limit
         ours = (f"{len(cases)} cases, {fmt(float(np.nanmin(vals)))} to {fmt(float(np.nanmax(vals)))}; "
                 f"decisive: {label} @ {k}: {estimate_text(e)}")
     base.update(ours=ours, value=e.value, ci_low=e.low, ci_high=e.high, measured_at=f"{label} @ {k} clients")
+    judged = study.runs[study.runs["configuration"].astype(str).isin(configs)]
+    mismatches = [m for m in (requirement_mismatch(r, judged) for r in rule.requires) if m]
+    if mismatches:
+        for d in details:
+            d["verdict"] = NOT_COMPARABLE
+        return done(NOT_COMPARABLE, "not comparable: " + "; ".join(mismatches), details)
     return done(verdict, note + _why(verdict, c["rule"]), details)
+
+
+def is_aa(configuration: str) -> bool:
+    """An A/A control row (``<baseline>_again``): the baseline again, never a logging configuration."""
+    return str(configuration).endswith("_again")
 
 
 def _why(verdict: str, rule: str) -> str:

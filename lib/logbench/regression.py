@@ -1,35 +1,54 @@
-"""What one logged line costs: throughput regressed on log rate, across studies of one engine.
+"""What one logged line costs: time per transaction regressed on the statement records logged per transaction.
 
 Every measured run contributes one observation: the time per transaction
 ``us_per_tx = 1e6 / tps`` (µs of wall time per transaction, the inverse of
-throughput), the log records the server emitted per transaction and the log
-bytes per transaction (kB = 1000 bytes). Each (study, cell, clients) group gets
-its own intercept — the baseline cost of a transaction without logging there (a
-cell is a study's regime × workload, where it has them) — so the slopes are what
-logging adds:
+throughput), the log records the workload's statements caused per transaction,
+split by **destination family** (:data:`FAMILIES`: a file, the local syslog, a
+remote syslog, a table, or formatted and discarded), and the log bytes per
+transaction (kB = 1000 bytes). Each (study, cell, clients) group gets its own
+intercept — the baseline cost of a transaction without logging there (a cell is
+a study's regime × workload × backend, where it has them) — so the slopes are
+what logging adds.
 
-* ``main``:        us_per_tx ~ 0 + C(baseline) + records_per_tx + kb_per_tx
-* ``interaction``: ... + records_per_tx:extra_clients   (extra_clients = clients - 1)
-  — does the cost of a line grow with concurrency (post 003's pipe contention)?
-* ``per_clients``: us_per_tx ~ 0 + C(baseline) + C(clients):records_per_tx + kb_per_tx
-  — the cost of a line at each concurrency level on its own.
+* ``main``:        us_per_tx ~ 0 + C(baseline) + lines_<family> ... + kb_per_tx
+  — the cost of a line per destination family, averaged over concurrency levels;
+* ``per_clients``: us_per_tx ~ 0 + C(baseline) + C(clients):lines_<family> ... + kb_per_tx
+  — the cost of a line per family at each concurrency level on its own. The
+  levels are not forced onto a line: on a small machine the cost steps up where
+  the clients saturate the cores, it does not grow by a constant per client.
 
-Statistics come from statsmodels: OLS (formula API), Breusch–Pagan for
-heteroskedasticity (Koenker's studentised form), HC3 standard errors when that
-test rejects at 5 % (the rule, stated once in :data:`ROBUST_RULE`), Cook's
-distance from :class:`~statsmodels.stats.outliers_influence.OLSInfluence`.
+**What enters.** Only the records the workload's statements caused: the records
+the configuration declares (``log_records_expected``), less any tracer records a
+study injected (``tracer_sent``); records received beyond that (tracers,
+start-up queries) never enter the regressor, because a count that grows when
+the run is slow makes the regressor a function of the outcome. Studies that
+vary something other than what is logged are left out by name
+(:data:`NOT_LINE_COST`), as are A/A control rows (``<baseline>_again``: the
+baseline again, the study's resolution, not a logging configuration).
 
-"Records" are what the server emitted: ``max(log_records_expected,
-log_records_received)`` — expected counts what a lossy destination (UDP) was
-still sent, received covers a study that cannot predict its records.
+**Never pooled across environments.** One fit per (engine, ``env_id``): runs
+from different machines or backends are compared side by side, never averaged.
+
+**Weights and errors.** Weighted least squares with weight 1 / (the pooled
+within-configuration variance of ``us_per_tx`` in the run's baseline group —
+study, cell and clients): groups differ in spread by three orders of magnitude,
+and unweighted OLS lets the noisiest groups set the slopes. The variance is
+pooled over the group's configurations because a weight estimated from one
+configuration's 3–5 repeats is itself so noisy that the intervals come out too
+narrow (feasible WLS with per-configuration weights covered a known cost in 15
+of 20 synthetic replications). HC3 standard errors
+always (no pretest). Cook's distance from the weighted fit flags influential
+runs, and the main model is refitted without them (a sensitivity check).
 
 :func:`write_floor` measures the physical floor beside it: one ``write()`` of a
-log line's size to an ``O_APPEND`` file, or into a pipe drained by another
-process (the backend → logging collector hop).
+log line's size to an ``O_APPEND`` file (what a logging collector or a server
+does to its log file), or into a pipe drained by another process (the backend →
+logging collector hop of PostgreSQL's stderr/csvlog/jsonlog destinations).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -41,72 +60,155 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import patsy
+import statsmodels.api as sm
 import statsmodels.formula.api as smf
-from scipy import stats as sstats
-from statsmodels.stats.diagnostic import het_breuschpagan
 from statsmodels.stats.outliers_influence import OLSInfluence
+from scipy import stats as sstats
 
 from . import paths
 from .stats import CONFIDENCE
 
-FORMULAS: dict[str, str] = {
-    "main": "us_per_tx ~ 0 + C(baseline) + records_per_tx + kb_per_tx",
-    "interaction": "us_per_tx ~ 0 + C(baseline) + records_per_tx + records_per_tx:extra_clients + kb_per_tx",
-    "per_clients": "us_per_tx ~ 0 + C(baseline) + C(clients):records_per_tx + kb_per_tx",
+# Destination (as a run records it in ``destinations``) -> family. A run without a destination that still
+# formats records (MariaDB's slow log to /dev/null) is "discarded".
+DESTINATION_FAMILY = {
+    "stderr": "file", "csvlog": "file", "jsonlog": "file", "slow_file": "file", "general_file": "file",
+    "syslog": "syslog", "remote_syslog": "remote_syslog", "slow_table": "table", "general_table": "table",
 }
+FAMILIES = ("file", "syslog", "remote_syslog", "table", "discarded")
+DISCARDED = "discarded"
+# How the paper names where a family's line goes ("one line to ...").
+FAMILY_LABELS = {"file": "a file", "syslog": "the local syslog", "remote_syslog": "a remote syslog",
+                 "table": "a table", "discarded": "nowhere (formatted, then discarded)"}
+
+
+def family_term(family: str) -> str:
+    return f"lines_{family}"
+
+
+# Studies whose configurations vary something other than what is logged: every run logs every statement, and the
+# records beyond one per statement are tracers whose count grows with the run's own slowness (the rotation study:
+# records per transaction = 1 + tracer records / transactions). Their runs say nothing about the cost of a line.
+NOT_LINE_COST = {
+    "log_rotation": "its configurations differ in how the log is rotated, not in what is logged; the extra "
+                    "records are tracer queries, whose count per transaction grows as the run slows",
+}
+AA_SUFFIX = "_again"
+
+MODELS = ("main", "per_clients")
 # The sensitivity refit of "main" without the runs flagged by Cook's distance.
 WITHOUT_INFLUENTIAL = "main_without_influential"
-BP_ALPHA = 0.05
-ROBUST_RULE = (f"HC3 standard errors when the Breusch–Pagan test of the main model rejects homoskedasticity "
-               f"at {BP_ALPHA:g}, classical OLS standard errors otherwise")
+COV_TYPE = "HC3"
+WEIGHTS = "1 / pooled within-configuration variance of µs per transaction in the baseline group (WLS)"
 COOKS_FACTOR = 4  # a run is influential when its Cook's distance exceeds COOKS_FACTOR / n
 COOKS_RULE = f"Cook's distance > {COOKS_FACTOR}/n"
 BYTES_PER_KB = 1000
 
-TERM_UNITS = {
-    "records_per_tx": "µs per logged line",
-    "kb_per_tx": "µs per logged kB",
-    "records_per_tx:extra_clients": "µs per logged line per extra client",
-}
+TERM_UNITS = {"kb_per_tx": "µs per logged kB"}
 
-# Run columns that split a study into cells with baselines of their own (mysql_slowlog: regime and workload).
-# A cell has its own baseline intercept: a MariaDB regime × workload, or a backend (local or container).
-CELL_COLUMNS = ("regime", "test", "backend")
+# Run columns that split a study into cells with baselines of their own (mysql_slowlog: regime and workload; a
+# backend; the CPU idle state a run was held in, where a study varies it).
+CELL_COLUMNS = ("regime", "test", "backend", "idle_state")
 
-PREPARED_COLUMNS = ("study", "engine", "configuration", "clients", "repeat", "baseline", "extra_clients",
-                    "us_per_tx", "records_per_tx", "kb_per_tx", "bytes_per_record")
+PREPARED_COLUMNS = ("study", "engine", "env_id", "configuration", "clients", "repeat", "baseline", "cell_key",
+                    "us_per_tx", "records_per_tx", "kb_per_tx", "bytes_per_record", "weight",
+                    *(family_term(f) for f in FAMILIES))
 
 
-def prepare(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per measured run (warm-ups dropped) with the regression's variables."""
+def is_aa(configuration: str) -> bool:
+    """An A/A control row: the baseline run again under the name ``<baseline>_again`` (logs what the baseline logs)."""
+    return str(configuration).endswith(AA_SUFFIX)
+
+
+def _destinations(value) -> tuple[str, ...]:
+    if isinstance(value, (list, tuple)):
+        return tuple(str(x) for x in value)
+    if value is None or (isinstance(value, float) and math.isnan(value)) or not str(value).strip():
+        return ()
+    text = str(value)
+    try:
+        parsed = json.loads(text)
+        return tuple(str(x) for x in parsed) if isinstance(parsed, list) else (str(parsed),)
+    except ValueError:
+        return tuple(x.strip() for x in text.split(",") if x.strip())
+
+
+def destination_family(destination: str) -> str:
+    """The family of one destination; an unknown one is refused with the known ones listed."""
+    try:
+        return DESTINATION_FAMILY[destination]
+    except KeyError:
+        raise ValueError(f"destination {destination!r} has no family; known: {sorted(DESTINATION_FAMILY)}") from None
+
+
+def _family_shares(destinations: tuple[str, ...]) -> dict[str, float]:
+    """Share of a run's statement records per family: each destination receives every record."""
+    if not destinations:
+        return {DISCARDED: 1.0}
+    out: dict[str, float] = {}
+    for d in destinations:
+        fam = destination_family(d)
+        out[fam] = out.get(fam, 0.0) + 1.0 / len(destinations)
+    return out
+
+
+def _measured(runs: pd.DataFrame) -> pd.DataFrame:
     r = runs
     if "warmup" in r.columns:
         r = r[~r["warmup"].astype(str).str.lower().isin(("true", "1"))]
-    r = r[(r["tps"] > 0) & (r["transactions"] > 0)]
+    return r[(r["tps"] > 0) & (r["transactions"] > 0)]
+
+
+def prepare(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per measured run (warm-ups, A/A rows and studies in :data:`NOT_LINE_COST` dropped) with the
+    regression's variables and its WLS weight."""
+    r = _measured(runs)
+    r = r[~r["study"].astype(str).isin(NOT_LINE_COST) & ~r["configuration"].astype(str).map(is_aa)]
     expected = pd.to_numeric(r["log_records_expected"], errors="coerce").fillna(0)
+    if "tracer_sent" in r.columns:  # tracers are queries a study adds, not the workload's statements
+        expected = (expected - pd.to_numeric(r["tracer_sent"], errors="coerce").fillna(0)).clip(lower=0)
     received = pd.to_numeric(r["log_records_received"], errors="coerce").fillna(0)
-    records = np.maximum(expected, received)
+    tx = r["transactions"].astype(float)
     out = pd.DataFrame({
         "study": r["study"].astype(str),
         "engine": r["engine"].astype(str),
+        "env_id": r["env_id"].astype(str) if "env_id" in r.columns else "",
         "configuration": r["configuration"].astype(str),
         "clients": r["clients"].astype(int),
         "repeat": r["repeat"].astype(int),
     })
-    # A study made of cells (mysql_slowlog: regime × workload) compares configurations within a cell only.
+    # A study made of cells (mysql_slowlog: regime × workload; a backend) compares configurations within a cell only.
     cell = pd.Series("", index=r.index, dtype=object)
     for col in CELL_COLUMNS:
-        if col in r.columns:  # pooled with studies without cells: their rows have no value here
+        if col in r.columns:
             v = r[col].astype(object).where(r[col].notna(), "").astype(str)
             cell = cell + v.map(lambda x: "/" + x if x else "")
     out["baseline"] = out["study"] + cell.to_numpy() + " @ " + out["clients"].astype(str)
-    out["extra_clients"] = out["clients"] - 1
+    out["cell_key"] = out["baseline"] + " | " + out["configuration"]
     out["us_per_tx"] = 1e6 / r["tps"].astype(float)
-    out["records_per_tx"] = records / r["transactions"].astype(float)
-    out["kb_per_tx"] = r["log_bytes"].astype(float) / BYTES_PER_KB / r["transactions"].astype(float)
-    received_pos = received.where(received > 0)
-    out["bytes_per_record"] = r["log_bytes"].astype(float) / received_pos
-    return out.reset_index(drop=True)[list(PREPARED_COLUMNS)]
+    out["records_per_tx"] = expected / tx
+    out["kb_per_tx"] = r["log_bytes"].astype(float).fillna(0) / BYTES_PER_KB / tx
+    out["bytes_per_record"] = r["log_bytes"].astype(float) / received.where(received > 0)
+    dests = r["destinations"] if "destinations" in r.columns else pd.Series([()] * len(r), index=r.index)
+    shares = [_family_shares(_destinations(d)) for d in dests]
+    for fam in FAMILIES:
+        out[family_term(fam)] = [s.get(fam, 0.0) for s in shares] * out["records_per_tx"]
+    out = out.reset_index(drop=True)
+    out["weight"] = _weights(out)
+    return out[list(PREPARED_COLUMNS)]
+
+
+def _weights(d: pd.DataFrame) -> pd.Series:
+    """1 / the pooled within-configuration variance of us_per_tx in each baseline group (study, cell, clients):
+    Σ (n_i − 1) s_i² / Σ (n_i − 1) over its configurations. A group without repeats takes the median variance of
+    all groups."""
+    g = d.groupby("cell_key")["us_per_tx"]
+    per = pd.DataFrame({"baseline": g.apply(lambda s: d.loc[s.index[0], "baseline"]),
+                        "df": g.count() - 1, "ss": g.var(ddof=1) * (g.count() - 1)})
+    per = per[per["df"] > 0]
+    pooled = per.groupby("baseline")["ss"].sum() / per.groupby("baseline")["df"].sum()
+    pooled = pooled.where(pooled > 0)
+    var = d["baseline"].map(pooled).fillna(pooled.median())
+    return 1.0 / var
 
 
 @dataclass(frozen=True)
@@ -115,8 +217,7 @@ class Model:
 
     name: str
     formula: str
-    result: object | None  # statsmodels RegressionResults with the chosen covariance
-    ols: object | None  # the same fit with classical covariance (influence needs it)
+    result: object | None  # statsmodels WLS results with HC3 covariance
     note: str = ""
 
     @property
@@ -125,11 +226,13 @@ class Model:
 
 
 @dataclass(frozen=True)
-class EngineFit:
+class Fit:
+    """The models of one engine in one environment."""
+
     engine: str
+    env_id: str
     data: pd.DataFrame
-    cov_type: str  # "HC3" or "nonrobust", by ROBUST_RULE
-    bp_pvalue: float
+    families: tuple[str, ...]
     models: dict[str, Model]
     cooks: pd.Series  # Cook's distance of the main model, indexed like data
     influential: pd.DataFrame  # runs above the threshold
@@ -137,8 +240,23 @@ class EngineFit:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
+    def key(self) -> str:
+        return fit_key(self.engine, self.env_id)
+
+    @property
     def main(self) -> Model:
         return self.models["main"]
+
+    @property
+    def studies(self) -> tuple[str, ...]:
+        return tuple(sorted(self.data["study"].unique()))
+
+
+EngineFit = Fit  # the name earlier code used
+
+
+def fit_key(engine: str, env_id: str) -> str:
+    return f"{engine}@{env_id}" if env_id else engine
 
 
 def _rank_ok(formula: str, data: pd.DataFrame) -> bool:
@@ -146,20 +264,14 @@ def _rank_ok(formula: str, data: pd.DataFrame) -> bool:
     return x.shape[0] > x.shape[1] and np.linalg.matrix_rank(x.to_numpy()) == x.shape[1]
 
 
-def _fit(name: str, formula: str, data: pd.DataFrame, cov_type: str) -> Model:
+def _fit(name: str, formula: str, data: pd.DataFrame) -> Model:
     if not _rank_ok(formula, data):
-        return Model(name, formula, None, None, "not identifiable from these runs (design matrix rank-deficient)")
-    ols = smf.ols(formula, data).fit()
-    res = ols if cov_type == "nonrobust" else smf.ols(formula, data).fit(cov_type=cov_type)
-    return Model(name, formula, res, ols)
+        return Model(name, formula, None, "not identifiable from these runs (design matrix rank-deficient)")
+    res = smf.wls(formula, data, weights=data["weight"]).fit(cov_type=COV_TYPE)
+    return Model(name, formula, res)
 
 
-def _drop_term(formula: str, term: str) -> str:
-    return formula.replace(f" + {term}", "")
-
-
-# A group's log rate "varies" when its range exceeds this share of its largest value (received records
-# wobble by a few in ten thousand; a logging configuration against its baseline differs by 100 %).
+# A group's log rate "varies" when its range exceeds this share of its largest value.
 VARY_MIN = 0.1
 
 
@@ -169,88 +281,120 @@ def _varies(data: pd.DataFrame, column: str) -> pd.Series:
     return (g.transform("max") - g.transform("min")) > VARY_MIN * top.where(top > 0, np.inf)
 
 
-def fit(data: pd.DataFrame, engine: str | None = None) -> EngineFit:
-    """Fit the three models to prepared runs of one engine; the covariance type follows ROBUST_RULE."""
-    if engine is None:
-        engines = sorted(data["engine"].unique())
-        if len(engines) != 1:
-            raise ValueError(f"fit() pools one engine at a time; got {engines}. Use fit_engines().")
-        engine = engines[0]
-    data = data[data["engine"] == engine].reset_index(drop=True)
+def _cooks_distance(result) -> np.ndarray:
+    """Cook's distance of a WLS fit: that of the OLS fit on the whitened variables (statsmodels' influence
+    measures are defined for OLS; WLS is OLS on y·√w and X·√w)."""
+    whitened = sm.OLS(result.model.wendog, result.model.wexog).fit()
+    return np.asarray(OLSInfluence(whitened).cooks_distance[0])
+
+
+def formulas(families: tuple[str, ...], with_kb: bool = True) -> dict[str, str]:
+    lines = [family_term(f) for f in families]
+    kb = " + kb_per_tx" if with_kb else ""
+    return {
+        "main": "us_per_tx ~ 0 + C(baseline) + " + " + ".join(lines) + kb,
+        "per_clients": "us_per_tx ~ 0 + C(baseline) + " + " + ".join(f"C(clients):{t}" for t in lines) + kb,
+    }
+
+
+def fit(data: pd.DataFrame, engine: str | None = None, env_id: str | None = None) -> Fit:
+    """Fit the models to the prepared runs of one engine in one environment (refuses to pool several)."""
+    for col, want in (("engine", engine), ("env_id", env_id)):
+        have = sorted(data[col].unique())
+        if want is None:
+            if len(have) != 1:
+                raise ValueError(f"fit() takes one {col} at a time; got {have}. Use fit_all().")
+            want = have[0]
+        data = data[data[col] == want]
+        if col == "engine":
+            engine = want
+        else:
+            env_id = want
+    data = data.reset_index(drop=True)
     notes: list[str] = []
-    # A (study, cell, clients) group whose runs all log at the same rate says nothing about the slopes
-    # (its intercept absorbs it) and only adds its own noise: e.g. a study that varies something else.
+    # A group whose runs all log at the same rate says nothing about the slopes (its intercept absorbs it).
     varies = _varies(data, "records_per_tx") | _varies(data, "kb_per_tx")
     if not varies.all():
         left = data[~varies].groupby("study").size()
         notes.append("left out, their log rate does not vary within a baseline group: "
                      + ", ".join(f"{k} ({v} runs)" for k, v in left.items()))
         data = data[varies].reset_index(drop=True)
-    formulas = dict(FORMULAS)
     if data["records_per_tx"].nunique() < 2:
-        raise ValueError(f"{engine}: every run logged the same number of records per transaction; "
+        raise ValueError(f"{engine} @ {env_id}: every run logged the same number of records per transaction; "
                          "a per-line cost needs a baseline and at least one logging configuration")
-    if not _rank_ok(formulas["main"], data):
-        # Typically: every logging configuration writes the same bytes per record, so lines and kB coincide.
-        formulas = {k: _drop_term(v, "kb_per_tx") for k, v in formulas.items()}
+    families = tuple(f for f in FAMILIES if (data[family_term(f)] > 0).any())
+    forms = formulas(families)
+    if not _rank_ok(forms["main"], data):
+        forms = formulas(families, with_kb=False)
         notes.append("the cost per kB is not separable from the cost per line in these runs "
-                     "(bytes per record do not vary); kB term dropped")
-    if data["clients"].nunique() < 2:
-        notes.append("one concurrency level only: no interaction with clients")
-    main_ols = smf.ols(formulas["main"], data).fit()
-    het_x = patsy.dmatrix(formulas["main"].split("~")[1].replace("0 +", "1 +"), data, return_type="dataframe")
-    try:
-        bp_p = float(het_breuschpagan(main_ols.resid, het_x)[1])
-    except ValueError:
-        bp_p = math.nan
-    cov_type = "HC3" if (not math.isnan(bp_p) and bp_p < BP_ALPHA) else "nonrobust"
+                     "(bytes per record do not vary within a family); kB term dropped")
     models = {}
-    for name, formula in formulas.items():
-        if name != "main" and data["clients"].nunique() < 2:
-            models[name] = Model(name, formula, None, None, "one concurrency level only")
+    for name in MODELS:
+        if name == "per_clients" and data["clients"].nunique() < 2:
+            models[name] = Model(name, forms[name], None, "one concurrency level only")
             continue
-        models[name] = _fit(name, formula, data, cov_type)
-    infl = OLSInfluence(main_ols)
-    cooks = pd.Series(np.asarray(infl.cooks_distance[0]), index=data.index, name="cooks_d")
+        models[name] = _fit(name, forms[name], data)
+    main = models["main"]
+    if main.ok:
+        cooks = pd.Series(_cooks_distance(main.result), index=data.index, name="cooks_d")
+    else:
+        cooks = pd.Series(np.nan, index=data.index, name="cooks_d")
     threshold = COOKS_FACTOR / len(data)
     flagged = data.assign(cooks_d=cooks)[cooks > threshold]
     if len(flagged):
-        models[WITHOUT_INFLUENTIAL] = _fit(WITHOUT_INFLUENTIAL, formulas["main"], data.drop(index=flagged.index),
-                                           cov_type)
+        models[WITHOUT_INFLUENTIAL] = _fit(WITHOUT_INFLUENTIAL, forms["main"], data.drop(index=flagged.index))
     else:
-        models[WITHOUT_INFLUENTIAL] = Model(WITHOUT_INFLUENTIAL, formulas["main"], None, None,
+        models[WITHOUT_INFLUENTIAL] = Model(WITHOUT_INFLUENTIAL, forms["main"], None,
                                             "no run exceeds the Cook's distance threshold")
-    return EngineFit(engine=engine, data=data, cov_type=cov_type, bp_pvalue=bp_p, models=models, cooks=cooks,
-                     influential=flagged, cooks_threshold=threshold, notes=tuple(notes))
+    return Fit(engine=engine, env_id=env_id, data=data, families=families, models=models, cooks=cooks,
+               influential=flagged, cooks_threshold=threshold, notes=tuple(notes))
 
 
-def fit_engines(data: pd.DataFrame) -> dict[str, EngineFit]:
-    """One fit per engine that has at least one logging configuration; engines that cannot be fitted are skipped."""
+def fit_all(data: pd.DataFrame) -> dict[str, Fit]:
+    """One fit per (engine, environment) that has a logging configuration, keyed by :func:`fit_key`."""
     out = {}
-    for engine in sorted(data["engine"].unique()):
-        sub = data[data["engine"] == engine]
+    for (engine, env_id), sub in data.groupby(["engine", "env_id"], sort=True):
         if not _varies(sub, "records_per_tx").any():
             continue
-        out[engine] = fit(sub, engine)
+        f = fit(sub, engine, env_id)
+        out[f.key] = f
     return out
+
+
+fit_engines = fit_all  # the name earlier code used
 
 
 def _term_label(term: str) -> tuple[str, str]:
     """(readable term, unit) for a model parameter name."""
     if term in TERM_UNITS:
         return term, TERM_UNITS[term]
-    if term.startswith("C(clients)[") and term.endswith("]:records_per_tx"):
-        k = term[len("C(clients)["):-len("]:records_per_tx")]
-        return f"records_per_tx @ {k} clients", "µs per logged line"
+    for fam in FAMILIES:
+        t = family_term(fam)
+        if term == t:
+            return t, f"µs per line to {FAMILY_LABELS[fam]}"
+        if term.startswith("C(clients)[") and term.endswith(f"]:{t}"):
+            k = term[len("C(clients)["):-len(f"]:{t}")]
+            return f"{t} @ {k} clients", f"µs per line to {FAMILY_LABELS[fam]}"
     if term.startswith("C(baseline)["):
         return "baseline " + term[len("C(baseline)["):-1], "µs per transaction"
     return term, ""
 
 
-def coefficients(fits: dict[str, EngineFit], confidence: float = CONFIDENCE) -> pd.DataFrame:
-    """Every model's parameters with their CI, one row per (engine, model, term)."""
+COEFFICIENT_COLUMNS = ("fit", "engine", "env_id", "studies", "model", "term", "family", "clients", "unit", "estimate",
+                       "ci_low", "ci_high", "se", "p", "n", "cov_type")
+
+
+def _family_of(label: str) -> str:
+    for fam in FAMILIES:
+        if label.split(" @ ")[0] == family_term(fam):
+            return fam
+    return ""
+
+
+def coefficients(fits: dict[str, Fit], confidence: float = CONFIDENCE) -> pd.DataFrame:
+    """Every model's parameters with their CI, one row per (fit, model, term)."""
     rows = []
-    for engine, f in fits.items():
+    for key, f in fits.items():
         for name, m in f.models.items():
             if not m.ok:
                 continue
@@ -258,50 +402,54 @@ def coefficients(fits: dict[str, EngineFit], confidence: float = CONFIDENCE) -> 
             ci = res.conf_int(alpha=1 - confidence)
             for term in res.params.index:
                 label, unit = _term_label(term)
+                clients = int(label.split(" @ ")[1].split()[0]) if " @ " in label and label.startswith("lines_") \
+                    else math.nan
                 rows.append({
-                    "engine": engine, "model": name, "term": label, "unit": unit,
+                    "fit": key, "engine": f.engine, "env_id": f.env_id, "studies": ", ".join(f.studies),
+                    "model": name, "term": label, "family": _family_of(label), "clients": clients, "unit": unit,
                     "estimate": float(res.params[term]), "ci_low": float(ci.loc[term, 0]),
                     "ci_high": float(ci.loc[term, 1]), "se": float(res.bse[term]), "p": float(res.pvalues[term]),
                     "n": int(res.nobs), "cov_type": res.cov_type,
                 })
-    return pd.DataFrame(rows, columns=["engine", "model", "term", "unit", "estimate", "ci_low", "ci_high", "se",
-                                       "p", "n", "cov_type"])
+    return pd.DataFrame(rows, columns=list(COEFFICIENT_COLUMNS))
 
 
-def diagnostics(fits: dict[str, EngineFit]) -> pd.DataFrame:
-    """One row per (engine, model): fit quality, covariance rule, influence."""
+DIAGNOSTIC_COLUMNS = ("fit", "engine", "env_id", "studies", "model", "formula", "fitted", "note", "n", "r2", "r2_adj",
+                      "cov_type", "weights", "condition_number", "n_influential", "cooks_threshold", "max_cooks_d",
+                      "engine_notes")
+
+
+def diagnostics(fits: dict[str, Fit]) -> pd.DataFrame:
+    """One row per (fit, model): fit quality, covariance, weights, influence."""
     rows = []
-    for engine, f in fits.items():
+    for key, f in fits.items():
         for name, m in f.models.items():
-            row = {"engine": engine, "model": name, "formula": m.formula, "fitted": m.ok, "note": m.note,
-                   "n": math.nan, "r2": math.nan, "r2_adj": math.nan, "cov_type": f.cov_type,
-                   "bp_pvalue": f.bp_pvalue, "condition_number": math.nan,
+            row = {"fit": key, "engine": f.engine, "env_id": f.env_id, "studies": ", ".join(f.studies),
+                   "model": name, "formula": m.formula, "fitted": m.ok, "note": m.note,
+                   "n": math.nan, "r2": math.nan, "r2_adj": math.nan, "cov_type": COV_TYPE, "weights": WEIGHTS,
+                   "condition_number": math.nan,
                    "n_influential": len(f.influential) if name == "main" else math.nan,
                    "cooks_threshold": f.cooks_threshold if name == "main" else math.nan,
                    "max_cooks_d": float(f.cooks.max()) if name == "main" else math.nan,
                    "engine_notes": "; ".join(f.notes)}
             if m.ok:
-                row.update(n=int(m.result.nobs), r2=float(m.ols.rsquared), r2_adj=float(m.ols.rsquared_adj),
-                           condition_number=float(m.ols.condition_number))
+                row.update(n=int(m.result.nobs), r2=float(m.result.rsquared), r2_adj=float(m.result.rsquared_adj),
+                           condition_number=float(m.result.condition_number))
             rows.append(row)
     return pd.DataFrame(rows, columns=list(DIAGNOSTIC_COLUMNS))
 
 
-DIAGNOSTIC_COLUMNS = ("engine", "model", "formula", "fitted", "note", "n", "r2", "r2_adj", "cov_type", "bp_pvalue",
-                      "condition_number", "n_influential", "cooks_threshold", "max_cooks_d", "engine_notes")
-
-
-def influential_runs(fits: dict[str, EngineFit]) -> pd.DataFrame:
-    cols = ["engine", "study", "configuration", "clients", "repeat", "us_per_tx", "records_per_tx", "kb_per_tx",
-            "cooks_d"]
-    frames = [f.influential.assign(engine=e)[cols] for e, f in fits.items() if len(f.influential)]
+def influential_runs(fits: dict[str, Fit]) -> pd.DataFrame:
+    cols = ["fit", "engine", "env_id", "study", "configuration", "clients", "repeat", "us_per_tx", "records_per_tx",
+            "kb_per_tx", "cooks_d"]
+    frames = [f.influential.assign(fit=k)[cols] for k, f in fits.items() if len(f.influential)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
 
 
-def residuals(fit: EngineFit) -> pd.DataFrame:
+def residuals(fit: Fit) -> pd.DataFrame:
     """The main model's fitted values, residuals and Cook's distance per run (for the diagnostic plots)."""
     m = fit.main
-    return fit.data.assign(fitted=np.asarray(m.ols.fittedvalues), residual=np.asarray(m.ols.resid),
+    return fit.data.assign(fitted=np.asarray(m.result.fittedvalues), residual=np.asarray(m.result.resid),
                            cooks_d=fit.cooks.to_numpy())
 
 
@@ -379,29 +527,43 @@ def typical_record_bytes(data: pd.DataFrame, default: int = 200) -> int:
 # --- a synthetic study with a known cost (tests, and a dry run of the pipeline) -----------------------------
 
 
-def synthetic_runs(*, line_cost_us: float = 4.0, kb_cost_us: float = 1.5,
+def synthetic_runs(*, line_cost_us: float | dict[str, float] = 4.0, kb_cost_us: float = 1.5,
                    line_cost_per_client_us: float = 0.0,
-                   configurations: dict[str, tuple[float, float]] | None = None,
+                   configurations: dict[str, tuple] | None = None,
                    clients: tuple[int, ...] = (1, 2, 4), base_us: dict[int, float] | None = None,
                    repeats: int = 5, noise_cv: float = 0.01, duration_s: float = 10.0, seed: int = 1,
-                   study: str = "synthetic", engine: str = "postgresql", cpu_count: int = 2) -> pd.DataFrame:
+                   study: str = "synthetic", engine: str = "postgresql", env_id: str = "synthetic",
+                   cpu_count: int = 2) -> pd.DataFrame:
     """Runs shaped like :class:`logbench.records.Run` rows whose time per transaction is known exactly.
 
-    ``configurations`` maps a name to (records per transaction, bytes per record);
-    the first is the baseline and must log nothing. Time per transaction =
-    base(clients) + lines × (line_cost + per_client × (clients − 1)) + kB × kb_cost,
-    times a normal noise factor with coefficient of variation ``noise_cv``.
+    ``configurations`` maps a name to (records per transaction, bytes per record[, destinations]); without
+    destinations they are read from the name (``"syslog,csvlog"``; a name that is no destination logs to
+    ``stderr``). The first configuration is the baseline and must log nothing. ``line_cost_us`` is one cost
+    or a cost per destination family. Time per transaction = base(clients) + Σ over destinations of
+    lines × (family cost + per_client × (clients − 1)) + kB × kb_cost, times a normal noise factor with
+    coefficient of variation ``noise_cv``.
     """
     configurations = configurations or {"none": (0, 0), "stderr": (2, 120), "csvlog": (2, 260),
                                         "jsonlog": (2, 480), "syslog,csvlog": (4, 190)}
+    costs = line_cost_us if isinstance(line_cost_us, dict) else {f: float(line_cost_us) for f in FAMILIES}
     base_us = base_us or {c: 60.0 / min(c, cpu_count) + 5.0 for c in clients}
     rng = np.random.default_rng(seed)
     rows = []
     position = 0
     for rep in range(repeats):
-        for cfg, (rec, bpr) in configurations.items():
+        for cfg, spec in configurations.items():
+            rec, bpr = spec[0], spec[1]
+            if len(spec) > 2:
+                dests = tuple(spec[2])
+            elif not rec:
+                dests = ()
+            else:
+                named = tuple(cfg.split(","))
+                dests = named if all(d in DESTINATION_FAMILY for d in named) else ("stderr",)
+            shares = _family_shares(dests) if rec else {}
             for c in clients:
-                us = (base_us[c] + rec * (line_cost_us + line_cost_per_client_us * (c - 1))
+                us = (base_us[c] + sum(rec * share * (costs[fam] + line_cost_per_client_us * (c - 1))
+                                       for fam, share in shares.items())
                       + rec * bpr / BYTES_PER_KB * kb_cost_us)
                 us *= 1 + noise_cv * rng.standard_normal()
                 tps = 1e6 / us
@@ -418,7 +580,8 @@ def synthetic_runs(*, line_cost_us: float = 4.0, kb_cost_us: float = 1.5,
                     "log_loss": math.nan if records == 0 else 0.0, "log_lines": records, "log_bytes": log_bytes,
                     "log_lines_per_s": records / duration_s, "log_bytes_per_s": log_bytes / duration_s,
                     "server_cpu_s": duration_s * min(c, cpu_count) * 0.5, "logger_cpu_s": 0.0,
-                    "env_id": "synthetic", "scale": 10, "workload": "pgbench -S",
+                    "destinations": json.dumps(list(dests)),
+                    "env_id": env_id, "scale": 10, "workload": "pgbench -S",
                 })
                 position += 1
     return pd.DataFrame(rows)

@@ -12,6 +12,11 @@ Three steps, each a function the notebook ``90_findings`` calls (and
    number with its provenance; CSV tables of display strings) and compiles
    ``paper/logbench.typ`` with the ``typst`` package into ``paper/logbench.pdf``.
 
+Hooks for other studies' findings: ``data/processed/findings_instrument.csv`` (columns ``item``,
+``statement``; :data:`INSTRUMENT_FINDINGS`), written by the instrument study, is printed in the paper's
+section "Instrument resolution and the anomaly test"; A/A rows (``<baseline>_again``) in a study's summary
+are printed as that study's resolution and never as a logging configuration.
+
 No number in the paper is typed by hand: each in-text number in ``numbers.json``
 carries a ``spec`` saying which processed file, row and column it came from
 (``tests/test_paper.py`` re-reads it from there and finds its text in the PDF).
@@ -33,6 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import claim_rules
 from . import claims as claims_mod
 from . import paths, plots, regression
 from .claims import StudyData, fmt, fmt_p
@@ -257,12 +263,15 @@ class RegressionFindings:
 def regression_findings(studies: dict[str, StudyData]) -> RegressionFindings:
     runs = pooled_runs(studies)
     prepared = regression.prepare(runs) if len(runs) else pd.DataFrame(columns=list(regression.PREPARED_COLUMNS))
-    fits = regression.fit_engines(prepared) if len(prepared) else {}
+    fits = regression.fit_all(prepared) if len(prepared) else {}
     coefs = regression.coefficients(fits)
     figs = {}
-    for engine, f in fits.items():
+    for key, f in fits.items():
+        if not f.main.ok:
+            continue
         pts = regression.residuals(f).assign(cooks_threshold=f.cooks_threshold)
-        figs[f"regression_{engine}"] = plots.regression_figure(pts, title=f"{engine}: {f.main.formula}")
+        figs[f"regression_{fit_slug(key)}"] = plots.regression_figure(
+            pts, title=f"{f.engine}, environment {f.env_id} ({', '.join(f.studies)}): main model, WLS")
     return RegressionFindings(prepared, fits, coefs, regression.diagnostics(fits), regression.influential_runs(fits),
                               figs)
 
@@ -275,18 +284,36 @@ def floor_findings(prepared: pd.DataFrame, *, batches: int = 200, batch: int = 1
     return pd.DataFrame(rows)
 
 
+def fit_slug(key: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in key)
+
+
+# Which write() floor a line of a family is set against, per engine: the write the server process itself makes.
+# A PostgreSQL backend hands a file-destination line to the logging collector through a pipe (the collector
+# writes the file); MariaDB's server writes its log file itself. Syslog lines go to a datagram socket, for
+# which no floor is measured.
+FLOOR_FOR = {("postgresql", "file"): "pipe", ("mariadb", "file"): "file"}
+FLOOR_WORDS = {"pipe": "one write() into a pipe drained by another process (the backend → logging collector hop)",
+               "file": "one write() to a file opened with O_APPEND"}
+
+
 def cost_figures(reg: RegressionFindings, floors: pd.DataFrame | None) -> dict[str, object]:
-    """Per engine: the cost of a logged line per concurrency level beside the pooled cost and the write() floor."""
+    """Per fit and destination family: the cost of a line per concurrency level beside the main model's cost and
+    the write() floor it is set against (:data:`FLOOR_FOR`)."""
     figs = {}
     c = reg.coefficients
-    for engine in reg.fits:
-        per = c[(c["engine"] == engine) & (c["model"] == "per_clients") & c["term"].str.startswith("records_per_tx @")]
-        if not len(per):
-            continue
-        per = per.assign(clients=per["term"].str.extract(r"@ (\d+) clients")[0].astype(int))
-        pooled = c[(c["engine"] == engine) & (c["model"] == "main") & (c["term"] == "records_per_tx")]
-        figs[f"line_cost_{engine}"] = plots.cost_figure(per, pooled=pooled.iloc[0] if len(pooled) else None,
-                                                        floors=floors, title=f"{engine}: one logged line")
+    for key, f in reg.fits.items():
+        for fam in f.families:
+            term = regression.family_term(fam)
+            per = c[(c["fit"] == key) & (c["model"] == "per_clients") & (c["family"] == fam)]
+            if not len(per):
+                continue
+            pooled = c[(c["fit"] == key) & (c["model"] == "main") & (c["term"] == term)]
+            target = FLOOR_FOR.get((f.engine, fam))
+            fl = floors[floors["target"] == target] if floors is not None and target else None
+            figs[f"line_cost_{fit_slug(key)}_{fam}"] = plots.cost_figure(
+                per, pooled=pooled.iloc[0] if len(pooled) else None, floors=fl,
+                title=f"{f.engine} ({f.env_id}): one line to {regression.FAMILY_LABELS[fam]}")
     return figs
 
 
@@ -373,10 +400,10 @@ class Numbers:
 # Constants of the method that the paper states (the test compares them with the code).
 CONSTANTS = {
     "claims.MAX_CLIENTS_PER_CORE": claims_mod.MAX_CLIENTS_PER_CORE,
-    "regression.BP_ALPHA": regression.BP_ALPHA,
     "regression.COOKS_FACTOR": regression.COOKS_FACTOR,
     "regression.BYTES_PER_KB": regression.BYTES_PER_KB,
     "stats.CONFIDENCE_PERCENT": round(100 * CONFIDENCE),
+    **{f"claim_rules.POST_CORES.{p}": c for p, c in claim_rules.POST_CORES.items() if c is not None},
 }
 
 
@@ -520,7 +547,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
 
     doc["posts_table"] = table(_posts_table(), "posts")
     for key, name in (("confidence", "stats.CONFIDENCE_PERCENT"), ("max_clients_per_core", "claims.MAX_CLIENTS_PER_CORE"),
-                      ("bp_alpha", "regression.BP_ALPHA"), ("cooks_factor", "regression.COOKS_FACTOR"),
+                      ("cooks_factor", "regression.COOKS_FACTOR"),
                       ("bytes_per_kb", "regression.BYTES_PER_KB")):
         nums.add(key, {"kind": "constant", "name": name})
 
@@ -551,8 +578,8 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
                                      "agg": "list", "int": True})
         for col, agg, key in (("repeat", "nunique", "repeats"), ("duration_s", "max", "duration"),
                               ("scale", "max", "scale"), ("server_version", "first", "server_version"),
-                              ("query_mode", "first", "query_mode"), ("workload", "first", "workload"),
-                              ("backend", "first", "backend")):
+                              ("query_mode", "first", "query_mode"), ("workload", "list", "workload"),
+                              ("backend", "list", "backend")):
             if col in s.runs.columns:
                 spec = {"kind": "agg", "source": src, "where": measured, "column": col, "agg": agg}
                 if col in ("duration_s", "scale"):
@@ -561,7 +588,20 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
                     entry[f"has_{key}"] = True
         if s.summary is not None:
             entry["table"] = table(study_table(s.summary), f"study_{name}")
-            summ = s.summary[s.summary["configuration"].astype(str) != s.baseline]
+            cfg = s.summary["configuration"].astype(str)
+            summ = s.summary[(cfg != s.baseline) & ~cfg.map(regression.is_aa)]
+            entry["resolution"] = []
+            aa = s.summary[cfg.map(regression.is_aa)] if "ratio" in s.summary.columns else s.summary.iloc[:0]
+            for _, r in aa.iterrows():
+                cell = {c: str(r[c]) for c in cell_columns(s.summary)}
+                where = {**cell, "configuration": str(r["configuration"]), "clients": int(r["clients"])}
+                rk = f"{name}{cell_slug(cell)}.{int(r['clients'])}.aa"
+                for col in ("ratio", "ratio_ci_low", "ratio_ci_high"):
+                    nums.add(f"{rk}.{col}", {"kind": "cell", "source": f"{name}.csv", "where": where, "column": col,
+                                             "sig": 3})
+                entry["resolution"].append({"key": rk, "configuration": str(r["configuration"]),
+                                            "label": (cell_label(cell) + ", " if cell else "") +
+                                            f"{int(r['clients'])} clients"})
             if "ratio" in summ.columns and len(summ):
                 for cell in cells(s.summary):
                     in_cell = _in_cell(summ, cell)
@@ -579,7 +619,10 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
                             for col in ("ratio", "ratio_ci_low", "ratio_ci_high"):
                                 nums.add(f"{base}.{which}.{col}", {"kind": "cell", "source": f"{name}.csv",
                                                                    "where": where, "column": col, "sig": 3})
-                        entry["cheapest"].append({"key": base, "label": label})
+                        best = at.loc[at["ratio"].idxmax()]
+                        # Logging faster than not logging, beyond the CI: not a cost, the anomaly (see its section).
+                        entry["cheapest"].append({"key": base, "label": label,
+                                                  "above_one": bool(best["ratio_ci_low"] > 1)})
         env_file = f"{name}_environment.json"
         if (processed_dir / env_file).exists():
             entry["has_env"] = True
@@ -600,79 +643,169 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
 
     # Regression, floor and claims: the findings files written by 90_findings.
     reg_file, fit_file = processed_dir / "findings_regression.csv", processed_dir / "findings_regression_fit.csv"
+    floor_file = processed_dir / "findings_write_floor.csv"
+    floors = pd.read_csv(floor_file) if floor_file.exists() else pd.DataFrame(columns=["target"])
+    for t in floors["target"]:
+        where = {"target": t}
+        for col in ("median_us", "ci_low", "ci_high"):
+            nums.add(f"floor.{t}.{col}", {"kind": "cell", "source": floor_file.name, "where": where, "column": col,
+                                          "sig": 3})
+        for col in ("nbytes", "batches", "batch") if t == "file" else ():
+            nums.add(f"floor.{t}.{col}", {"kind": "cell", "source": floor_file.name, "where": where, "column": col,
+                                          "int": True})
+        doc["floors"].append(str(t))
+    doc["excluded_studies"] = [{"name": k, "why": v} for k, v in regression.NOT_LINE_COST.items()]
     if reg_file.exists() and fit_file.exists():
         coefs, diag = pd.read_csv(reg_file), pd.read_csv(fit_file)
-        for engine in sorted(diag["engine"].unique()):
-            e = {"engine": engine, "figure_fit": figure(f"regression_{engine}"),
-                 "figure_cost": figure(f"line_cost_{engine}")}
-            c = coefs[coefs["engine"] == engine]
+        for key in sorted(diag["fit"].unique()):
+            d = diag[(diag["fit"] == key) & (diag["model"] == "main")].iloc[0]
+            slug = fit_slug(key)
+            e = {"key": slug, "engine": str(d["engine"]), "env_id": str(d["env_id"]), "studies": str(d["studies"]),
+                 "figure_fit": figure(f"regression_{slug}"), "families": []}
+            c = coefs[coefs["fit"] == key]
             shown = c[~c["term"].str.startswith("baseline ")].assign(
-                estimate=lambda d: [_ci_text(a, b, h) for a, b, h in zip(d["estimate"], d["ci_low"], d["ci_high"])],
-                p=lambda d: [fmt_p(v) for v in d["p"]])[["model", "term", "unit", "estimate", "p"]]
-            shown = shown.rename(columns={"estimate": f"estimate [{_CI}]"})
-            e["table"] = table(shown, f"regression_{engine}")
-            for model, term, key in (("main", "records_per_tx", "line"), ("main", "kb_per_tx", "kb"),
-                                     ("interaction", "records_per_tx:extra_clients", "interaction"),
-                                     (regression.WITHOUT_INFLUENTIAL, "records_per_tx", "line_robust")):
-                hit = c[(c["model"] == model) & (c["term"] == term)]
-                e[f"has_{key}"] = bool(len(hit))
-                if len(hit):
-                    where = {"engine": engine, "model": model, "term": term}
+                estimate=lambda x: [_ci_text(a, b, h) for a, b, h in zip(x["estimate"], x["ci_low"], x["ci_high"])],
+                p=lambda x: [fmt_p(v) for v in x["p"]])[["model", "term", "unit", "estimate", "p"]]
+            e["table"] = table(shown.rename(columns={"estimate": f"estimate [{_CI}]"}), f"regression_{slug}")
+            fit_where = {"fit": key, "model": "main"}
+            for col, sig in (("n", None), ("r2", 2), ("n_influential", None)):
+                spec = {"kind": "cell", "source": fit_file.name, "where": fit_where, "column": col}
+                spec.update({"sig": sig} if sig else {"int": True})
+                nums.add(f"{slug}.fit.{col}", spec)
+            nums.add(f"{slug}.formula", {"kind": "cell", "source": fit_file.name, "where": fit_where,
+                                         "column": "formula"})
+            kb = c[(c["model"] == "main") & (c["term"] == "kb_per_tx")]
+            e["has_kb"] = bool(len(kb))
+            for fam in [f for f in regression.FAMILIES if ((c["model"] == "main") & (c["family"] == f)).any()]:
+                term = regression.family_term(fam)
+                fk = f"{slug}.{fam}"
+                fe = {"family": fam, "label": regression.FAMILY_LABELS[fam], "key": fk, "levels": [],
+                      "figure": figure(f"line_cost_{slug}_{fam}"), "floor": "", "robust": False}
+                for col in ("estimate", "ci_low", "ci_high"):
+                    nums.add(f"{fk}.{col}", {"kind": "cell", "source": reg_file.name, "column": col, "sig": 3,
+                                             "where": {"fit": key, "model": "main", "term": term}})
+                robust = c[(c["model"] == regression.WITHOUT_INFLUENTIAL) & (c["term"] == term)]
+                if len(robust):
+                    fe["robust"] = True
                     for col in ("estimate", "ci_low", "ci_high"):
-                        nums.add(f"{engine}.{key}.{col}", {"kind": "cell", "source": reg_file.name, "where": where,
-                                                           "column": col, "sig": 3})
-                    if key == "interaction":  # the only p-value the text prints
-                        nums.add(f"{engine}.{key}.p", {"kind": "cell", "source": reg_file.name, "where": where,
-                                                       "column": "p", "p_value": True})
-            where = {"engine": engine, "model": "main"}
-            for col, sig in (("n", None), ("r2", 2), ("cov_type", None), ("bp_pvalue", 2), ("n_influential", None)):
-                spec = {"kind": "cell", "source": fit_file.name, "where": where, "column": col}
-                if sig:
-                    spec["sig"] = sig
-                else:
-                    spec["int"] = col != "cov_type"
-                nums.add(f"{engine}.fit.{col}", spec)
-            nums.add(f"{engine}.formula", {"kind": "cell", "source": fit_file.name, "where": where, "column": "formula"})
+                        nums.add(f"{fk}.robust.{col}", {
+                            "kind": "cell", "source": reg_file.name, "column": col, "sig": 3,
+                            "where": {"fit": key, "model": regression.WITHOUT_INFLUENTIAL, "term": term}})
+                per = c[(c["model"] == "per_clients") & (c["family"] == fam)].sort_values("clients")
+                for k in per["clients"].astype(int):
+                    lk = f"{fk}.at{k}"
+                    for col in ("estimate", "ci_low", "ci_high"):
+                        nums.add(f"{lk}.{col}", {"kind": "cell", "source": reg_file.name, "column": col, "sig": 3,
+                                                 "where": {"fit": key, "model": "per_clients",
+                                                           "term": f"{term} @ {k} clients"}})
+                    fe["levels"].append({"clients": int(k), "key": lk})
+                # A multiple of the floor means something only for a cost distinguishable from zero.
+                target = FLOOR_FOR.get((e["engine"], fam))
+                main_row = c[(c["model"] == "main") & (c["term"] == term)]
+                if target and target in doc["floors"] and float(main_row["ci_low"].iloc[0]) > 0:
+                    fe["floor"] = target
+                    fe["floor_words"] = FLOOR_WORDS[target]
+                    nums.add(f"{fk}.over_floor", {
+                        "kind": "div", "sig": 2,
+                        "a": {"kind": "cell", "source": reg_file.name, "column": "estimate",
+                              "where": {"fit": key, "model": "main", "term": term}},
+                        "b": {"kind": "cell", "source": floor_file.name, "column": "median_us",
+                              "where": {"target": target}}})
+                e["families"].append(fe)
+            if e["has_kb"]:
+                for col in ("estimate", "ci_low", "ci_high"):
+                    nums.add(f"{slug}.kb.{col}", {"kind": "cell", "source": reg_file.name, "column": col, "sig": 3,
+                                                  "where": {"fit": key, "model": "main", "term": "kb_per_tx"}})
             doc["engines"].append(e)
-
-    floor_file = processed_dir / "findings_write_floor.csv"
-    if floor_file.exists():
-        fl = pd.read_csv(floor_file)
-        for t in fl["target"]:
-            where = {"target": t}
-            for col in ("median_us", "ci_low", "ci_high"):
-                nums.add(f"floor.{t}.{col}", {"kind": "cell", "source": floor_file.name, "where": where, "column": col,
-                                              "sig": 3})
-            for col in ("nbytes", "batches", "batch") if t == "file" else ():
-                nums.add(f"floor.{t}.{col}", {"kind": "cell", "source": floor_file.name, "where": where, "column": col,
-                                              "int": True})
-            doc["floors"].append(str(t))
-        reg = pd.read_csv(reg_file) if reg_file.exists() else pd.DataFrame()
-        for e in doc["engines"]:
-            line = reg[(reg.get("engine") == e["engine"]) & (reg.get("model") == "main")
-                       & (reg.get("term") == "records_per_tx")] if len(reg) else reg
-            # A multiple of the floor means something only for a cost distinguishable from zero.
-            if e["has_line"] and "file" in doc["floors"] and len(line) and float(line["ci_low"].iloc[0]) > 0:
-                nums.add(f"{e['engine']}.line_over_floor", {
-                    "kind": "div", "sig": 2,
-                    "a": {"kind": "cell", "source": reg_file.name, "column": "estimate",
-                          "where": {"engine": e["engine"], "model": "main", "term": "records_per_tx"}},
-                    "b": {"kind": "cell", "source": floor_file.name, "column": "median_us", "where": {"target": "file"}}})
 
     claims_file = processed_dir / "findings_claims.csv"
     doc["verdicts"] = []
     if claims_file.exists():
         cl = pd.read_csv(claims_file, dtype=str, keep_default_na=False)
-        shown = cl[["claim_id", "post", "claim", "published", "claimed", "ours", "verdict", "why"]]
+        if "rule" not in cl.columns:
+            cl["rule"] = ""
+        shown = cl[["claim_id", "post", "claim", "published", "claimed", "ours", "verdict", "why", "rule"]]
         doc["claims_table"] = table(shown, "claims")
         nums.add("claims.count", {"kind": "agg", "source": claims_file.name, "agg": "count"})
         for v in claims_mod.VERDICTS:
             nums.add(f"claims.{v}", {"kind": "agg", "source": claims_file.name, "where": {"verdict": v}, "agg": "count"})
             doc["verdicts"].append(v)
 
+    anomaly(doc, nums, studies, processed_dir, gen)
+    threats(doc, nums, studies, processed_dir)
+
     doc["numbers"] = nums.items
     (gen / "numbers.json").write_text(json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False, default=str, allow_nan=False) + "\n")
     return doc
+
+
+# --- the 1-client anomaly, the instrument hook, threats to validity ------------------------------------------
+
+# Written by the instrument study (issue 10) when it exists: one row per finding, ``item`` and ``statement`` (a
+# sentence whose numbers its code printed from its data). The paper's section "Instrument resolution and the
+# anomaly test" prints these statements; until the file exists it says the test is pending.
+INSTRUMENT_FINDINGS = "findings_instrument.csv"
+
+
+def faster_than_baseline(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Logging configurations (not the baseline, not an A/A row) whose throughput ratio CI lies above 1."""
+    if summary is None or "ratio_ci_low" not in summary.columns:
+        return pd.DataFrame()
+    cfg = summary["configuration"].astype(str)
+    keep = (cfg != baseline) & ~cfg.map(regression.is_aa) & (summary["ratio_ci_low"] > 1)
+    return summary[keep]
+
+
+def anomaly(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path, gen: Path) -> None:
+    """The cells where logging was faster than not logging, as a table; the instrument study's statements."""
+    rows = []
+    for name, s in studies.items():
+        fast = faster_than_baseline(s.summary, s.baseline)
+        for _, r in fast.iterrows():
+            cell = {c: str(r[c]) for c in cell_columns(s.summary) if c in r.index}
+            rows.append({"study": name, "cell": cell_label(cell), "configuration": str(r["configuration"]),
+                         "clients": str(int(r["clients"])),
+                         f"ratio to baseline [{_CI}]": _ci_text(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"])})
+    df = pd.DataFrame(rows, columns=["study", "cell", "configuration", "clients", f"ratio to baseline [{_CI}]"])
+    doc["anomaly_table"] = ""
+    if len(df):
+        p = gen / "anomaly.csv"
+        df.to_csv(p, index=False, lineterminator="\n")
+        doc["anomaly_table"] = f"{GENERATED}/{p.name}"
+        doc["tables"].append(doc["anomaly_table"])
+        doc["anomaly_clients"] = sorted({int(x) for x in df["clients"]})
+    inst = processed_dir / INSTRUMENT_FINDINGS
+    doc["instrument"] = ""
+    if inst.exists():
+        t = pd.read_csv(inst, dtype=str, keep_default_na=False)
+        missing = {"item", "statement"} - set(t.columns)
+        if missing:
+            raise ValueError(f"{inst}: missing columns {sorted(missing)}; expected item, statement")
+        p = gen / "instrument.csv"
+        t[["item", "statement"]].to_csv(p, index=False, lineterminator="\n")
+        doc["instrument"] = f"{GENERATED}/{p.name}"
+        doc["tables"].append(doc["instrument"])
+
+
+def threats(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path) -> None:
+    """The numbers the threats-to-validity section names (each optional: only what the data has)."""
+    pg = processed_dir / "pg_destinations.csv"
+    if pg.exists() and "log_loss_mean" in pd.read_csv(pg, nrows=1).columns:
+        if nums.add("threat.udp_loss", {"kind": "scale", "factor": 100, "sig": 2,
+                                        "of": {"kind": "agg", "source": pg.name, "column": "log_loss_mean",
+                                               "where": {"configuration": "remote_syslog_udp"}, "agg": "max"}},
+                    optional=True) is not None:
+            doc["threat_udp"] = True
+    fit_file = processed_dir / "findings_regression_fit.csv"
+    if fit_file.exists():
+        nums.add("threat.environments", {"kind": "agg", "source": fit_file.name, "column": "env_id",
+                                         "agg": "nunique"})
+        doc["threat_envs"] = True
+    doc["threat_cores"] = [{"post": p, "key": f"post_cores.{p}"} for p, c in claim_rules.POST_CORES.items()
+                           if c is not None]
+    for p, c in claim_rules.POST_CORES.items():
+        if c is not None:
+            nums.add(f"post_cores.{p}", {"kind": "constant", "name": f"claim_rules.POST_CORES.{p}"})
 
 
 def build(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | str | None = None,
@@ -750,58 +883,50 @@ if __name__ == "__main__":
 
 
 def regression_text(coefficients: pd.DataFrame, diagnostics: pd.DataFrame) -> str:
-    """One Markdown paragraph per engine: the cost of a line and of a kB, the interaction, the fit."""
+    """One Markdown paragraph per (engine, environment): the cost of a line per destination family and per
+    concurrency level, the cost of a kB, the fit."""
     if not len(coefficients):
         return "No regression: no engine has both a baseline and a logging configuration in the processed data."
     out = []
-    for engine in sorted(coefficients["engine"].unique()):
-        c = coefficients[coefficients["engine"] == engine]
-        d = diagnostics[(diagnostics["engine"] == engine) & (diagnostics["model"] == "main")].iloc[0]
+    for key in sorted(coefficients["fit"].unique()):
+        c = coefficients[coefficients["fit"] == key]
+        d = diagnostics[(diagnostics["fit"] == key) & (diagnostics["model"] == "main")].iloc[0]
 
-        def est(model: str, term: str) -> str | None:
-            r = c[(c["model"] == model) & (c["term"] == term)]
-            if not len(r):
-                return None
-            r = r.iloc[0]
+        def est(r) -> str:
             return f"{fmt(r['estimate'])} µs ({_CI} {fmt(r['ci_low'])} to {fmt(r['ci_high'])})"
 
-        parts = [f"**{engine}** ({int(d['n'])} runs, R² = {fmt(d['r2'], 2)}, {d['cov_type']} standard errors): "
-                 f"one logged line costs {est('main', 'records_per_tx')} per transaction"]
-        if est("main", "kb_per_tx"):
-            parts.append(f", one logged kB {est('main', 'kb_per_tx')}")
-        inter = c[(c["model"] == "interaction") & (c["term"] == "records_per_tx:extra_clients")]
-        if len(inter):
-            r = inter.iloc[0]
-            trend = ("grows" if r["ci_low"] > 0 else "shrinks" if r["ci_high"] < 0 else
-                     "shows no significant trend")
-            parts.append(f". Per extra client the cost of a line {trend}: {est('interaction', 'records_per_tx:extra_clients')}"
-                         f" per line (p {_p_eq(r['p'])})")
-        n_infl = d["n_influential"]
-        parts.append(f". {int(n_infl)} runs exceed Cook's distance {regression.COOKS_FACTOR}/n")
-        robust = est(regression.WITHOUT_INFLUENTIAL, "records_per_tx")
-        if robust:
-            parts.append(f"; without them a line costs {robust}")
-        out.append("".join(parts) + ".")
+        parts = [f"**{d['engine']}, environment {d['env_id']}** ({d['studies']}; {int(d['n'])} runs, "
+                 f"weighted R² = {fmt(d['r2'], 2)}, {d['cov_type']} standard errors)"]
+        for fam in regression.FAMILIES:
+            main = c[(c["model"] == "main") & (c["family"] == fam)]
+            if not len(main):
+                continue
+            per = c[(c["model"] == "per_clients") & (c["family"] == fam)].sort_values("clients")
+            levels = "; ".join(f"{int(r['clients'])} clients: {est(r)}" for _, r in per.iterrows())
+            parts.append(f"a line to {regression.FAMILY_LABELS[fam]} costs {est(main.iloc[0])}"
+                         + (f" (per level — {levels})" if levels else ""))
+        kb = c[(c["model"] == "main") & (c["term"] == "kb_per_tx")]
+        if len(kb):
+            parts.append(f"a logged kB {est(kb.iloc[0])}")
+        parts.append(f"{int(d['n_influential'])} runs exceed Cook's distance {regression.COOKS_FACTOR}/n")
+        out.append(parts[0] + ": " + "; ".join(parts[1:]) + ".")
     return "\n\n".join(out)
 
 
-def _p_eq(p: float) -> str:
-    t = fmt_p(p)
-    return t if t.startswith("<") else f"= {t}"
-
-
 def floor_text(floors: pd.DataFrame, coefficients: pd.DataFrame) -> str:
+    """The floors, and each family's cost as a multiple of the floor named for it (:data:`FLOOR_FOR`)."""
     lines = []
     for _, f in floors.iterrows():
         lines.append(f"One `write()` of {int(f['nbytes'])} bytes to a {f['target']}: {fmt(f['median_us'])} µs "
                      f"({_CI} {fmt(f['ci_low'])} to {fmt(f['ci_high'])}).")
-    file_floor = floors[floors["target"] == "file"]
-    for engine in sorted(coefficients["engine"].unique()) if len(coefficients) else ():
-        r = coefficients[(coefficients["engine"] == engine) & (coefficients["model"] == "main")
-                         & (coefficients["term"] == "records_per_tx")]
-        if len(r) and len(file_floor):
-            lines.append(f"For {engine} a logged line costs {fmt(r.iloc[0]['estimate'] / file_floor.iloc[0]['median_us'], 2)}"
-                         " times one such write to a file.")
+    if len(coefficients):
+        main = coefficients[(coefficients["model"] == "main") & (coefficients["family"] != "")]
+        for _, r in main.iterrows():
+            target = FLOOR_FOR.get((r["engine"], r["family"]))
+            fl = floors[floors["target"] == target] if target else floors.iloc[:0]
+            if len(fl) and r["ci_low"] > 0:
+                lines.append(f"For {r['fit']} a line to {regression.FAMILY_LABELS[r['family']]} costs "
+                             f"{fmt(r['estimate'] / fl.iloc[0]['median_us'], 2)} times {FLOOR_WORDS[target]}.")
     return " ".join(lines)
 
 

@@ -1,0 +1,144 @@
+"""How each claim of ``data/raw/claims.csv`` is judged here, beyond what the raw file says.
+
+``data/raw/claims.csv`` is transcribed content (what the posts say, their numbers,
+the claimed ranges) and stays immutable. What *we* decided about judging a claim
+on this machine lives here, in code, each with its reason:
+
+* :data:`POST_CORES` — the cores of each post's machine, from the seeds, so a
+  post's concurrency maps to this machine by **clients per core**;
+* :data:`RULES` — per claim: whether it needs that many *simultaneous* runnable
+  processes (then it cannot be scaled down), the configuration the post ran that
+  ours must match (:class:`Requirement`; a mismatch gives "not comparable: <why>"
+  instead of a verdict), a rule on another scale (a difference instead of a
+  ratio), why it stays "not measured" until a named study exists, or which of our
+  studies and configurations now judge it (``study``, ``where``, ``configuration``,
+  ``reference`` replace the raw file's; e.g. once the post-004 study runs
+  ``log_statement = all``, its configuration names go here and the requirement
+  check then finds the match).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Cores of the machine each post measured on (data/raw/reference/posts.csv, hardware; the seeds' own words).
+POST_CORES: dict[str, int | None] = {
+    "000": 4,  # "i7 920 CPU (4 cores + HT, 2.67GHz)"; HT threads are not counted as cores
+    "001": 4,  # "four CPUs Intel(R) Xeon(R) CPU 5150"
+    "002": 4,  # the DBT2 chapter reprints post 001's machine
+    "003": None,  # "ECS主机": an Alibaba Cloud VM, size not stated
+    "004": 8,  # "8 AMD cores running at 4 Ghz"
+}
+
+PER_CORE, SIMULTANEOUS = "per_core", "simultaneous"
+CONCURRENCY = (PER_CORE, SIMULTANEOUS)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """What the post ran that our runs must match for a verdict to mean anything.
+
+    ``kind``: ``setting`` (a key of the run's ``settings``), ``column`` (a run column; ``default`` when the
+    runs do not record it) or ``bytes_per_record`` (median log bytes per received record, within
+    ``tolerance`` of ``want`` as a relative difference).
+    """
+
+    kind: str
+    key: str
+    want: object
+    why: str
+    default: object = None
+    tolerance: float = 0.0
+
+
+@dataclass(frozen=True)
+class ClaimRule:
+    concurrency: str = PER_CORE
+    # "cores": judged at as many clients as this machine has cores (the post ran below saturation)
+    here_clients: str = ""
+    requires: tuple[Requirement, ...] = ()
+    # "difference_of:<column>": mean(configuration) − mean(reference) with Welch's CI, against low/high below
+    metric: str = ""
+    low: float | None = None
+    high: float | None = None
+    rule_note: str = ""
+    pending: str = ""  # not judged until this is true: the reason shown with "not measured yet"
+    # Where our side of the comparison changes (a study that adds the post's own configuration, e.g. post 004's
+    # log_statement = all), these replace the raw file's study / where / configuration / reference.
+    study: str = ""
+    where: str = ""
+    configuration: str = ""
+    reference: str = ""
+
+
+SIMPLE = Requirement("column", "query_mode", "simple",
+                     "the post ran pgbench's simple protocol; ours ran {have}, which skips parse and plan per "
+                     "statement and so changes what a logged line costs relative to a transaction")
+PREPARED = Requirement("column", "query_mode", "prepared",
+                       "the post ran pgbench -M prepared; ours ran {have}")
+MIN_DURATION = Requirement("setting", "log_min_duration_statement", "0",
+                           "the post logged with log_min_duration_statement = 0 (statement and duration in one "
+                           "record); ours ran log_min_duration_statement = {have}")
+LOG_STATEMENT_ALL = Requirement("setting", "log_statement", "all",
+                                "the post logged with log_statement = all (a statement record before execution); "
+                                "ours ran log_statement = {have} (statements logged by log_min_duration_statement "
+                                "= 0, statement and duration in one record after execution)")
+RATE_LIMITED = Requirement("column", "syslog_rate_limit", True,
+                           "the post's syslog kept 0.5 % because its rsyslog rate-limited its input; our runs "
+                           "had rsyslog rate limiting {have} (the study's syslog_rate_limit parameter; run it "
+                           "with syslog_rate_limit = True to judge this claim)", default=False)
+# Post 001: ~10 MB/s of slow log at 20–25k queries/s ≈ 400–500 bytes per logged query (Percona's microslow
+# records with their extra fields); a byte rate compares only at a similar record size.
+SLOW_RECORD_BYTES = Requirement("bytes_per_record", "log_bytes", 444.0,
+                                "the post's slow-log records were ≈ 444 bytes per query (10 MB/s at 20–25k "
+                                "queries/s); ours are {have} bytes, so a byte rate is not the same quantity",
+                                tolerance=0.25)
+
+_CONTENTION = ClaimRule(concurrency=SIMULTANEOUS, requires=(PREPARED,))
+_BELOW_SATURATION = ClaimRule(here_clients="cores", requires=(PREPARED,))
+
+RULES: dict[str, ClaimRule] = {
+    "000-io-fastest": ClaimRule(requires=(SIMPLE, MIN_DURATION)),
+    "000-io-free": ClaimRule(requires=(SIMPLE, MIN_DURATION)),
+    "000-io-syslog-loss": ClaimRule(requires=(SIMPLE, MIN_DURATION)),
+    "000-io-rate": ClaimRule(requires=(SIMPLE, MIN_DURATION)),
+    "000-cached-cost": ClaimRule(requires=(PREPARED, MIN_DURATION)),
+    "000-cached-similar": ClaimRule(requires=(PREPARED, MIN_DURATION)),
+    "000-cached-syslog-kept": ClaimRule(requires=(PREPARED, MIN_DURATION, RATE_LIMITED)),
+    "000-cached-remote-1": ClaimRule(requires=(PREPARED, MIN_DURATION)),
+    "000-cached-baseline-4": ClaimRule(requires=(PREPARED,)),
+    "001-cpu-rate": ClaimRule(requires=(SLOW_RECORD_BYTES,)),
+    # A shorter stall is claimed, against a no-rotation stall that is already milliseconds: judged on the
+    # difference of the longest tracer stalls (ms), whose CI must exclude "shorter" to refute it.
+    "002-flush-disabled": ClaimRule(metric="difference_of:tracer_stall_ms", high=0.0,
+                                    rule_note="difference of mean longest tracer stall (ms), Welch 95 % CI: "
+                                              "below 0 → confirmed; above 0 → refuted; else inconclusive"),
+    "002-copytruncate-stall": ClaimRule(metric="difference_of:tracer_stall_ms", low=0.0,
+                                        rule_note="difference of mean longest tracer stall (ms), Welch 95 % CI: "
+                                                  "above 0 → confirmed; below 0 → refuted; else inconclusive"),
+    "003-56-statement": _CONTENTION,
+    "003-56-duration": _CONTENTION,
+    "003-56-both": _CONTENTION,
+    "003-56-io-timing": _CONTENTION,
+    "003-28-small": _BELOW_SATURATION,
+    "003-28-both": _BELOW_SATURATION,
+    "003-contention": ClaimRule(
+        study="pg_audit_timing",
+        rule_note="the post-003 study's own evidence (per-concurrency cost of a line); rule to be defined with it",
+        pending="judged on the post-003 study's own evidence (the cost of a line per concurrency level with "
+                "log_statement and log_duration); no rule on that study's data is defined yet"),
+    "004-file": ClaimRule(requires=(LOG_STATEMENT_ALL, SIMPLE)),
+    "004-syslog": ClaimRule(requires=(LOG_STATEMENT_ALL, SIMPLE)),
+    "004-syslog-vs-file": ClaimRule(requires=(LOG_STATEMENT_ALL, SIMPLE)),
+    "004-syslog-cpu": ClaimRule(requires=(LOG_STATEMENT_ALL, SIMPLE)),
+}
+
+
+def rule_for(claim_id: str) -> ClaimRule:
+    return RULES.get(claim_id, ClaimRule())
+
+
+def post_cores(post: str) -> int | None:
+    """Cores of the (first) post a claim cites: '001; 002' -> post 001's."""
+    first = str(post).split(";")[0].strip()
+    return POST_CORES.get(first)
