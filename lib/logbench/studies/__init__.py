@@ -1,1 +1,51 @@
-"""One module per study: its configurations, parameters and how a run is assembled."""
+"""The studies, one module each, and their registry.
+
+A study module declares ``SPEC`` (a :class:`~logbench.studies.common.StudySpec`); the registry
+finds every module of this package that does, so the report, the claims, the tests' notebook list
+and the committed-run script (``python -m logbench.studies --committed``) read one list.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+from types import ModuleType
+
+from .common import StudySpec
+
+__all__ = ["StudySpec", "module", "spec", "specs"]
+
+_NOT_STUDIES = {"common", "__main__"}
+
+
+@lru_cache(maxsize=1)
+def _modules() -> dict[str, ModuleType]:
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name in _NOT_STUDIES:
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        if isinstance(getattr(mod, "SPEC", None), StudySpec):
+            found[mod.SPEC.name] = mod
+    # In notebook order: the order of the paper and of the committed run.
+    return dict(sorted(found.items(), key=lambda kv: kv[1].SPEC.notebook))
+
+
+def specs() -> tuple[StudySpec, ...]:
+    """Every study's spec, in notebook order."""
+    return tuple(m.SPEC for m in _modules().values())
+
+
+def spec(name: str) -> StudySpec:
+    """The spec of study ``name``; KeyError naming the known ones otherwise."""
+    try:
+        return _modules()[name].SPEC
+    except KeyError:
+        raise KeyError(f"no study {name!r}; known: {', '.join(_modules())}") from None
+
+
+def module(name: str) -> ModuleType:
+    """The module of study ``name`` (its define/run/summary/findings)."""
+    spec(name)
+    return _modules()[name]
