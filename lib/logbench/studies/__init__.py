@@ -28,12 +28,12 @@ def _modules() -> dict[str, ModuleType]:
         mod = importlib.import_module(f"{__name__}.{info.name}")
         if isinstance(getattr(mod, "SPEC", None), StudySpec):
             found[mod.SPEC.name] = mod
-    # In notebook order: the order of the paper and of the committed run.
-    return dict(sorted(found.items(), key=lambda kv: kv[1].SPEC.notebook))
+    # In the paper's order (then by notebook): the order of the findings and of the committed run.
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].SPEC.paper_order, kv[1].SPEC.notebook)))
 
 
 def specs() -> tuple[StudySpec, ...]:
-    """Every study's spec, in notebook order."""
+    """Every study's spec, in the paper's order."""
     return tuple(m.SPEC for m in _modules().values())
 
 

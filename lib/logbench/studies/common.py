@@ -46,6 +46,9 @@ class StudySpec:
     experiment: str = ""  # the post's experiment in data/raw/reference (fallback for the figure)
     # papermill parameters of the committed (standard) run
     committed: Mapping[str, object] = field(default_factory=lambda: {"profile": "standard"})
+    # papermill parameters of each nbval run of its notebook (tests/test_notebooks.py)
+    smoke: tuple[Mapping[str, object], ...] = ({"profile": "smoke"},)
+    paper_order: int = 100  # where the paper (and the findings' study table) lists it: lower first
 
     @property
     def post_id(self) -> str:
