@@ -8,6 +8,7 @@ the environment record; :class:`SysbenchBench` is the runner's bench a study spe
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from ..errors import ParameterError, ServerStartError
 from ..runner import Measurement
 from ..servers import mariadb as mdb
 from ..servers.process import server_user, tree_cpu_seconds
-from ..settings import Configuration, Settings, mariadb_flavor
+from ..settings import Configuration, RecordShape, Settings, mariadb_flavor
 from ..workloads.sysbench import Sysbench, SysbenchResult, sysbench_binary
 from .backend import BACKENDS, filesystem_of, resolve_backend
 
@@ -132,6 +133,21 @@ def start(study: MariaDBStudy, stack: contextlib.ExitStack, base: Settings | Non
                **(extra(server) if extra else {})},
     )
     return server, sb, env
+
+
+def statement_records(settings: Settings) -> tuple[RecordShape, ...]:
+    """The records each statement leaves under ``settings`` (a configuration's, over a base that logs nothing).
+
+    Every statement reaches the general log (one " Query\t" line) and, at long_query_time = 0, the slow
+    log (one entry, one "# Query_time:" line); the sampled slow log keeps the statements whose query id
+    is a multiple of the rate, ~1/rate of them; at long_query_time > 0, sysbench's statements are too fast.
+    """
+    if settings.get("general_log") == "on":
+        return (mdb.GENERAL_QUERY,)
+    if settings.get("slow_query_log") == "on" and float(settings.get("long_query_time", "10")) == 0:
+        rate = int(settings.get("log_slow_rate_limit", "1"))
+        return (dataclasses.replace(mdb.SLOW_ENTRY, per_statement=1 / rate),)
+    return ()
 
 
 def run_seed(study: Study, run: PlannedRun, warm: bool = False) -> int:

@@ -53,7 +53,8 @@ def define(profile: str = "standard", destinations: object = None, scale: object
                           extra_settings=extra_settings, pg_bindir=pg_bindir)
     study = pg.checked(pg.PgStudy(
         **common.study_fields(SPEC, profile, PROFILES, **shared), **engine,
-        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), pg.DESTINATIONS, engine["pg_bindir"])))
+        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), pg.DESTINATIONS, engine["pg_bindir"],
+                                     engine["base"], engine["query_mode"])))
     return pg.with_variants(study, [(b, b, image) for b in BACKENDS])
 
 

@@ -159,7 +159,8 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
     for name in chosen:
         settings, sinks, _ = CONFIGURATIONS[name]
         settings = {k: (rate if v is None else v) for k, v in settings.items()}
-        configs.append(Configuration(name, Settings.of("mariadb", settings), sinks))
+        settings = Settings.of("mariadb", settings)
+        configs.append(Configuration(name, settings, sinks, mb.statement_records(settings)))
     study = MysqlSlowlogStudy(
         **common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared), **engine,
         configurations=tuple(configs),
@@ -190,17 +191,8 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
 
 
 def expected_statement_records(settings: Settings, queries: int) -> int:
-    """Records a destination should get for ``queries`` plain-text statements under ``settings``.
-
-    Every statement reaches the general log and, at long_query_time = 0, the slow
-    log; the sampled slow log keeps the statements whose query id is a multiple of
-    the rate, ~1/rate of them; at long_query_time = 1 s, none of sysbench's.
-    """
-    if settings.get("general_log") == "on":
-        return queries
-    if settings.get("slow_query_log") == "on" and float(settings.get("long_query_time", "10")) == 0:
-        return int(round(queries / int(settings.get("log_slow_rate_limit", "1"))))
-    return 0
+    """Records a destination should get for ``queries`` plain-text statements under ``settings``."""
+    return Configuration("", settings, records=mb.statement_records(settings)).expected_records(statements=queries)
 
 
 class SlowlogBench(mb.SysbenchBench):
@@ -260,7 +252,7 @@ class SlowlogBench(mb.SysbenchBench):
         return [self._sinks[name] for name in configuration.destinations]
 
     def expected_records(self, configuration: Configuration, run: PlannedRun, m: Measurement) -> int:
-        return expected_statement_records(configuration.settings, mb.statements_sent(m.extra["queries"], m.failed))
+        return configuration.expected_records(statements=mb.statements_sent(m.extra["queries"], m.failed))
 
 
 def run(study: MysqlSlowlogStudy, *, progress: bool = True) -> common.StudyResult:
