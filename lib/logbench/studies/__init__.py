@@ -3,6 +3,21 @@
 A study module declares ``SPEC`` (a :class:`~logbench.studies.common.StudySpec`); the registry
 finds every module of this package that does, so the report, the claims, the tests' notebook list
 and the committed-run script (``python -m logbench.studies --committed``) read one list.
+
+A new study is one module here plus a thin notebook; it touches no other study. Its parts:
+
+- ``SPEC = common.StudySpec(name=..., engine=..., title=..., post=..., baseline=..., notebook=..., seed=...,
+  published=..., committed=..., smoke=..., paper_order=...)``;
+- its configurations (name -> settings over the engine's base, sinks) and ``PROFILES`` (smoke / standard /
+  full: the shared parameters' defaults and its own);
+- ``define(profile, <its own parameters>, <engine parameters>, **shared)``: a study type subclassing
+  ``benches.postgres.PgStudy`` or ``benches.mariadb.MariaDBStudy``, built from
+  ``common.study_fields(SPEC, profile, PROFILES, **shared)`` and ``pg.pg_fields(...)`` /
+  ``mb.mariadb_fields(...)``; PostgreSQL configurations from ``pg.configurations(...)`` carry the log
+  records they must produce (``settings.RecordShape``);
+- ``run(study)``: ``common.run_study(study, start, processed_tables)`` with ``start(stack)`` from the
+  engine (``pg.start`` / ``mb.start`` and a bench), ``processed_tables(result)`` its summary and runs;
+- its summary, findings and tables for the notebook.
 """
 
 from __future__ import annotations
