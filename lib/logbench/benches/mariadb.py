@@ -27,7 +27,8 @@ from ..workloads.sysbench import Sysbench, SysbenchResult, sysbench_binary
 from .backend import BACKENDS, filesystem_of, resolve_backend
 
 __all__ = ["BACKENDS", "MariaDBStudy", "SysbenchBench", "filesystem_of", "mariadb_fields", "measurement_extra",
-           "prepared_server", "resolve_server", "run_seed", "server_tools", "start", "statements_sent"]
+           "prepared_server", "resolve_server", "run_seed", "server_tools", "start", "statements_sent",
+           "SysbenchNumbers"]
 
 # Post 001's [mysqld] section (max_connections lowered: 3000 threads are pointless on 2 cores;
 # table_cache is today's table_open_cache). Logging off; FILE output unless a configuration says TABLE.
@@ -162,14 +163,36 @@ def statements_sent(queries: int, ignored_errors: int) -> int:
     return int(queries) + int(ignored_errors)
 
 
+@dataclass(frozen=True, kw_only=True)
+class SysbenchNumbers:
+    """What sysbench reported beyond the runner's fields, kept in each run record (``extra``); a study
+    adds its own measurements by subclassing (``common.measured_columns`` makes them columns)."""
+
+    command: str
+    queries: int
+    qps: float
+    reads: int
+    writes: int
+    other: int
+    reconnects: int
+    events: int
+    latency_max_ms: float
+    sysbench_p95_ms: float
+    tps_per_s: list
+    total_time_s: float
+
+    @staticmethod
+    def of(r: SysbenchResult) -> dict:
+        """The fields as sysbench gave them (for ``Numbers(**SysbenchNumbers.of(r), ...)``)."""
+        return {"command": " ".join(r.command[1:]), "queries": r.queries, "qps": r.qps, "reads": r.reads,
+                "writes": r.writes, "other": r.other, "reconnects": r.reconnects, "events": r.events,
+                "latency_max_ms": r.latency_max_ms, "sysbench_p95_ms": r.latency_pct_ms,
+                "tps_per_s": [i.tps for i in r.intervals], "total_time_s": r.total_time_s}
+
+
 def measurement_extra(r: SysbenchResult) -> dict:
     """What sysbench reported beyond the runner's fields (kept in each run record)."""
-    return {
-        "command": " ".join(r.command[1:]), "queries": r.queries, "qps": r.qps, "reads": r.reads,
-        "writes": r.writes, "other": r.other, "reconnects": r.reconnects, "events": r.events,
-        "latency_max_ms": r.latency_max_ms, "sysbench_p95_ms": r.latency_pct_ms,
-        "tps_per_s": [i.tps for i in r.intervals], "total_time_s": r.total_time_s,
-    }
+    return dataclasses.asdict(SysbenchNumbers(**SysbenchNumbers.of(r)))
 
 
 def measurement(r: SysbenchResult, run: PlannedRun, extra: dict) -> Measurement:

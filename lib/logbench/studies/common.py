@@ -239,3 +239,21 @@ def summary_per_variant(runs: pd.DataFrame, baseline: str, also: tuple[str, ...]
     out = pd.concat(parts, ignore_index=True)
     keys = list(by) + (["variant"] if "variant" in out else [])
     return configuration_order(out, keys, {"configuration": order})
+
+
+_NUMERIC, _TEXT = {"float", "int", float, int}, {"str", "bool", str, bool}
+
+
+def measured_columns(runs: pd.DataFrame, numbers: type) -> pd.DataFrame:
+    """Runs with each scalar field of the dataclass ``numbers`` (a study's own measurements, recorded in
+    each run's ``extra``) as a column: numbers as floats (NaN where a run lacks it), text as is.
+    Fields holding lists or dicts (per-second series, step times) stay in ``extra``."""
+    import dataclasses
+
+    out = runs.copy()
+    for f in dataclasses.fields(numbers):
+        if f.type in _NUMERIC:
+            out[f.name] = pd.to_numeric(out["extra"].map(lambda e, n=f.name: e.get(n)), errors="coerce").astype(float)
+        elif f.type in _TEXT:
+            out[f.name] = out["extra"].map(lambda e, n=f.name: e.get(n))
+    return out

@@ -26,6 +26,7 @@ production-like size (the ebook rotates at 1 GB).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -316,6 +317,36 @@ def throughput_effect(intervals: list[float], rotate_s: float, end_s: float, dur
             "deficit_s": float(np.sum(1 - window / ref))}
 
 
+@dataclass(frozen=True, kw_only=True)
+class RotationNumbers(mb.SysbenchNumbers):
+    """A run's own measurements (columns of the processed runs, but the lists and the step times)."""
+
+    method: str
+    steps_s: dict  # monotonic seconds of each step of the rotation, from sysbench's start
+    rotation_s: float
+    tps_before: float
+    tps_worst: float
+    dip: float
+    deficit_s: float
+    tracer_sent: int
+    tracer_in_old: int
+    tracer_in_new: int
+    tracer_lost: int
+    tracer_lost_by_design: int
+    tracer_duplicated: int
+    tracer_lost_seqs: list
+    tracer_duplicated_seqs: list
+    tracer_errors: int
+    tracer_stall_ms: float
+    tracer_p99_before_ms: float
+    old_file_bytes: int
+    new_file_bytes: int
+    log_size_mb: int
+    rotated_file_bytes: int
+    live_file_allocated_bytes: int
+    live_file_bytes: int
+
+
 class RotationBench(mb.SysbenchBench):
     """The runner's Bench for the rotation study (see :class:`logbench.runner.Bench`)."""
 
@@ -382,9 +413,8 @@ class RotationBench(mb.SysbenchBench):
             explained = sorted(set(census["tracer_missing"]) & set(off["seq"]))
         unexplained = sorted(set(census["tracer_missing"]) - set(explained))
         effect = throughput_effect([i.tps for i in r.intervals], rel["start"], rel["end"], self.study.duration)
-        extra = mb.measurement_extra(r)
-        extra.update(
-            method=method, steps_s=rel, rotation_s=rel["end"] - rel["start"], **effect,
+        extra = dataclasses.asdict(RotationNumbers(
+            **mb.SysbenchNumbers.of(r), method=method, steps_s=rel, rotation_s=rel["end"] - rel["start"], **effect,
             tracer_sent=census["tracer_sent"], tracer_in_old=census["tracer_in_old"],
             tracer_in_new=census["tracer_in_new"], tracer_lost=len(unexplained),
             tracer_lost_by_design=len(explained), tracer_duplicated=len(census["tracer_duplicated"]),
@@ -395,7 +425,7 @@ class RotationBench(mb.SysbenchBench):
             old_file_bytes=len(old), new_file_bytes=len(new), log_size_mb=self.study.log_size_mb,
             rotated_file_bytes=mb.file_size(rotated_path(self.server.slow_log)),
             live_file_allocated_bytes=_allocated(self.server.slow_log), live_file_bytes=mb.file_size(self.server.slow_log),
-        )
+        ))
         return mb.measurement(r, run, extra)
 
     def sinks(self, configuration: Configuration) -> list:
@@ -429,15 +459,9 @@ def run(study: LogRotationStudy, *, progress: bool = True) -> common.StudyResult
 
 # -- summaries ------------------------------------------------------------------------------------------
 
-_EXTRA_COLUMNS = ("rotation_s", "dip", "deficit_s", "tps_before", "tps_worst", "tracer_stall_ms", "tracer_p99_before_ms",
-                  "tracer_sent", "tracer_lost", "tracer_lost_by_design", "tracer_duplicated", "old_file_bytes",
-                  "new_file_bytes", "rotated_file_bytes", "qps")
-
-
 def expand(runs: pd.DataFrame) -> pd.DataFrame:
-    out = runs.copy()
-    for col in _EXTRA_COLUMNS:
-        out[col] = out["extra"].map(lambda e, c=col: e.get(c, np.nan)).astype(float)
+    """Runs with the study's own numbers (RotationNumbers) as columns, and the records missing."""
+    out = common.measured_columns(runs, RotationNumbers)
     out["records_missing"] = out["log_records_expected"] - out["log_records_received"]
     return out
 

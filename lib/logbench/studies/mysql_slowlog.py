@@ -195,6 +195,15 @@ def expected_statement_records(settings: Settings, queries: int) -> int:
     return Configuration("", settings, records=mb.statement_records(settings)).expected_records(statements=queries)
 
 
+@dataclass(frozen=True, kw_only=True)
+class SlowlogNumbers(mb.SysbenchNumbers):
+    """A run's own measurements (columns of the processed runs): sysbench's and these."""
+
+    regime: str
+    cell: int
+    slow_file_bytes_during_run: int
+
+
 class SlowlogBench(mb.SysbenchBench):
     """The MariaDB half of the runner's loop for one cell (see :class:`logbench.runner.Bench`)."""
 
@@ -238,9 +247,9 @@ class SlowlogBench(mb.SysbenchBench):
         slow0 = mb.file_size(self.server.slow_log)
         r = self.sysbench.run(self.test, run.clients, int(seconds), report_interval=1, seed=mb.run_seed(self.study, run))
         cfg = self.study.configuration(run.configuration)
-        extra = mb.measurement_extra(r)
-        extra.update(regime=self.regime, cell=self.study.cell,
-                     slow_file_bytes_during_run=mb.file_size(self.server.slow_log) - slow0)
+        extra = dataclasses.asdict(SlowlogNumbers(
+            **mb.SysbenchNumbers.of(r), regime=self.regime, cell=self.study.cell,
+            slow_file_bytes_during_run=mb.file_size(self.server.slow_log) - slow0))
         if cfg.settings.get("slow_query_log_file") == DEVNULL:
             # Nothing to count in /dev/null: say what was expected and leave the received count out.
             extra["records_expected_uncounted"] = expected_statement_records(
@@ -292,13 +301,10 @@ def _execute_cells(study: MysqlSlowlogStudy, started, env: dict, progress: bool)
 # -- summaries -----------------------------------------------------------------------------------
 
 def expand(runs: pd.DataFrame) -> pd.DataFrame:
-    """Runs with the cell keys and sysbench's extra numbers as columns."""
-    out = runs.copy()
+    """Runs with the cell keys, sysbench's and the study's own numbers (SlowlogNumbers) as columns."""
+    out = common.measured_columns(runs, SlowlogNumbers)
     ex = out["extra"]
-    out["regime"] = ex.map(lambda e: e.get("regime"))
     out["test"] = out["workload"].str.replace("sysbench ", "", regex=False)
-    out["qps"] = ex.map(lambda e: e.get("qps", np.nan)).astype(float)
-    out["queries"] = ex.map(lambda e: e.get("queries", np.nan)).astype(float)
     out["server_cpu_us_per_query"] = 1e6 * out["server_cpu_s"] / out["queries"]
     out["log_bytes_per_query"] = out["log_bytes"] / out["queries"]
     # /dev/null: expected is kept in extra, received is unknowable (NaN, not 0).
