@@ -9,18 +9,22 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 export PATH="$here/.venv/bin:$PATH"
 mkdir -p results/committed
-declare -A ARGS=(
-  # The committed studies run on the local backend (the embedded default, as on a machine without
-  # Docker); notebook 03 puts the PostgreSQL destinations under both backends.
-  [02]="-p profile standard -p backend local"
-  # Named explicitly: a notebook saved from a smoke run keeps papermill's injected smoke parameters.
-  [03]="-p profile standard"
-  [04]="-p profile standard -p backend local"
-  [06]="-p profile standard -p backend local"
-)
+# The studies and their committed-run parameters come from the registry (each study module's SPEC):
+# "<notebook>\t-p name value ..." per line, in the paper's order.
+declare -A ARGS=()
+order=()
+while IFS=$'\t' read -r nb args; do
+  ARGS[${nb%%_*}]=$args
+  order+=("${nb%%_*}")
+done < <(python -m logbench.studies --committed)
+[ ${#order[@]} -gt 0 ] || { echo "python -m logbench.studies --committed listed no study" >&2; exit 2; }
 wanted=("$@")
-[ ${#wanted[@]} -gt 0 ] || wanted=(02 03 04 06)
+[ ${#wanted[@]} -gt 0 ] || wanted=("${order[@]}")
 for id in "${wanted[@]}"; do
+  if [ -z "${ARGS[$id]+set}" ]; then
+    echo "no study notebook $id; known: ${order[*]}" >&2
+    exit 2
+  fi
   nb=$(ls notebooks/"${id}"_*.ipynb)
   out=results/committed/$(basename "$nb")
   echo "== $nb $(date -u +%H:%M:%S)"

@@ -12,17 +12,13 @@ import sys
 import papermill
 import pytest
 
-from logbench import paths
+from logbench import paths, studies
 
 # (notebook, parameters injected for the test run); "{tmp}" is the test's temporary directory.
+# A study's notebook runs with each parameter set its spec names (the registry: logbench.studies).
 NOTEBOOKS: list[tuple[str, dict[str, object]]] = [
     ("01_reference_data.ipynb", {}),  # deterministic: every output compared
-    ("02_pg_destinations.ipynb", {"profile": "smoke", "backend": "local"}),
-    ("02_pg_destinations.ipynb", {"profile": "smoke", "backend": "container"}),
-    ("03_local_vs_container.ipynb", {"profile": "smoke"}),
-    ("04_mysql_slowlog.ipynb", {"profile": "smoke", "backend": "local"}),
-    ("04_mysql_slowlog.ipynb", {"profile": "smoke", "backend": "container"}),
-    ("06_log_rotation.ipynb", {"profile": "smoke", "backend": "local"}),
+    *((s.notebook, dict(p)) for s in studies.specs() for p in s.smoke),
     ("90_findings.ipynb", {"output_dir": "{tmp}/findings"}),  # reads data/processed, writes only to {tmp}
 ]
 

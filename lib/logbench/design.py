@@ -55,6 +55,11 @@ class Study:
     seed: int
     output_dir: object  # pathlib.Path of this study's raw records
     processed_dir: object  # pathlib.Path or None: where the tidy summary goes (never for smoke)
+    idle_state: str = "hold"          # "hold" | "free": /dev/cpu_dma_latency held at 0 during runs, or not
+    aa_control: bool = True           # add the A/A configuration "<baseline>_again"
+    target_halfwidth: float | None = None   # relative ratio-CI half-width target for adaptive repeats
+    time_budget_s: float | None = None      # wall-clock budget for the adaptive extra blocks
+    max_repeats: int | None = None          # hard cap on blocks (repeats is the minimum)
 
     @property
     def baseline(self) -> str:

@@ -3,14 +3,17 @@
 A sink is a file that a destination appends to (the collector's .log/.csv/.json,
 a syslog daemon's output). Before a run we mark its size; after the run and
 after the daemons have drained, we read what was appended and count the
-statement records of the workload.
+records the configuration must produce (its :class:`~logbench.settings.RecordShape` s).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from .settings import RecordShape
 
 
 @dataclass(frozen=True)
@@ -24,8 +27,12 @@ class Count:
 class FileSink:
     name: str
     path: Path
-    # A statement record of the workload is a line holding both of these.
-    record_markers: tuple[bytes, ...] = (b"duration:",)
+    # The records counted: a line is one when any of these shapes matches it (see settings.RecordShape).
+    records: tuple[RecordShape, ...] = ()
+
+    def counting(self, records: tuple[RecordShape, ...]) -> "FileSink":
+        """This sink counting ``records`` (a configuration's own)."""
+        return dataclasses.replace(self, records=tuple(records))
 
     def mark(self) -> int:
         try:
@@ -40,12 +47,13 @@ class FileSink:
                 data = f.read()
         except FileNotFoundError:
             return Count(0, 0, 0)
-        records = 0
         lines = data.splitlines()
-        for line in lines:
-            if all(m in line for m in self.record_markers):
-                records += 1
-        return Count(records, len(lines), len(data))
+        return Count(count_records(lines, self.records), len(lines), len(data))
+
+
+def count_records(lines: list[bytes], records: tuple[RecordShape, ...]) -> int:
+    """Lines that are one of ``records`` (a line counts once, whichever shape it matches)."""
+    return sum(1 for line in lines if any(r.matches(line) for r in records))
 
 
 def wait_quiet(sinks: list[FileSink], *, quiet: float = 0.3, timeout: float = 30.0, interval: float = 0.05) -> float:

@@ -27,8 +27,6 @@ Run ``python -m logbench.report`` (or ``make paper``) to rebuild the paper.
 from __future__ import annotations
 
 import argparse
-import importlib
-import inspect
 import json
 import math
 import os
@@ -41,6 +39,7 @@ import pandas as pd
 from . import claim_rules
 from . import claims as claims_mod
 from . import paths, plots, regression
+from . import studies as studies_registry
 from .claims import StudyData, fmt, fmt_p
 from .stats import CONFIDENCE
 
@@ -59,16 +58,10 @@ class StudyInfo:
     experiment: str  # the post's experiment in data/raw/reference whose ratios the figure shows
 
 
-# The studies the suite knows (their processed files may not exist yet); other *_runs.csv files are picked up too.
-KNOWN_STUDIES: tuple[StudyInfo, ...] = (
-    StudyInfo("pg_destinations", "postgresql", "PostgreSQL log destinations", "000", "000/cached_prepared_select"),
-    StudyInfo("mysql_slowlog", "mariadb", "MariaDB slow query log", "001", "001/cpu_bound"),
-    StudyInfo("log_rotation", "mariadb", "Rotating a busy MariaDB slow log", "002", ""),
-    StudyInfo("backend_comparison", "postgresql", "PostgreSQL log destinations, local vs container", "000",
-              "000/cached_prepared_select"),
-    StudyInfo("pg_audit_timing", "postgresql", "PostgreSQL statement logging and timing", "003",
-              "003/select_only_prepared"),
-)
+# The studies the suite knows, from the registry (their processed files may not exist yet); other
+# *_runs.csv files are picked up too.
+KNOWN_STUDIES: tuple[StudyInfo, ...] = tuple(
+    StudyInfo(s.name, s.engine, s.title, s.post_id, s.experiment) for s in studies_registry.specs())
 
 FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail")
 
@@ -87,12 +80,8 @@ def _info(name: str) -> StudyInfo:
 
 
 def _baseline(name: str, summary: pd.DataFrame | None, runs: pd.DataFrame) -> str:
-    try:
-        mod = importlib.import_module(f"logbench.studies.{name}")
-        if hasattr(mod, "BASELINE"):
-            return str(mod.BASELINE)
-    except ImportError:
-        pass
+    if name in {s.name for s in KNOWN_STUDIES}:
+        return studies_registry.spec(name).baseline
     if summary is not None and "ratio" in summary.columns:
         ones = summary[(summary["ratio"] == 1) & summary["ratio_ci_low"].isna()]
         if len(ones):
@@ -219,18 +208,13 @@ def cell_slug(cell: dict[str, str]) -> str:
 
 
 def study_published(name: str, runs: pd.DataFrame | None = None) -> pd.DataFrame | None:
-    """The post's ratios for a study's figure: the study module's ``published_ratios`` (keyed by our
+    """The post's ratios for a study's figure: the study's own (its spec's ``published``, keyed by our
     configuration names), else the reference data of the registry's experiment."""
-    try:
-        mod = importlib.import_module(f"logbench.studies.{name}")
-        if hasattr(mod, "published_ratios"):
-            kwargs = {}
-            sig = inspect.signature(mod.published_ratios)
-            if "query_mode" in sig.parameters and runs is not None and "query_mode" in runs.columns and len(runs):
-                kwargs["query_mode"] = str(runs["query_mode"].iloc[0])
-            return mod.published_ratios(**kwargs)
-    except (ImportError, OSError, ValueError, KeyError, TypeError):
-        pass
+    if name in {s.name for s in KNOWN_STUDIES} and studies_registry.spec(name).published is not None:
+        try:
+            return studies_registry.spec(name).published(runs)
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
     return published_ratios(_info(name))
 
 

@@ -68,6 +68,38 @@ class Settings(Mapping[str, str]):
 
 
 @dataclass(frozen=True)
+class RecordShape:
+    """One kind of log record a configuration must produce: how its line is recognised, and how many are due.
+
+    A line is such a record when it holds every one of ``markers`` and none of ``absent``. The number
+    due is ``per_statement`` per statement the workload sent, ``per_transaction`` per transaction,
+    ``per_connection`` per client connection and ``per_run`` once per run (the load tool's own set-up
+    statements, where they cannot be told apart by their text).
+    """
+
+    kind: str  # what the record is, e.g. "duration+statement", "statement", "duration", "slow entry"
+    markers: tuple[bytes, ...]
+    absent: tuple[bytes, ...] = ()
+    per_statement: float = 0.0
+    per_transaction: float = 0.0
+    per_connection: float = 0.0
+    per_run: float = 0.0
+
+    def matches(self, line: bytes) -> bool:
+        return all(m in line for m in self.markers) and not any(a in line for a in self.absent)
+
+    def expected(self, *, statements: int = 0, transactions: int = 0, connections: int = 0) -> float:
+        return (self.per_statement * statements + self.per_transaction * transactions
+                + self.per_connection * connections + self.per_run)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "markers": [m.decode() for m in self.markers],
+                "absent": [a.decode() for a in self.absent], "per_statement": self.per_statement,
+                "per_transaction": self.per_transaction, "per_connection": self.per_connection,
+                "per_run": self.per_run}
+
+
+@dataclass(frozen=True)
 class Configuration:
     """A named point of a study: the settings under test plus how to read its log."""
 
@@ -75,9 +107,17 @@ class Configuration:
     settings: Settings
     # Where this configuration's statement records land; names from servers.destinations.
     destinations: tuple[str, ...] = ()
+    # What each of those destinations must receive (every destination the same records).
+    records: tuple[RecordShape, ...] = ()
+
+    def expected_records(self, *, statements: int = 0, transactions: int = 0, connections: int = 0) -> int:
+        """Records one destination must receive for a run of this many statements, transactions, connections."""
+        return int(round(sum(r.expected(statements=statements, transactions=transactions, connections=connections)
+                             for r in self.records)))
 
     def as_dict(self) -> dict[str, object]:
-        return {"name": self.name, "settings": self.settings.as_dict(), "destinations": list(self.destinations)}
+        return {"name": self.name, "settings": self.settings.as_dict(), "destinations": list(self.destinations),
+                "records": [r.as_dict() for r in self.records]}
 
 
 @dataclass(frozen=True)

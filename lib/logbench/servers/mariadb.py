@@ -63,7 +63,7 @@ import pymysql
 from .. import paths
 from ..errors import ServerStartError, SettingError
 from ..logsinks import Count, FileSink
-from ..settings import Settings, mariadb_flavor, validate_mariadb
+from ..settings import RecordShape, Settings, mariadb_flavor, validate_mariadb
 from . import process
 from .postgres import Switch
 from .process import RunUser
@@ -469,12 +469,16 @@ SLOW_RECORD_MARKER = b"# Query_time:"
 GENERAL_RECORD_MARKER = b" Query\t"
 
 
+SLOW_ENTRY = RecordShape("slow entry", (SLOW_RECORD_MARKER,), per_statement=1)
+GENERAL_QUERY = RecordShape("general query", (GENERAL_RECORD_MARKER,), per_statement=1)
+
+
 def slow_file_sink(path: Path, name: str = "slow_file") -> FileSink:
-    return FileSink(name, Path(path), (SLOW_RECORD_MARKER,))
+    return FileSink(name, Path(path), (SLOW_ENTRY,))
 
 
 def general_file_sink(path: Path, name: str = "general_file") -> FileSink:
-    return FileSink(name, Path(path), (GENERAL_RECORD_MARKER,))
+    return FileSink(name, Path(path), (GENERAL_QUERY,))
 
 
 class TableSink:

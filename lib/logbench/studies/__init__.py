@@ -1,1 +1,66 @@
-"""One module per study: its configurations, parameters and how a run is assembled."""
+"""The studies, one module each, and their registry.
+
+A study module declares ``SPEC`` (a :class:`~logbench.studies.common.StudySpec`); the registry
+finds every module of this package that does, so the report, the claims, the tests' notebook list
+and the committed-run script (``python -m logbench.studies --committed``) read one list.
+
+A new study is one module here plus a thin notebook; it touches no other study. Its parts:
+
+- ``SPEC = common.StudySpec(name=..., engine=..., title=..., post=..., baseline=..., notebook=..., seed=...,
+  published=..., committed=..., smoke=..., paper_order=...)``;
+- its configurations (name -> settings over the engine's base, sinks) and ``PROFILES`` (smoke / standard /
+  full: the shared parameters' defaults and its own);
+- ``define(profile, <its own parameters>, <engine parameters>, **shared)``: a study type subclassing
+  ``benches.postgres.PgStudy`` or ``benches.mariadb.MariaDBStudy``, built from
+  ``common.study_fields(SPEC, profile, PROFILES, **shared)`` and ``pg.pg_fields(...)`` /
+  ``mb.mariadb_fields(...)``; PostgreSQL configurations from ``pg.configurations(...)`` carry the log
+  records they must produce (``settings.RecordShape``);
+- ``run(study)``: ``common.run_study(study, start, processed_tables)`` with ``start(stack)`` from the
+  engine (``pg.start`` / ``mb.start`` and a bench), ``processed_tables(result)`` its summary and runs;
+- its summary, findings and tables for the notebook.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+from types import ModuleType
+
+from .common import StudySpec
+
+__all__ = ["StudySpec", "module", "spec", "specs"]
+
+_NOT_STUDIES = {"common", "__main__"}
+
+
+@lru_cache(maxsize=1)
+def _modules() -> dict[str, ModuleType]:
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name in _NOT_STUDIES:
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        if isinstance(getattr(mod, "SPEC", None), StudySpec):
+            found[mod.SPEC.name] = mod
+    # In the paper's order (then by notebook): the order of the findings and of the committed run.
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].SPEC.paper_order, kv[1].SPEC.notebook)))
+
+
+def specs() -> tuple[StudySpec, ...]:
+    """Every study's spec, in the paper's order."""
+    return tuple(m.SPEC for m in _modules().values())
+
+
+def spec(name: str) -> StudySpec:
+    """The spec of study ``name``; KeyError naming the known ones otherwise."""
+    try:
+        return _modules()[name].SPEC
+    except KeyError:
+        raise KeyError(f"no study {name!r}; known: {', '.join(_modules())}") from None
+
+
+def module(name: str) -> ModuleType:
+    """The module of study ``name`` (its define/run/summary/findings)."""
+    spec(name)
+    return _modules()[name]

@@ -19,63 +19,76 @@ import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
 
-from .. import paths, records, stats
-from . import pg_destinations as pgd
+from .. import params, paths, records, stats
+from ..benches import postgres as pg
+from . import common
 
 NAME = "backend_comparison"
 BACKENDS = ("local", "container")
+BASELINE = "none"
+POST = "000_d12f15a856ad9e5d.txt"
 
+# Run sizes as study 02's (notebook 02), on fewer destinations and concurrencies: each runs twice.
+_RUN = {"smoke": {"duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1},
+        "standard": {"duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.05},
+        "full": {"duration": 30, "warmup": 5, "scale": 200, "sampling_rate": 0.01}}
 PROFILES = {
-    "smoke": {"destinations": ["none", "csvlog", "syslog"], "clients": [1], "repeats": 2},
+    "smoke": {"destinations": ["none", "csvlog", "syslog"], "clients": [1], "repeats": 2, **_RUN["smoke"]},
     "standard": {"destinations": ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp"], "clients": [1, 4],
-                 "repeats": 5},
-    "full": {"destinations": list(pgd.DESTINATIONS), "clients": [1, 4, 8], "repeats": 5},
+                 "repeats": 5, **_RUN["standard"]},
+    "full": {"destinations": list(pg.DESTINATIONS), "clients": [1, 4, 8], "repeats": 5, **_RUN["full"]},
 }
 
 
-def define(profile: str = "standard", destinations=None, clients=None, repeats=None, image=None,
-           **kw) -> pgd.PgDestinationsStudy:
+def define(profile: str = "standard", destinations: object = None, scale: object = None,
+           query_mode: str = "prepared", syslog_rate_limit: object = False, log_dir_on: str = "disk",
+           sampling_rate: object = None, shared_buffers: str = "128MB", extra_settings: object = None,
+           image: object = None, pg_bindir: object = None, **shared: object) -> pg.PgStudy:
     """The PG destinations study on both backends in one schedule (a Docker engine must answer)."""
-    from .. import params
-
-    params.choice("profile", profile, params.PROFILES)
-    p = PROFILES[profile]
-    study = pgd.define(profile=profile, destinations=p["destinations"] if destinations is None else destinations,
-                       clients=p["clients"] if clients is None else clients,
-                       repeats=p["repeats"] if repeats is None else repeats, backend="container", image=image, **kw)
-    study = pgd.with_variants(study, [(b, b, image) for b in BACKENDS])
-    return dataclasses.replace(study, name=NAME, output_dir=Path(str(study.output_dir).replace(pgd.NAME, NAME)))
+    d = common.profile_lookup(profile, PROFILES)
+    chosen = params.name_list("destinations", d("destinations", destinations), pg.DESTINATIONS)
+    engine = pg.pg_fields(backend="container", image=image, scale=d("scale", scale), query_mode=query_mode,
+                          syslog_rate_limit=syslog_rate_limit, log_dir_on=log_dir_on,
+                          sampling_rate=d("sampling_rate", sampling_rate), shared_buffers=shared_buffers,
+                          extra_settings=extra_settings, pg_bindir=pg_bindir)
+    study = pg.checked(pg.PgStudy(
+        **common.study_fields(SPEC, profile, PROFILES, **shared), **engine,
+        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), pg.DESTINATIONS, engine["pg_bindir"],
+                                     engine["base"], engine["query_mode"])))
+    return pg.with_variants(study, [(b, b, image) for b in BACKENDS])
 
 
 @dataclasses.dataclass(frozen=True)
 class ComparisonResult:
-    study: pgd.PgDestinationsStudy
+    study: pg.PgStudy
     runs: pd.DataFrame
     environments: dict
 
 
-def run(study: pgd.PgDestinationsStudy, *, progress: bool = True) -> ComparisonResult:
-    r = pgd.run(dataclasses.replace(study, processed_dir=None), progress=progress)
-    result = ComparisonResult(study, r.runs, r.environment["variants"])
-    if study.processed_dir is not None:
-        records.write_processed(NAME, Path(study.processed_dir), r.environment,
-                                {"summary": summary(r.runs), "interaction": interaction(r.runs),
-                                 "runs": records.flatten(r.runs)})
-    return result
+def run(study: pg.PgStudy, *, progress: bool = True) -> ComparisonResult:
+    r = common.run_study(study, lambda stack: pg.start(study, stack), processed_tables, progress=progress)
+    return ComparisonResult(study, r.runs, r.environment["variants"])
+
+
+def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
+    return {"summary": summary(result.runs), "interaction": interaction(result.runs),
+            "runs": records.flatten(result.runs)}
 
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Per backend: tps and the ratio to that backend's own 'none', with CIs."""
-    return pgd.summary(runs).rename(columns={"variant": "backend"})  # a key column, before n
+    return common.summary_per_variant(
+        runs, BASELINE, ("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s",
+                         "logger_cpu_s"), list(pg.DESTINATIONS)).rename(columns={"variant": "backend"})
 
 
 def interaction(runs: pd.DataFrame, confidence: float = stats.CONFIDENCE) -> pd.DataFrame:
     """Container ratio / local ratio per destination and concurrency, from log(tps) ~ destination * backend."""
-    r = pgd.split_variant(runs)
+    r = common.split_variant(runs)
     rows = []
     for clients, g in r.groupby("clients"):
         g = g.assign(log_tps=np.log(g["tps"]))
-        fit = smf.ols(f"log_tps ~ C(configuration, Treatment('{pgd.BASELINE}')) * C(variant, Treatment('local'))",
+        fit = smf.ols(f"log_tps ~ C(configuration, Treatment('{BASELINE}')) * C(variant, Treatment('local'))",
                       data=g).fit(cov_type="HC3")
         ci = fit.conf_int(alpha=1 - confidence)
         for term in fit.params.index:
@@ -101,4 +114,22 @@ def finding(inter: pd.DataFrame) -> str:
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return pd.read_csv(processed_dir / f"{NAME}.csv"), pd.read_csv(processed_dir / f"{NAME}_interaction.csv")
+    return common.load_processed(NAME, "summary", "interaction", processed_dir=processed_dir)
+
+
+def design_summary(study: pg.PgStudy) -> dict[str, object]:
+    plan = study.plan()
+    return {
+        "profile": study.profile, "backend": study.backend, "clients": list(study.clients),
+        "repeats": study.repeats, "runs planned": len(plan), "duration (s)": study.duration,
+        "warm-up per run (s)": study.warmup, "scale": study.scale, "query mode": study.query_mode,
+        "syslog rate limit": study.syslog_rate_limit, "log directory on": study.log_dir_on, "seed": study.seed,
+        "output": str(study.output_dir),
+    }
+
+
+# No published= : the figure shows post 000's ratios of the registry's experiment as they are.
+SPEC = common.StudySpec(
+    name=NAME, engine="postgresql", title="PostgreSQL log destinations, local vs container", post=POST,
+    baseline=BASELINE, notebook="03_local_vs_container.ipynb", seed=20130905,
+    experiment="000/cached_prepared_select", committed={"profile": "standard"}, paper_order=4)

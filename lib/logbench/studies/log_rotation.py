@@ -26,11 +26,10 @@ production-like size (the ebook rotates at 1 GB).
 
 from __future__ import annotations
 
-import datetime as dt
+import dataclasses
 import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -40,20 +39,20 @@ import numpy as np
 import pandas as pd
 import pymysql
 
-from .. import environment, params, paths, records, runner, stats
-from ..design import PlannedRun, Study
+from .. import environment, params, records, stats
+from ..benches import mariadb as mb
+from ..design import PlannedRun
 from ..errors import ParameterError
 from ..logsinks import Count
 from ..runner import Measurement
 from ..servers import mariadb as mdb
-from ..servers.process import tree_cpu_seconds
-from ..settings import Configuration, Settings, mariadb_flavor, validate_mariadb
-from ..workloads.sysbench import Sysbench, sysbench_binary
-from . import mysql_slowlog
+from ..settings import Configuration, Settings, validate_mariadb
+from ..workloads.sysbench import Sysbench
+from . import common
 
 NAME = "log_rotation"
 POST = "002_6799d5933fa4bed1.txt"
-BACKENDS = mysql_slowlog.BACKENDS  # "auto", "local", "container"
+BACKENDS = mb.BACKENDS  # "auto", "local", "container"
 BASELINE = "none"
 METHODS = ("none", "copytruncate", "rename_flush", "rename_flush_disabled", "ebook_long_query_time")
 WORKLOADS = ("oltp_point_select", "oltp_read_write")
@@ -62,7 +61,7 @@ SETTLE_S = 1.0  # seconds after the rotation still counted as its window
 _SEQ = re.compile(rb"'lbseq:(\d+)'")
 
 # Every statement logged to a file, as in the ebook's high-volume case; otherwise post 001's base.
-BASE = {**mysql_slowlog.BASE, "slow_query_log": True, "long_query_time": 0, "innodb_buffer_pool_size": "256M"}
+BASE = {**mb.BASE, "slow_query_log": True, "long_query_time": 0, "innodb_buffer_pool_size": "256M"}
 
 PROFILES: dict[str, dict[str, object]] = {
     "smoke": {"clients": [2], "repeats": 1, "duration": 5, "rotate_at": 2.0, "log_size_mb": 4, "pause": 0.3,
@@ -77,70 +76,38 @@ PROFILES: dict[str, dict[str, object]] = {
 
 
 @dataclass(frozen=True, kw_only=True)
-class LogRotationStudy(Study):
+class LogRotationStudy(mb.MariaDBStudy):
     workload: str
     rotate_at: float
     log_size_mb: int
     pause: float
     tracer_rate: float
-    tables: int
-    table_size: int
-    base: Settings
-    mariadbd: str  # the host's server binary: runs the local backend, validates the settings for both
-    flavor: str
-    image: str | None = None  # the container backend's image (resolved), else None
 
 
-def define(
-    profile: str = "standard",
-    methods: object = None,
-    workload: str = "oltp_point_select",
-    clients: object = None,
-    repeats: object = None,
-    duration: object = None,
-    rotate_at: object = None,
-    log_size_mb: object = None,
-    pause: object = None,
-    tracer_rate: object = None,
-    tables: object = None,
-    table_size: object = None,
-    seed: object = 20121122,
-    backend: str = "auto",
-    image: object = None,
-    output_dir: object = None,
-    processed_dir: object = None,
-    mariadbd: object = None,
-) -> LogRotationStudy:
-    """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts."""
-    params.choice("profile", profile, params.PROFILES)
-    d = lambda name, v: params.from_profile(name, v, profile, PROFILES)  # noqa: E731
-    chosen = params.name_list("methods", list(METHODS) if methods is None else methods, METHODS)
-    chosen = (BASELINE,) + tuple(m for m in chosen if m != BASELINE)
+def define(profile: str = "standard", methods: object = None, workload: str = "oltp_point_select",
+           rotate_at: object = None, log_size_mb: object = None, pause: object = None, tracer_rate: object = None,
+           tables: object = None, table_size: object = None, backend: str = "auto", image: object = None,
+           mariadbd: object = None, **shared: object) -> LogRotationStudy:
+    """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
+    ``shared``: the parameters every study has (common.SHARED) but warm-up: each run is one continuous load."""
+    d = common.profile_lookup(profile, PROFILES)
+    chosen = common.with_baseline(BASELINE, params.name_list("methods", list(METHODS) if methods is None else methods,
+                                                             METHODS))
     params.choice("workload", workload, WORKLOADS)
-    params.choice("backend", backend, BACKENDS)
-    binary = mdb.find_mariadbd(mariadbd)
-    flavor, _ = mariadb_flavor(binary)
-    sysbench_binary()
-    backend, image = mysql_slowlog.resolve_server(backend, image)
-    base = Settings.of("mariadb", BASE)
-    validate_mariadb(base, binary)
+    for name in ("warmup", "warmup_blocks"):
+        if name in shared:
+            raise ParameterError(name, shared[name], "not a parameter of this study (each run is one continuous load)")
+    engine = mb.mariadb_fields(backend=backend, image=image, mariadbd=mariadbd, tables=d("tables", tables),
+                               table_size=d("table_size", table_size), base=BASE)
+    validate_mariadb(engine["base"], engine["mariadbd"])
     study = LogRotationStudy(
-        name=NAME, engine="mariadb", backend=backend, profile=profile,
+        **common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, warmup=0, **shared), **engine,
         configurations=tuple(Configuration(m, Settings.of("mariadb"), ("slow_file",)) for m in chosen),
-        clients=params.int_list("clients", d("clients", clients)),
-        repeats=params.positive_int("repeats", d("repeats", repeats)),
-        duration=params.positive_int("duration", d("duration", duration)),
-        warmup=0, warmup_blocks=0, seed=params.non_negative_int("seed", seed),
-        output_dir=Path(output_dir) if output_dir else _default_output(profile),
-        processed_dir=(Path(processed_dir) if processed_dir else (None if profile == "smoke" else paths.PROCESSED)),
         workload=workload,
         rotate_at=params.positive_number("rotate_at", d("rotate_at", rotate_at)),
         log_size_mb=params.non_negative_int("log_size_mb", d("log_size_mb", log_size_mb)),
         pause=params.non_negative_number("pause", d("pause", pause)),
         tracer_rate=params.positive_number("tracer_rate", d("tracer_rate", tracer_rate)),
-        tables=params.positive_int("tables", d("tables", tables)),
-        table_size=params.positive_int("table_size", d("table_size", table_size)),
-        base=base, mariadbd=str(binary), flavor=flavor, image=image,
     )
     if study.duration < 3:
         raise ParameterError("duration", study.duration, "a whole number of seconds >= 3 (seconds before and after the rotation)")
@@ -153,13 +120,6 @@ def define(
     if study.tracer_rate > 2000:
         raise ParameterError("tracer_rate", study.tracer_rate, "at most 2000 statements/s (the tracer must not be the load)")
     return study
-
-
-def _default_output(profile: str) -> Path:
-    if profile == "smoke":
-        return Path(tempfile.mkdtemp(prefix="logbench-smoke-")) / NAME
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return paths.RESULTS / NAME / stamp
 
 
 # -- the rotation methods ---------------------------------------------------------------------------------
@@ -357,18 +317,41 @@ def throughput_effect(intervals: list[float], rotate_s: float, end_s: float, dur
             "deficit_s": float(np.sum(1 - window / ref))}
 
 
-class RotationBench:
+@dataclass(frozen=True, kw_only=True)
+class RotationNumbers(mb.SysbenchNumbers):
+    """A run's own measurements (columns of the processed runs, but the lists and the step times)."""
+
+    method: str
+    steps_s: dict  # monotonic seconds of each step of the rotation, from sysbench's start
+    rotation_s: float
+    tps_before: float
+    tps_worst: float
+    dip: float
+    deficit_s: float
+    tracer_sent: int
+    tracer_in_old: int
+    tracer_in_new: int
+    tracer_lost: int
+    tracer_lost_by_design: int
+    tracer_duplicated: int
+    tracer_lost_seqs: list
+    tracer_duplicated_seqs: list
+    tracer_errors: int
+    tracer_stall_ms: float
+    tracer_p99_before_ms: float
+    old_file_bytes: int
+    new_file_bytes: int
+    log_size_mb: int
+    rotated_file_bytes: int
+    live_file_allocated_bytes: int
+    live_file_bytes: int
+
+
+class RotationBench(mb.SysbenchBench):
     """The runner's Bench for the rotation study (see :class:`logbench.runner.Bench`)."""
 
-    engine = "mariadb"
-    query_mode = "text"
-
     def __init__(self, study: LogRotationStudy, server: mdb.MariaDBServer, sysbench: Sysbench):
-        self.study, self.server, self.sysbench = study, server, sysbench
-        self.backend = server.backend
-        self.workload = f"sysbench {study.workload}"
-        self.server_version = server.version()
-        self.scale = study.tables * study.table_size
+        super().__init__(study, server, sysbench, study.workload)
         self.sink = RotationSink(server.slow_log)
         self.tracer = Tracer(server, study.tracer_rate)
         self._mark = 0
@@ -401,7 +384,7 @@ class RotationBench:
         method = run.configuration
         self._mark = self.sink.mark()
         sb = self.sysbench.start(self.study.workload, run.clients, int(seconds), report_interval=1,
-                                 seed=mysql_slowlog.run_seed(self.study, run))
+                                 seed=mb.run_seed(self.study, run))
         try:
             if not sb.started.wait(timeout=60) or np.isnan(sb.started_monotonic):
                 sb.kill()
@@ -430,9 +413,8 @@ class RotationBench:
             explained = sorted(set(census["tracer_missing"]) & set(off["seq"]))
         unexplained = sorted(set(census["tracer_missing"]) - set(explained))
         effect = throughput_effect([i.tps for i in r.intervals], rel["start"], rel["end"], self.study.duration)
-        extra = mysql_slowlog.measurement_extra(r)
-        extra.update(
-            method=method, steps_s=rel, rotation_s=rel["end"] - rel["start"], **effect,
+        extra = dataclasses.asdict(RotationNumbers(
+            **mb.SysbenchNumbers.of(r), method=method, steps_s=rel, rotation_s=rel["end"] - rel["start"], **effect,
             tracer_sent=census["tracer_sent"], tracer_in_old=census["tracer_in_old"],
             tracer_in_new=census["tracer_in_new"], tracer_lost=len(unexplained),
             tracer_lost_by_design=len(explained), tracer_duplicated=len(census["tracer_duplicated"]),
@@ -441,43 +423,19 @@ class RotationBench:
             tracer_stall_ms=1000 * float(window["latency"].max()) if len(window) else np.nan,
             tracer_p99_before_ms=1000 * float(before["latency"].quantile(0.99)) if len(before) else np.nan,
             old_file_bytes=len(old), new_file_bytes=len(new), log_size_mb=self.study.log_size_mb,
-            rotated_file_bytes=_size(rotated_path(self.server.slow_log)),
-            live_file_allocated_bytes=_allocated(self.server.slow_log), live_file_bytes=_size(self.server.slow_log),
-        )
-        return Measurement(
-            transactions=r.transactions, failed=r.ignored_errors, tps=r.tps, latency_mean_ms=r.latency_avg_ms,
-            latency_stddev_ms=r.latency_stddev_ms, latency_p50_ms=r.latency_p50_ms, latency_p95_ms=r.latency_p95_ms,
-            latency_p99_ms=r.latency_p99_ms, latency_samples=r.latency_samples, wall_s=r.total_time_s,
-            threads=r.threads or run.clients, extra=extra,
-        )
+            rotated_file_bytes=mb.file_size(rotated_path(self.server.slow_log)),
+            live_file_allocated_bytes=_allocated(self.server.slow_log), live_file_bytes=mb.file_size(self.server.slow_log),
+        ))
+        return mb.measurement(r, run, extra)
 
     def sinks(self, configuration: Configuration) -> list:
         return [self.sink]
 
     def expected_records(self, configuration: Configuration, run: PlannedRun, m: Measurement) -> int:
-        return mysql_slowlog.statements_sent(m.extra["queries"], m.failed) + int(m.extra["tracer_sent"])
-
-    def server_cpu(self) -> float:
-        return tree_cpu_seconds(self.server.pid)
-
-    def logger_cpu(self) -> float:
-        return 0.0
-
-    def effective_settings(self, configuration: Configuration) -> dict:
-        return self.study.base.merged(configuration.settings).as_dict()
-
-    def log_dir_fs(self) -> str:
-        return mysql_slowlog.filesystem_of(self.server.log_dir)
+        return mb.statements_sent(m.extra["queries"], m.failed) + int(m.extra["tracer_sent"])
 
     def close(self) -> None:
         self.tracer.close()
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
 
 
 def _allocated(path: Path) -> int:
@@ -488,48 +446,22 @@ def _allocated(path: Path) -> int:
         return 0
 
 
-@dataclass(frozen=True)
-class StudyResult:
-    study: LogRotationStudy
-    runs: pd.DataFrame
-    environment: dict
-
-
-def run(study: LogRotationStudy, *, progress: bool = True) -> StudyResult:
+def run(study: LogRotationStudy, *, progress: bool = True) -> common.StudyResult:
     """Start a server, load the data, run the schedule, stop and remove everything again."""
-    slow = mysql_slowlog
-    with runner.terminate_as_interrupt(), slow.prepared_server(
-            study.base, mariadbd=study.mariadbd, tables=study.tables, table_size=study.table_size,
-            backend=study.backend, image=study.image) as (server, sb, prepare_s):
-        env = environment.collect(
-            server_version=server.version(),
-            tools=slow.server_tools(study.mariadbd, server, sb),
-            extra={"sysbench_prepare_s": prepare_s, "backend": server.backend, "image": getattr(server, "image", None),
-                   "flavor": server.flavor, "log_dir_fs": slow.filesystem_of(server.log_dir)},
-        )
-        runner.write_study(study, env)
+    def start(stack):
+        server, sb, env = mb.start(study, stack)
         bench = RotationBench(study, server, sb)
-        try:
-            runs = runner.execute(study, bench, env["env_id"], progress=progress)
-        finally:
-            bench.close()
-    result = StudyResult(study, runs, env)
-    if study.processed_dir is not None:
-        write_processed(result, Path(study.processed_dir))
-    return result
+        stack.callback(bench.close)
+        return bench, env
+
+    return common.run_study(study, start, processed_tables, progress=progress)
 
 
 # -- summaries ------------------------------------------------------------------------------------------
 
-_EXTRA_COLUMNS = ("rotation_s", "dip", "deficit_s", "tps_before", "tps_worst", "tracer_stall_ms", "tracer_p99_before_ms",
-                  "tracer_sent", "tracer_lost", "tracer_lost_by_design", "tracer_duplicated", "old_file_bytes",
-                  "new_file_bytes", "rotated_file_bytes", "qps")
-
-
 def expand(runs: pd.DataFrame) -> pd.DataFrame:
-    out = runs.copy()
-    for col in _EXTRA_COLUMNS:
-        out[col] = out["extra"].map(lambda e, c=col: e.get(c, np.nan)).astype(float)
+    """Runs with the study's own numbers (RotationNumbers) as columns, and the records missing."""
+    out = common.measured_columns(runs, RotationNumbers)
     out["records_missing"] = out["log_records_expected"] - out["log_records_received"]
     return out
 
@@ -595,14 +527,9 @@ def timeline_figure(tl: pd.DataFrame, clients: int):
     return fig
 
 
-def tidy_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    return records.flatten(expand(runs))
-
-
-def write_processed(result: StudyResult, processed_dir: Path) -> dict[str, Path]:
-    return records.write_processed(NAME, processed_dir, result.environment,
-                                   {"summary": summary(result.runs), "runs": tidy_runs(result.runs),
-                                    "timeline": timeline(result.runs)})
+def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
+    return {"summary": summary(result.runs), "runs": records.flatten(expand(result.runs)),
+            "timeline": timeline(result.runs)}
 
 
 def method_table(study: LogRotationStudy) -> pd.DataFrame:
@@ -648,3 +575,9 @@ def finding(summary: pd.DataFrame) -> str:
             + (f", {r['tracer_lost_by_design_mean'] * r['n']:.0f} more while the log was off by design" if r["tracer_lost_by_design_mean"] > 0 else "")
             + f", {r['tracer_duplicated_mean'] * r['n']:.0f} duplicated).")
     return "\n".join(lines)
+
+
+SPEC = common.StudySpec(
+    name=NAME, engine="mariadb", title="Rotating a busy MariaDB slow log", post=POST, baseline=BASELINE,
+    notebook="06_log_rotation.ipynb", seed=20121122, committed={"profile": "standard", "backend": "local"},
+    smoke=({"profile": "smoke", "backend": "local"},), paper_order=3)

@@ -19,13 +19,9 @@ cell, never across cells.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import datetime as dt
 import json
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,39 +29,26 @@ import numpy as np
 import pandas as pd
 
 from .. import environment, params, paths, records, runner, stats
-from ..design import PlannedRun, Study
-from ..errors import ParameterError, ServerStartError
+from ..benches import mariadb as mb
+from ..benches.mariadb import BACKENDS  # noqa: F401  (the study's allowed backends)
+from ..design import PlannedRun
+from ..errors import ParameterError
 from ..runner import Measurement
 from ..servers import mariadb as mdb
-from ..servers.process import server_user, tree_cpu_seconds
-from ..settings import Configuration, Settings, mariadb_flavor, validate_mariadb
-from ..workloads.sysbench import Sysbench, SysbenchResult, sysbench_binary
+from ..servers.process import tree_cpu_seconds  # noqa: F401  (the tests read the server's CPU through it)
+from ..settings import Configuration, Settings, validate_mariadb
+from ..workloads.sysbench import Sysbench
+from . import common
 
 NAME = "mysql_slowlog"
 POST = "001_4609e05799603b0a.txt"  # the post this study redoes (shared/seeds)
-# "auto": the container when a Docker engine answers, else the machine's binaries (define() resolves it).
-BACKENDS = ("auto", "local", "container")
 REGIMES = ("cpu", "io")
 WORKLOADS = ("oltp_read_write", "oltp_point_select")
 # A cell is one regime with one workload: "cpu/oltp_read_write".
 CELLS = tuple(f"{r}/{w}" for r in REGIMES for w in WORKLOADS)
 BASELINE = "off"
 DEVNULL = "/dev/null"
-
-# The post's [mysqld] section (max_connections lowered: 3000 threads are pointless on 2 cores;
-# table_cache is today's table_open_cache). Logging off; FILE output unless a configuration says TABLE.
-BASE = {
-    "max_connections": 500,
-    "innodb_log_file_size": "128M",
-    "innodb_flush_log_at_trx_commit": 1,
-    "innodb_file_per_table": True,
-    "table_open_cache": 2000,
-    "slow_query_log": False,
-    "general_log": False,
-    "log_output": "FILE",
-    "long_query_time": 10,
-    "log_queries_not_using_indexes": False,
-}
+BASE = mb.BASE  # post 001's [mysqld] section, logging off
 
 _ALL = {"slow_query_log": True, "long_query_time": 0}
 
@@ -117,18 +100,12 @@ def size_bytes(name: str, value: object) -> int:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MysqlSlowlogStudy(Study):
+class MysqlSlowlogStudy(mb.MariaDBStudy):
     cell_names: tuple[str, ...]  # "regime/workload", in the order they run
-    tables: int
-    table_size: int
     buffer_pool_cpu: str
     buffer_pool_io: str
     sample_rate: int
     restart_warmup: int  # seconds of unrecorded load after each restart (the warm-up runs only then)
-    base: Settings
-    mariadbd: str  # the host's server binary: runs the local backend, validates the settings for both
-    flavor: str
-    image: str | None = None  # the container backend's image (resolved: one that is present), else None
     cell: int = -1  # -1: the whole study; >= 0: one (regime, workload) cell of it
 
     def base_for(self, regime: str) -> Settings:
@@ -158,71 +135,41 @@ class MysqlSlowlogStudy(Study):
         return self.tables * self.table_size * BYTES_PER_ROW
 
 
-def define(
-    profile: str = "standard",
-    configurations: object = None,
-    cells: object = None,
-    clients: object = None,
-    repeats: object = None,
-    duration: object = None,
-    warmup: object = None,
-    tables: object = None,
-    table_size: object = None,
-    buffer_pool_cpu: object = None,
-    buffer_pool_io: object = None,
-    sample_rate: object = 100,
-    restart_warmup: object = None,
-    seed: object = 20090210,
-    warmup_blocks: object = 0,
-    backend: str = "auto",
-    image: object = None,
-    output_dir: object = None,
-    processed_dir: object = None,
-    mariadbd: object = None,
-) -> MysqlSlowlogStudy:
-    """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts."""
-    params.choice("profile", profile, params.PROFILES)
-    d = lambda name, v: params.from_profile(name, v, profile, PROFILES)  # noqa: E731
+def define(profile: str = "standard", configurations: object = None, cells: object = None, tables: object = None,
+           table_size: object = None, buffer_pool_cpu: object = None, buffer_pool_io: object = None,
+           sample_rate: object = 100, restart_warmup: object = None, backend: str = "auto", image: object = None,
+           mariadbd: object = None, **shared: object) -> MysqlSlowlogStudy:
+    """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
+    ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...)."""
+    d = common.profile_lookup(profile, PROFILES)
     chosen = params.name_list("configurations", list(CONFIGURATIONS) if configurations is None else configurations,
                               CONFIGURATIONS)
-    # The baseline is always measured: every ratio needs it.
-    chosen = (BASELINE,) + tuple(c for c in chosen if c != BASELINE)
+    chosen = common.with_baseline(BASELINE, chosen)
     params.choice("backend", backend, BACKENDS)
     rate = params.positive_int("sample_rate", sample_rate)
     if rate < 2:
         raise ParameterError("sample_rate", rate, "a whole number >= 2 (log every n-th statement; 1 is slow_all)")
-    binary = mdb.find_mariadbd(mariadbd)
-    flavor, _ = mariadb_flavor(binary)
-    if flavor == "mysql" and "slow_sampled" in chosen:
+    engine = mb.mariadb_fields(backend=backend, image=image, mariadbd=mariadbd, tables=d("tables", tables),
+                               table_size=d("table_size", table_size))
+    if engine["flavor"] == "mysql" and "slow_sampled" in chosen:
         raise ParameterError("configurations", "slow_sampled",
                              "configurations without 'slow_sampled' on MySQL (log_slow_rate_limit is MariaDB's / "
                              "Percona Server's)")
-    sysbench_binary()
-    backend, image = resolve_server(backend, image)
     configs = []
     for name in chosen:
         settings, sinks, _ = CONFIGURATIONS[name]
         settings = {k: (rate if v is None else v) for k, v in settings.items()}
-        configs.append(Configuration(name, Settings.of("mariadb", settings), sinks))
+        settings = Settings.of("mariadb", settings)
+        configs.append(Configuration(name, settings, sinks, mb.statement_records(settings)))
     study = MysqlSlowlogStudy(
-        name=NAME, engine="mariadb", backend=backend, profile=profile, configurations=tuple(configs),
-        clients=params.int_list("clients", d("clients", clients)),
-        repeats=params.positive_int("repeats", d("repeats", repeats)),
-        duration=params.positive_int("duration", d("duration", duration)),
-        warmup=params.non_negative_int("warmup", d("warmup", warmup)),
-        warmup_blocks=params.non_negative_int("warmup_blocks", warmup_blocks),
-        seed=params.non_negative_int("seed", seed),
-        output_dir=Path(output_dir) if output_dir else _default_output(profile),
-        processed_dir=(Path(processed_dir) if processed_dir else (None if profile == "smoke" else paths.PROCESSED)),
+        **common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared), **engine,
+        configurations=tuple(configs),
         # Cells sharing a regime run next to each other: one restart per regime.
         cell_names=tuple(sorted(params.name_list("cells", d("cells", cells), CELLS), key=lambda c: (
             REGIMES.index(c.split("/")[0]), c))),
-        tables=params.positive_int("tables", d("tables", tables)),
-        table_size=params.positive_int("table_size", d("table_size", table_size)),
         buffer_pool_cpu=str(d("buffer_pool_cpu", buffer_pool_cpu)),
         buffer_pool_io=str(d("buffer_pool_io", buffer_pool_io)),
         sample_rate=rate, restart_warmup=params.non_negative_int("restart_warmup", d("restart_warmup", restart_warmup)),
-        base=Settings.of("mariadb", BASE), mariadbd=str(binary), flavor=flavor, image=image,
     )
     cpu_pool = size_bytes("buffer_pool_cpu", study.buffer_pool_cpu)
     io_pool = size_bytes("buffer_pool_io", study.buffer_pool_io)
@@ -237,91 +184,41 @@ def define(
                                  f"at most a quarter of the data (~{data / 2**20:.0f} MB), or the IO-bound regime "
                                  "is not IO-bound; add tables or rows instead")
     for r in study.regimes:
-        validate_mariadb(study.base_for(r), binary)
+        validate_mariadb(study.base_for(r), study.mariadbd)
     for c in study.configurations:
-        validate_mariadb(c.settings, binary)
+        validate_mariadb(c.settings, study.mariadbd)
     return study
 
 
-def resolve_server(backend: str, image: object) -> tuple[str, str | None]:
-    """(backend, image) as a run uses them: 'auto' decided now, the container's image found now (or refused)."""
-    from ..servers.containers import resolve_image
-    from .pg_destinations import resolve_backend
-
-    backend = resolve_backend(backend)
-    if backend == "local":
-        if image:
-            raise ParameterError("image", image, "None with the local backend (an image runs only with backend "
-                                 "'container', or 'auto' when a Docker engine answers)")
-        server_user()  # as root, the unprivileged account must exist before anything starts
-        return backend, None
-    if not image:
-        return backend, resolve_image("mariadb", "10.11")
-    try:
-        return backend, resolve_image("mariadb", "10.11", str(image))
-    except ServerStartError as e:
-        raise ParameterError("image", image, f"an image present here or pullable ({e})") from e
-
-
-def _default_output(profile: str) -> Path:
-    if profile == "smoke":
-        return Path(tempfile.mkdtemp(prefix="logbench-smoke-")) / NAME
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return paths.RESULTS / NAME / stamp
-
-
-def run_seed(study: Study, run: PlannedRun, warm: bool = False) -> int:
-    """sysbench --rand-seed of one run: reproducible, different for every run and for its warm-up."""
-    # sysbench reads the seed as a signed 32-bit integer.
-    return int(np.random.SeedSequence([study.seed, run.position, int(warm)]).generate_state(1)[0]) & 0x7FFFFFFF
-
-
-def statements_sent(queries: int, ignored_errors: int) -> int:
-    """Statements the server executed: sysbench's count leaves out each statement that failed
-    (a deadlock it retries), but the server logs that one too (its ROLLBACK sysbench does count)."""
-    return int(queries) + int(ignored_errors)
-
-
 def expected_statement_records(settings: Settings, queries: int) -> int:
-    """Records a destination should get for ``queries`` plain-text statements under ``settings``.
-
-    Every statement reaches the general log and, at long_query_time = 0, the slow
-    log; the sampled slow log keeps the statements whose query id is a multiple of
-    the rate, ~1/rate of them; at long_query_time = 1 s, none of sysbench's.
-    """
-    if settings.get("general_log") == "on":
-        return queries
-    if settings.get("slow_query_log") == "on" and float(settings.get("long_query_time", "10")) == 0:
-        return int(round(queries / int(settings.get("log_slow_rate_limit", "1"))))
-    return 0
+    """Records a destination should get for ``queries`` plain-text statements under ``settings``."""
+    return Configuration("", settings, records=mb.statement_records(settings)).expected_records(statements=queries)
 
 
-class SlowlogBench:
+@dataclass(frozen=True, kw_only=True)
+class SlowlogNumbers(mb.SysbenchNumbers):
+    """A run's own measurements (columns of the processed runs): sysbench's and these."""
+
+    regime: str
+    cell: int
+    slow_file_bytes_during_run: int
+
+
+class SlowlogBench(mb.SysbenchBench):
     """The MariaDB half of the runner's loop for one cell (see :class:`logbench.runner.Bench`)."""
 
-    engine = "mariadb"
-    query_mode = "text"  # --db-ps-mode=disable
-
     def __init__(self, study: MysqlSlowlogStudy, server: mdb.MariaDBServer, sysbench: Sysbench):
-        self.study, self.server, self.sysbench = study, server, sysbench
-        self.backend = server.backend
-        self.regime, self.test = study.regimes[0], study.workloads[0]
-        self.workload = f"sysbench {self.test}"
-        self.server_version = server.version()
-        self.scale = study.tables * study.table_size
-        self.switches: list[tuple[str, float]] = []
+        self.regime, test = study.regimes[0], study.workloads[0]
+        super().__init__(study, server, sysbench, test, base=study.base_for(self.regime))
         self.table = mdb.TableSink(server)
         self._sinks: dict[str, object] = {
             "slow_file": mdb.slow_file_sink(server.slow_log),
             "general_file": mdb.general_file_sink(server.general_log),
             "slow_table": self.table,
         }
-        self._slow_size_before = 0
 
     def apply(self, configuration: Configuration):
-        sw = self.server.apply(configuration.settings)
-        if sw.kind != "none":
-            self.switches.append((sw.kind, sw.seconds))
+        sw = super().apply(configuration)
         if sw.kind == "restart":
             # A restarted server starts cold (its buffer pool is reloaded in the background):
             # load it before the run is marked, so the restart is not measured as logging cost.
@@ -346,158 +243,68 @@ class SlowlogBench:
             self.sysbench.run(self.test, max(self.study.clients), self.study.restart_warmup,
                               seed=int(self.study.seed) & 0x7FFFFFFF)
 
-    def warm(self, run: PlannedRun, seconds: float) -> None:
-        self.sysbench.run(self.test, run.clients, max(1, int(seconds)), seed=run_seed(self.study, run, warm=True))
-
     def measure(self, run: PlannedRun, seconds: float) -> Measurement:
-        slow0 = _size(self.server.slow_log)
-        r = self.sysbench.run(self.test, run.clients, int(seconds), report_interval=1, seed=run_seed(self.study, run))
+        slow0 = mb.file_size(self.server.slow_log)
+        r = self.sysbench.run(self.test, run.clients, int(seconds), report_interval=1, seed=mb.run_seed(self.study, run))
         cfg = self.study.configuration(run.configuration)
-        extra = measurement_extra(r)
-        extra.update(regime=self.regime, cell=self.study.cell, slow_file_bytes_during_run=_size(self.server.slow_log) - slow0)
+        extra = dataclasses.asdict(SlowlogNumbers(
+            **mb.SysbenchNumbers.of(r), regime=self.regime, cell=self.study.cell,
+            slow_file_bytes_during_run=mb.file_size(self.server.slow_log) - slow0))
         if cfg.settings.get("slow_query_log_file") == DEVNULL:
             # Nothing to count in /dev/null: say what was expected and leave the received count out.
             extra["records_expected_uncounted"] = expected_statement_records(
-                cfg.settings, statements_sent(r.queries, r.ignored_errors))
+                cfg.settings, mb.statements_sent(r.queries, r.ignored_errors))
             extra["note"] = "slow log written to /dev/null: records cannot be counted"
-        return Measurement(
-            transactions=r.transactions, failed=r.ignored_errors, tps=r.tps, latency_mean_ms=r.latency_avg_ms,
-            latency_stddev_ms=r.latency_stddev_ms, latency_p50_ms=r.latency_p50_ms, latency_p95_ms=r.latency_p95_ms,
-            latency_p99_ms=r.latency_p99_ms, latency_samples=r.latency_samples, wall_s=r.total_time_s,
-            threads=r.threads or run.clients, extra=extra,
-        )
+        return mb.measurement(r, run, extra)
 
     def sinks(self, configuration: Configuration) -> list:
         return [self._sinks[name] for name in configuration.destinations]
 
     def expected_records(self, configuration: Configuration, run: PlannedRun, m: Measurement) -> int:
-        return expected_statement_records(configuration.settings, statements_sent(m.extra["queries"], m.failed))
-
-    def server_cpu(self) -> float:
-        return tree_cpu_seconds(self.server.pid)
-
-    def logger_cpu(self) -> float:
-        return 0.0  # the server writes its own logs: no logger process
-
-    def effective_settings(self, configuration: Configuration) -> dict:
-        return self.study.base_for(self.regime).merged(configuration.settings).as_dict()
-
-    def log_dir_fs(self) -> str:
-        return filesystem_of(self.server.log_dir)
+        return configuration.expected_records(statements=mb.statements_sent(m.extra["queries"], m.failed))
 
 
-def measurement_extra(r: SysbenchResult) -> dict:
-    """What sysbench reported beyond the runner's fields (kept in each run record)."""
-    return {
-        "command": " ".join(r.command[1:]), "queries": r.queries, "qps": r.qps, "reads": r.reads,
-        "writes": r.writes, "other": r.other, "reconnects": r.reconnects, "events": r.events,
-        "latency_max_ms": r.latency_max_ms, "sysbench_p95_ms": r.latency_pct_ms,
-        "tps_per_s": [i.tps for i in r.intervals], "total_time_s": r.total_time_s,
-    }
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
-
-
-def filesystem_of(path: Path) -> str:
-    import psutil
-
-    best = ("", "")
-    for p in psutil.disk_partitions(all=True):
-        if str(path).startswith(p.mountpoint) and len(p.mountpoint) > len(best[0]):
-            best = (p.mountpoint, p.fstype)
-    return best[1]
-
-
-@dataclass(frozen=True)
-class StudyResult:
-    study: MysqlSlowlogStudy
-    runs: pd.DataFrame
-    environment: dict
-    switches: tuple[tuple[str, float], ...]
-
-
-@contextlib.contextmanager
-def prepared_server(base: Settings, *, mariadbd: str, tables: int, table_size: int, log_root: Path | None = None,
-                    backend: str = "local", image: str | None = None):
-    """A private MariaDB (local binaries or a container) with the sysbench tables loaded;
-    yields (server, sysbench, seconds the load took)."""
-    with contextlib.ExitStack() as stack:
-        log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=log_root or paths.scratch_root()))
-        stack.callback(shutil.rmtree, log_dir, True)
-        if backend == "container":
-            from ..servers.containers import ContainerMariaDB
-
-            server = stack.enter_context(ContainerMariaDB(base, log_dir=log_dir, image=image, binary=mariadbd))
-        else:
-            server = stack.enter_context(mdb.LocalMariaDB(base, log_dir=log_dir, binary=mariadbd))
-        server.query("CREATE DATABASE IF NOT EXISTS sbtest")
-        sb = Sysbench(server.conninfo, tables=tables, table_size=table_size)
-        prepare_s = sb.prepare(threads=2)
-        yield server, sb, prepare_s
-
-
-def run(study: MysqlSlowlogStudy, *, progress: bool = True) -> StudyResult:
+def run(study: MysqlSlowlogStudy, *, progress: bool = True) -> common.StudyResult:
     """Start a server, load the data, run every cell's schedule, stop and remove everything again."""
-    switches: list[tuple[str, float]] = []
-    with runner.terminate_as_interrupt(), prepared_server(
-            study.base_for(study.regimes[0]), mariadbd=study.mariadbd, tables=study.tables,
-            table_size=study.table_size, backend=study.backend, image=study.image) as (server, sb, prepare_s):
-        data_bytes = int(server.query("SELECT COALESCE(SUM(data_length + index_length), 0) FROM "
-                                      "information_schema.tables WHERE table_schema = 'sbtest'")[0][0])
-        env = environment.collect(
-            server_version=server.version(),
-            tools=server_tools(study.mariadbd, server, sb),
-            extra={"sysbench_prepare_s": prepare_s, "data_bytes": data_bytes, "backend": server.backend,
-                   "image": getattr(server, "image", None), "flavor": server.flavor,
-                   "log_dir_fs": filesystem_of(server.log_dir)},
-        )
-        runner.write_study(study, env)
-        plans = {}
-        for index, (regime, _) in enumerate(study.cells()):
-            cell = study.for_cell(index)
-            if server.base != study.base_for(regime):
-                server.restart(base=study.base_for(regime))
-            bench = SlowlogBench(cell, server, sb)
-            if index > 0 and study.cells()[index - 1][0] != regime:
-                bench.warm_after_restart()
-            try:
-                runs = runner.execute(cell, bench, env["env_id"], progress=progress)
-            finally:
-                switches += bench.switches
-            plans[f"{index}:{cell.regimes[0]}/{cell.workloads[0]}"] = [p.__dict__ for p in cell.plan()]
-        (Path(study.output_dir) / "schedule.json").write_text(json.dumps(plans, indent=1))
-    result = StudyResult(study, runs, env, tuple(switches))
-    if study.processed_dir is not None:
-        write_processed(result, Path(study.processed_dir))
-    return result
+    def start(stack):
+        server, sb, env = mb.start(study, stack, study.base_for(study.regimes[0]), extra=_data_bytes)
+        return (server, sb), env
+
+    return common.run_study(study, start, processed_tables, execute=_execute_cells, progress=progress)
 
 
-def server_tools(mariadbd: str, server: mdb.MariaDBServer, sb: Sysbench) -> dict[str, str]:
-    """The environment's tool versions. In a container the image is one of them, so container runs
-    never share an environment id with local runs of the same server version (they are not pooled)."""
-    tools = {"sysbench": sb.version(), "mariadbd": environment.tool_version([mariadbd, "--version"])}
-    if server.backend == "container":
-        from ..servers.containers import image_id
+def _data_bytes(server: mdb.MariaDBServer) -> dict:
+    return {"data_bytes": int(server.query("SELECT COALESCE(SUM(data_length + index_length), 0) FROM "
+                                           "information_schema.tables WHERE table_schema = 'sbtest'")[0][0])}
 
-        tools["image"] = f"{server.image} {image_id(server.image)}"
-    return tools
+
+def _execute_cells(study: MysqlSlowlogStudy, started, env: dict, progress: bool):
+    """Each cell in turn on the one server (restarted into its regime's base when that changes)."""
+    server, sb = started
+    switches, plans = [], {}
+    for index, (regime, _) in enumerate(study.cells()):
+        cell = study.for_cell(index)
+        if server.base != study.base_for(regime):
+            server.restart(base=study.base_for(regime))
+        bench = SlowlogBench(cell, server, sb)
+        if index > 0 and study.cells()[index - 1][0] != regime:
+            bench.warm_after_restart()
+        try:
+            runs = runner.execute(cell, bench, env["env_id"], progress=progress)
+        finally:
+            switches += bench.switches
+        plans[f"{index}:{cell.regimes[0]}/{cell.workloads[0]}"] = [p.__dict__ for p in cell.plan()]
+    (Path(study.output_dir) / "schedule.json").write_text(json.dumps(plans, indent=1))
+    return runs, switches
 
 
 # -- summaries -----------------------------------------------------------------------------------
 
 def expand(runs: pd.DataFrame) -> pd.DataFrame:
-    """Runs with the cell keys and sysbench's extra numbers as columns."""
-    out = runs.copy()
+    """Runs with the cell keys, sysbench's and the study's own numbers (SlowlogNumbers) as columns."""
+    out = common.measured_columns(runs, SlowlogNumbers)
     ex = out["extra"]
-    out["regime"] = ex.map(lambda e: e.get("regime"))
     out["test"] = out["workload"].str.replace("sysbench ", "", regex=False)
-    out["qps"] = ex.map(lambda e: e.get("qps", np.nan)).astype(float)
-    out["queries"] = ex.map(lambda e: e.get("queries", np.nan)).astype(float)
     out["server_cpu_us_per_query"] = 1e6 * out["server_cpu_s"] / out["queries"]
     out["log_bytes_per_query"] = out["log_bytes"] / out["queries"]
     # /dev/null: expected is kept in extra, received is unknowable (NaN, not 0).
@@ -526,17 +333,12 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
                            key=lambda s: s.map(key[s.name]) if s.name in key else s, ignore_index=True)
 
 
-def tidy_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    return records.flatten(expand(runs))
-
-
-def write_processed(result: StudyResult, processed_dir: Path) -> dict[str, Path]:
-    return records.write_processed(NAME, processed_dir, result.environment,
-                                   {"summary": summary(result.runs), "runs": tidy_runs(result.runs)})
+def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
+    return {"summary": summary(result.runs), "runs": records.flatten(expand(result.runs))}
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return pd.read_csv(processed_dir / f"{NAME}.csv"), pd.read_csv(processed_dir / f"{NAME}_runs.csv")
+    return common.load_processed(NAME, "summary", "runs", processed_dir=processed_dir)
 
 
 def published_ratios(regime: str | None = None) -> pd.DataFrame:
@@ -597,28 +399,11 @@ def design_summary(study: MysqlSlowlogStudy) -> dict[str, object]:
     }
 
 
-def environment_table(result: StudyResult) -> pd.DataFrame:
+def environment_table(result: common.StudyResult) -> pd.DataFrame:
     env = result.environment
-    kinds = pd.Series([k for k, _ in result.switches], dtype=object)
-    secs = pd.Series([s for _, s in result.switches], dtype=float)
-    rows = {
-        "env_id": env["env_id"], "CPU": f"{env['cpu_model']} × {env['cpu_count']}", "kernel": env["kernel"],
-        "clocksource": env["clocksource"], "server": env["server_version"], "sysbench": env["tools"].get("sysbench"),
-        "data (MB)": round(env.get("data_bytes", 0) / 2**20, 1), "log file system": env.get("log_dir_fs"),
-        "git commit": env["git_commit"],
-    }
-    for kind in ("reload", "restart"):
-        sel = secs[kinds == kind]
-        rows[f"{'SET GLOBAL' if kind == 'reload' else kind}s (n, median s)"] = (
-            f"{len(sel)}, {sel.median():.3f}" if len(sel) else "0")
-    return pd.Series(rows, name="value").to_frame()
-
-
-def _ci(r: pd.Series, col: str, digits: int = 3) -> str:
-    from ..plots import fmt_ci
-
-    mean = r[col] if col in r.index else r[f"{col}_mean"]
-    return fmt_ci(mean, r[f"{col}_ci_low"], r[f"{col}_ci_high"], int(r["n"]), digits)
+    return common.environment_table(result, {
+        "sysbench": env["tools"].get("sysbench"), "data (MB)": round(env.get("data_bytes", 0) / 2**20, 1),
+        "log file system": env.get("log_dir_fs")}, reload_label="SET GLOBAL")
 
 
 def finding_overhead(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
@@ -630,7 +415,7 @@ def finding_overhead(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
         parts = []
         for name in ("slow_all", "slow_all_devnull", "general_log", "slow_all_table", "slow_sampled", "slow_1s"):
             if name in g.index:
-                parts.append(f"`{name}` {_ci(g.loc[name], 'ratio')}")
+                parts.append(f"`{name}` {common.ci(g.loc[name], 'ratio')}")
         slower = [c for c in g.index if g.loc[c, "ratio_ci_high"] < 1]
         lines.append(f"- **{regime}-bound, {test}, {clients} client(s):** throughput / `off` = " + "; ".join(parts)
                      + (f". Slower than `off` with 95 % confidence: {', '.join(f'`{c}`' for c in slower)}."
@@ -659,3 +444,10 @@ def finding_rates(summary: pd.DataFrame) -> str:
     return (f"The highest log rate was `{top['configuration']}` ({top['regime']}, {top['test']}, {top['clients']} "
             f"clients): {top['log_bytes_per_s_mean'] / 1e6:.3g} MB/s at {top['qps_mean']:,.0f} queries/s "
             f"({top['log_bytes_per_query_mean']:.0f} bytes per statement); the post saw ~10 MB/s at 20–25 k queries/s.")
+
+
+SPEC = common.StudySpec(
+    name=NAME, engine="mariadb", title="MariaDB slow query log", post=POST, baseline=BASELINE,
+    notebook="04_mysql_slowlog.ipynb", seed=20090210, published=lambda runs: published_ratios(),
+    experiment="001/cpu_bound", committed={"profile": "standard", "backend": "local"},
+    smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=2)

@@ -26,6 +26,9 @@ RECORDS_PER_CONNECTION = {"simple": 0, "prepared": 1}
 # Text every logged record of the script's statement holds. pgbench's own start-up queries
 # (the scale from pgbench_branches, the partitioning of pgbench_accounts) do not.
 RECORD_MARKER = "SELECT abalance FROM pgbench_accounts"
+# Statements pgbench runs once per run before the clients start (the scale from pgbench_branches, the
+# partitioning of pgbench_accounts): their records carry no statement text when only durations are logged.
+SETUP_STATEMENTS = 2
 
 
 def expected_records(mode: str, transactions: int, clients: int) -> int:

@@ -1,0 +1,309 @@
+"""PostgreSQL: the base study type, its destinations, and one measurement with pgbench on a server.
+
+:class:`PgStudy` carries what every PostgreSQL study shares (base settings, pgbench scale and
+query mode, backend, image, log directory, syslog options); :func:`start` brings up the log
+directory, syslog daemons, server(s) and dataset for it and returns the runner's bench.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import environment, params, paths, runner
+from ..design import PlannedRun, Study
+from ..logsinks import FileSink
+from ..runner import Measurement
+from ..servers import postgres as pgserver
+from ..servers import process
+from ..servers.process import is_root
+from ..servers.syslog import FACILITY_FILE, FACILITY_TCP, FACILITY_UDP, NamespaceLogHost, SyslogPair, rsyslogd_binary
+from ..errors import SettingError
+from ..settings import Configuration, RecordShape, Settings, validate_postgres
+from ..workloads.pgbench import (QUERY_MODES, RECORD_MARKER, RECORDS_PER_CONNECTION, RECORDS_PER_TRANSACTION,
+                                 SETUP_STATEMENTS, Pgbench)
+from .backend import filesystem_of, resolve_backend
+
+LOG_DIR_ON = ("disk", "tmpfs")
+
+# Post 000's baseline (its pg_settings listing): the collector on, stderr to a file,
+# no statement logging; timestamps in UTC rather than 'Poland' so runs compare anywhere.
+BASE = {
+    "logging_collector": True,
+    "log_destination": "stderr",
+    "log_filename": "postgresql.log",
+    "log_rotation_age": 0,
+    "log_rotation_size": 0,
+    "log_truncate_on_rotation": False,
+    "log_file_mode": "0600",
+    "log_line_prefix": "%m %u@%d %p %r ",
+    "log_checkpoints": False,
+    "log_connections": False,
+    "log_disconnections": False,
+    "log_duration": False,
+    "log_lock_waits": True,
+    "log_temp_files": 0,
+    "log_autovacuum_min_duration": 0,
+    "log_min_messages": "warning",
+    "log_min_error_statement": "error",
+    "log_statement": "none",
+    "log_min_duration_statement": -1,
+    "log_timezone": "UTC",
+    "syslog_ident": "postgres",
+}
+
+_ALL = {"log_min_duration_statement": 0}
+# Post 000 changed the prefix for syslog: the daemon already stamps pid and time.
+_SYSLOG = {**_ALL, "log_line_prefix": "%u@%d %r "}
+
+# Every statement to one destination: name -> (settings over BASE, sinks that receive the statement records).
+DESTINATIONS: dict[str, tuple[dict, tuple[str, ...]]] = {
+    "none": ({}, ()),
+    "stderr": ({**_ALL, "log_destination": "stderr"}, ("stderr",)),
+    "csvlog": ({**_ALL, "log_destination": "csvlog"}, ("csvlog",)),
+    "jsonlog": ({**_ALL, "log_destination": "jsonlog"}, ("jsonlog",)),
+    "syslog": ({**_SYSLOG, "log_destination": "syslog", "syslog_facility": FACILITY_FILE}, ("syslog",)),
+    "remote_syslog_udp": ({**_SYSLOG, "log_destination": "syslog", "syslog_facility": FACILITY_UDP}, ("remote_syslog",)),
+    "remote_syslog_tcp": ({**_SYSLOG, "log_destination": "syslog", "syslog_facility": FACILITY_TCP}, ("remote_syslog",)),
+    "syslog,csvlog": ({**_SYSLOG, "log_destination": "syslog,csvlog", "syslog_facility": FACILITY_FILE}, ("syslog", "csvlog")),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PgStudy(Study):
+    """What every PostgreSQL study shares; a study subclasses it with its own parameters."""
+
+    base: Settings
+    scale: int
+    query_mode: str
+    syslog_rate_limit: bool
+    log_dir_on: str
+    sampling_rate: float
+    pg_bindir: str
+    image: str | None
+    # (label, backend, image) per server when one schedule spans several; configurations are then "label/name".
+    variants: tuple[tuple[str, str, str | None], ...] = ()
+
+    @property
+    def needs_syslog(self) -> bool:
+        return any(s in ("syslog", "remote_syslog") for c in self.configurations for s in c.destinations)
+
+    @property
+    def needs_remote(self) -> bool:
+        return any("remote_syslog" in c.destinations for c in self.configurations)
+
+
+def pg_fields(*, backend: str, image: object, scale: object, query_mode: str, syslog_rate_limit: object,
+              log_dir_on: str, sampling_rate: object, shared_buffers: str, extra_settings: object,
+              pg_bindir: object, base: dict = BASE) -> dict[str, object]:
+    """The :class:`PgStudy` fields, checked; ``backend`` 'auto' is decided now (a Docker engine answers or not)."""
+    params.choice("query_mode", query_mode, QUERY_MODES)
+    params.choice("log_dir_on", log_dir_on, LOG_DIR_ON)
+    backend = resolve_backend(backend)
+    rate_limit = params.boolean("syslog_rate_limit", syslog_rate_limit)
+    bindir = pgserver.find_bindir(pg_bindir)
+    extra = params.mapping("extra_settings", extra_settings)
+    settings = Settings.of("postgresql", {**base, "shared_buffers": shared_buffers, **extra})
+    validate_postgres(settings, bindir / "postgres")
+    return dict(backend=backend, base=settings, scale=params.positive_int("scale", scale), query_mode=query_mode,
+                syslog_rate_limit=rate_limit, log_dir_on=log_dir_on,
+                sampling_rate=params.fraction("sampling_rate", sampling_rate), pg_bindir=str(bindir),
+                image=str(image) if image else None)
+
+
+_MARK = RECORD_MARKER.encode()
+_STATEMENT_TEXT = (_MARK, b"statement: ", b"parse ", b"bind ", b"execute ")
+
+
+def statement_records(settings: Settings, query_mode: str) -> tuple[RecordShape, ...]:
+    """The records pgbench -S's statements leave under ``settings`` (the effective ones: base and
+    configuration merged), as PostgreSQL 15 writes them (tests/fixtures/pg15_*.log are captured runs).
+
+    - ``log_min_duration_statement = 0``: one "duration: … statement/parse/bind/execute: <text>" line per
+      protocol message: per transaction 1 (simple) or 2 (bind, execute), per connection 1 parse (prepared);
+    - ``log_statement = all``: one "statement: <text>" (simple) or "execute P_0: <text>" (prepared) line
+      per transaction; the set-up statements have other text;
+    - ``log_duration = on`` (without the above): a bare "duration: … ms" line per protocol message, the
+      set-up statements' included (they cannot be told apart);
+    - both of the last two: both kinds. A threshold above 0 logs an unpredictable subset: none is due.
+    """
+    statement_all = settings.get("log_statement") == "all"
+    min_duration = settings.get("log_min_duration_statement", "-1")
+    durations = settings.get("log_duration") == "on"
+    if statement_all and min_duration == "0":
+        raise SettingError("log_statement = 'all' with log_min_duration_statement = 0: which records this writes "
+                           "per statement is not captured yet (tests/fixtures/pg15_*.log); use one of them")
+    per_tx, per_conn = RECORDS_PER_TRANSACTION[query_mode], RECORDS_PER_CONNECTION[query_mode]
+    if min_duration == "0":
+        return (RecordShape("duration+statement", (b"duration:", _MARK), per_transaction=per_tx,
+                            per_connection=per_conn),)
+    shapes = []
+    if statement_all:
+        shapes.append(RecordShape("statement", (_MARK,), absent=(b"duration:",), per_transaction=1))
+    if durations:
+        shapes.append(RecordShape("duration", (b"duration: ",), absent=_STATEMENT_TEXT, per_transaction=per_tx,
+                                  per_connection=per_conn, per_run=SETUP_STATEMENTS))
+    return tuple(shapes)
+
+
+def configurations(names: tuple[str, ...], table: dict[str, tuple], pg_bindir: str, base: Settings,
+                   query_mode: str) -> tuple[Configuration, ...]:
+    """``names`` from ``table`` (name -> (settings over the base, sinks, ...)), each checked against the
+    catalog, each with the records its sinks must receive under pgbench -S in ``query_mode``."""
+    out = []
+    for n in names:
+        settings = Settings.of("postgresql", table[n][0])
+        validate_postgres(settings, Path(pg_bindir) / "postgres")
+        records = statement_records(base.merged(settings), query_mode) if table[n][1] else ()
+        out.append(Configuration(n, settings, tuple(table[n][1]), records))
+    return tuple(out)
+
+
+def checked(study: PgStudy, versions: object = None) -> PgStudy:
+    """The checks that need the whole study: a version sweep, whole seconds, syslog's needs."""
+    if versions is not None:
+        from ..servers.containers import PG_IMAGES, resolve_image
+
+        chosen = params.name_list("versions", versions, PG_IMAGES, coerce=str)
+        if study.backend != "container":
+            raise params.ParameterError("versions", versions, "a version sweep runs in containers: set backend to "
+                                        "'container' or 'auto' with a Docker engine")
+        # Images are resolved now, so a version without one fails before any server starts.
+        study = with_variants(study, [(f"pg{v}", "container", resolve_image("postgres", v)) for v in chosen])
+    if study.duration != int(study.duration):
+        raise params.ParameterError("duration", study.duration, "whole seconds (pgbench -T takes seconds)")
+    if study.needs_syslog and study.backend == "local" and not is_root():
+        raise params.ParameterError(
+            "destinations", [c.name for c in study.configurations if c.destinations and "syslog" in c.destinations[0]],
+            "without root, only 'none', 'stderr', 'csvlog', 'jsonlog' (syslog destinations give the server a "
+            "private /dev/log and a network namespace, which need root)")
+    if study.needs_syslog:
+        rsyslogd_binary()
+    return study
+
+
+def with_variants(study: PgStudy, variants: list[tuple[str, str, str | None]]) -> PgStudy:
+    """The same study on several servers in one interleaved schedule (see runner.SplitBench)."""
+    configs = tuple(dataclasses.replace(c, name=f"{label}{runner.SplitBench.SEP}{c.name}")
+                    for c in study.configurations for label, _, _ in variants)
+    return dataclasses.replace(study, configurations=configs, variants=tuple(variants),
+                               backend="+".join(dict.fromkeys(b for _, b, _ in variants)))
+
+
+class PgBench:
+    """The PostgreSQL half of the runner's loop (see :class:`logbench.runner.Bench`)."""
+
+    engine = "postgresql"
+    workload = "pgbench -S"
+
+    def __init__(self, study: PgStudy, pg: pgserver.LocalPostgres, pgbench: Pgbench,
+                 syslog: SyslogPair | None, log_dir: Path):
+        self.study, self.pg, self.pgbench, self.syslog, self.log_dir = study, pg, pgbench, syslog, log_dir
+        self.backend = pg.backend
+        self.server_version = pg.version()
+        self.query_mode = study.query_mode
+        self.scale = study.scale
+        self.switches: list[tuple[str, float]] = []
+        self._sinks = {
+            "stderr": FileSink("stderr", log_dir / "postgresql.log"),
+            "csvlog": FileSink("csvlog", log_dir / "postgresql.csv"),
+            "jsonlog": FileSink("jsonlog", log_dir / "postgresql.json"),
+        }
+        if syslog is not None:
+            self._sinks["syslog"] = FileSink("syslog", syslog.files.local)
+            if syslog.files.remote is not None:
+                self._sinks["remote_syslog"] = FileSink("remote_syslog", syslog.files.remote)
+
+    def apply(self, configuration: Configuration):
+        sw = self.pg.apply(configuration.settings)
+        if sw.kind != "none":
+            self.switches.append((sw.kind, sw.seconds))
+        return sw
+
+    def warm(self, run: PlannedRun, seconds: float) -> None:
+        self.pgbench.run(run.clients, max(1, int(seconds)), self.study.query_mode)
+
+    def measure(self, run: PlannedRun, seconds: float) -> Measurement:
+        prefix = Path(self.study.output_dir) / "txlog" / f"run{run.position:04d}"
+        prefix.parent.mkdir(parents=True, exist_ok=True)
+        r = self.pgbench.run(run.clients, seconds, self.study.query_mode, log_prefix=prefix,
+                             sampling_rate=self.study.sampling_rate)
+        return Measurement(
+            transactions=r.transactions, failed=r.failed, tps=r.tps, latency_mean_ms=r.latency_avg_ms,
+            latency_stddev_ms=r.latency_stddev_ms, latency_p50_ms=r.latency_p50_ms, latency_p95_ms=r.latency_p95_ms,
+            latency_p99_ms=r.latency_p99_ms, latency_samples=r.latency_samples, wall_s=r.wall_seconds,
+            threads=run.clients, extra={"command": " ".join(r.command[1:]),
+                                        "initial_connection_ms": r.initial_connection_ms},
+        )
+
+    def sinks(self, configuration: Configuration) -> list[FileSink]:
+        return [self._sinks[name].counting(configuration.records) for name in configuration.destinations]
+
+    def expected_records(self, configuration: Configuration, run: PlannedRun, m: Measurement) -> int:
+        # pgbench -S: one statement per transaction, one connection per client.
+        return configuration.expected_records(statements=m.transactions, transactions=m.transactions,
+                                              connections=run.clients)
+
+    def server_cpu(self) -> float:
+        # The server's own processes (checkpointer, walwriter, collector, ...) stay; the client
+        # backends of the run, titled "postgres: user db [local] ...", must be gone and reaped.
+        pid = self.pg.pid
+        process.children_settled(pid, lambda p: "[local]" in " ".join(p.cmdline()))
+        return process.tree_cpu_seconds(pid)
+
+    def logger_cpu(self) -> float:
+        return self.syslog.cpu_seconds() if self.syslog is not None else 0.0
+
+    def effective_settings(self, configuration: Configuration) -> dict:
+        return self.study.base.merged(configuration.settings).as_dict()
+
+    def log_dir_fs(self) -> str:
+        return filesystem_of(self.log_dir)
+
+
+def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
+                image: str | None = None) -> tuple[PgBench, dict]:
+    """Start one backend's log directory, syslog daemons, server and dataset inside ``stack``."""
+    root = paths.tmpfs_root() if study.log_dir_on == "tmpfs" else paths.scratch_root()
+    log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=root))
+    stack.callback(shutil.rmtree, log_dir, True)
+    syslog = None
+    if backend == "container":
+        from ..servers import containers
+
+        host_kind, server_kind = containers.ContainerLogHost, containers.ContainerPostgres
+        server_kw = {"image": image or study.image}
+    else:
+        host_kind, server_kind = NamespaceLogHost, pgserver.LocalPostgres
+        server_kw = {"bindir": study.pg_bindir}
+    if study.needs_syslog:
+        syslog = stack.enter_context(SyslogPair(remote=study.needs_remote, rate_limit=study.syslog_rate_limit,
+                                                log_dir=log_dir, remote_host=host_kind))
+    pg = stack.enter_context(server_kind(study.base, log_dir=log_dir, syslog_socket=syslog.socket if syslog else None,
+                                         **server_kw))
+    pgb = Pgbench(pg.binary("pgbench"), pg.conninfo)
+    init_s = pgb.initialise(study.scale)
+    tools = {"pgbench": pgb.version(), "postgres": environment.tool_version([str(pg.binary("postgres")), "--version"])}
+    if syslog is not None:
+        tools["rsyslogd"] = environment.tool_version([rsyslogd_binary(), "-v"])
+    env = environment.collect(
+        server_version=pg.version(), tools=tools,
+        extra={**environment.pg_test_timing(pg.binary("pg_test_timing")), "pgbench_init_s": init_s,
+               "log_dir_on": study.log_dir_on, "backend": pg.backend, "image": getattr(pg, "image", None)},
+    )
+    return PgBench(study, pg, pgb, syslog, log_dir), env
+
+
+def start(study: PgStudy, stack: contextlib.ExitStack) -> tuple[object, dict]:
+    """The study's bench and environment record: one server, or one per variant behind a SplitBench
+    (the record is then ``{"variants": {label: record}}``)."""
+    if not study.variants:
+        return start_stack(study, study.backend, stack)
+    benches, envs = {}, {}
+    for label, backend, image in study.variants:
+        benches[label], envs[label] = start_stack(study, backend, stack, image)
+    return runner.SplitBench(benches, envs), {"variants": envs}

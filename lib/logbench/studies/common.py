@@ -1,0 +1,259 @@
+"""The skeleton every study shares: its spec, its parameters, its run sequence, its processed files.
+
+A study module keeps what is its own (configurations, profiles, checks, summaries, findings)
+and hands the rest to this module:
+
+- :class:`StudySpec` — what the registry, the report, the tests and the committed-run script know of it;
+- :func:`study_fields` — the parameters every study has (clients, repeats, duration, warm-up, seed,
+  output paths, noise controls), resolved against its profile and checked;
+- :func:`run_study` — interrupt handling -> start the stack -> environment -> write the study ->
+  execute -> write the processed files;
+- :func:`environment_table`, :func:`ci`, :func:`load_processed`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import secrets
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .. import params, paths, records, runner
+from ..design import Study
+from ..errors import ParameterError
+
+IDLE_STATES = ("hold", "free")  # controls.IDLE_STATES (branch `instrument`)
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """A study as the rest of the suite sees it (see :mod:`logbench.studies` for the registry)."""
+
+    name: str  # also its processed files' stem: data/processed/<name>.csv, <name>_runs.csv, ...
+    engine: str  # "postgresql" | "mariadb"
+    title: str
+    post: str  # the seed post it redoes: file name in shared/seeds
+    baseline: str
+    notebook: str  # file name in notebooks/
+    seed: int = 0  # default seed of the run order
+    # the post's ratios keyed by our configuration names; called with the study's runs (or None)
+    published: Callable[[pd.DataFrame | None], pd.DataFrame] | None = None
+    experiment: str = ""  # the post's experiment in data/raw/reference (fallback for the figure)
+    # papermill parameters of the committed (standard) run
+    committed: Mapping[str, object] = field(default_factory=lambda: {"profile": "standard"})
+    # papermill parameters of each nbval run of its notebook (tests/test_notebooks.py)
+    smoke: tuple[Mapping[str, object], ...] = ({"profile": "smoke"},)
+    paper_order: int = 100  # where the paper (and the findings' study table) lists it: lower first
+
+    @property
+    def post_id(self) -> str:
+        return self.post[:3]
+
+
+# -- paths -----------------------------------------------------------------------------------------------
+
+def output_path(name: str, profile: str, given: object = None) -> Path:
+    """Raw records: given, else results/<name>/<UTC time>; a smoke run goes to a fresh temporary
+    path (created when the run starts, not now)."""
+    if given:
+        return Path(given)
+    if profile == "smoke":
+        return Path(tempfile.gettempdir()) / f"logbench-smoke-{secrets.token_hex(4)}" / name
+    return paths.RESULTS / name / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def processed_path(profile: str, given: object = None) -> Path | None:
+    """Where the tidy summary goes: given, else data/processed — except a smoke run, which writes none.
+
+    The one place that decides whether a run may replace the committed processed files (issue 17).
+    """
+    if given:
+        return Path(given)
+    return None if profile == "smoke" else paths.PROCESSED
+
+
+def with_baseline(baseline: str, chosen: tuple[str, ...]) -> tuple[str, ...]:
+    """The chosen names with the baseline first: every ratio needs it."""
+    return (baseline,) + tuple(c for c in chosen if c != baseline)
+
+
+# -- parameters --------------------------------------------------------------------------------------------
+
+SHARED = ("clients", "repeats", "duration", "warmup", "warmup_blocks", "seed", "output_dir", "processed_dir",
+          "idle_state", "aa_control", "target_halfwidth", "time_budget_s", "max_repeats")
+
+
+def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Callable[[str, object], object]:
+    """Check ``profile``; returns ``d(name, value)``: the value, or the profile's default when it is None."""
+    params.choice("profile", profile, params.PROFILES)
+    return lambda name, value: params.from_profile(name, value, profile, profiles)
+
+
+def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, object]], *,
+                 whole_seconds: bool = False, clients: object = None, repeats: object = None,
+                 duration: object = None, warmup: object = None, warmup_blocks: object = 0, seed: object = None,
+                 output_dir: object = None, processed_dir: object = None, idle_state: str = "hold",
+                 aa_control: object = True, target_halfwidth: object = None, time_budget_s: object = None,
+                 max_repeats: object = None, **unknown: object) -> dict[str, object]:
+    """The :class:`~logbench.design.Study` fields every study shares, checked (ParameterError otherwise).
+
+    ``whole_seconds``: duration and warm-up are whole seconds (the load tool takes no fractions).
+    """
+    if unknown:
+        name = sorted(unknown)[0]
+        raise ParameterError(name, unknown[name], f"a parameter of study {spec.name!r}; the shared ones are "
+                             + ", ".join(SHARED))
+    d = profile_lookup(profile, profiles)
+    number, non_negative = ((params.positive_int, params.non_negative_int) if whole_seconds
+                            else (params.positive_number, params.non_negative_number))
+    params.choice("idle_state", idle_state, IDLE_STATES)
+    optional = lambda check, name, v: None if v is None else check(name, v)  # noqa: E731
+    return dict(
+        name=spec.name, engine=spec.engine, profile=profile,
+        clients=params.int_list("clients", d("clients", clients)),
+        repeats=params.positive_int("repeats", d("repeats", repeats)),
+        duration=number("duration", d("duration", duration)),
+        warmup=non_negative("warmup", d("warmup", warmup)),
+        warmup_blocks=params.non_negative_int("warmup_blocks", warmup_blocks),
+        seed=params.non_negative_int("seed", spec.seed if seed is None else seed),
+        output_dir=output_path(spec.name, profile, output_dir),
+        processed_dir=processed_path(profile, processed_dir),
+        idle_state=idle_state, aa_control=params.boolean("aa_control", aa_control),
+        target_halfwidth=optional(params.fraction, "target_halfwidth", target_halfwidth),
+        time_budget_s=optional(params.positive_number, "time_budget_s", time_budget_s),
+        max_repeats=optional(params.positive_int, "max_repeats", max_repeats),
+    )
+
+
+# -- running ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StudyResult:
+    study: Study
+    runs: pd.DataFrame
+    environment: dict
+    switches: tuple[tuple[str, float], ...] = ()  # (reload | restart, seconds) of every settings switch
+
+
+def switches_of(bench: object) -> list[tuple[str, float]]:
+    """The settings switches a bench (or each bench behind a SplitBench) made."""
+    benches = bench.benches.values() if isinstance(bench, runner.SplitBench) else [bench]
+    return [sw for b in benches for sw in getattr(b, "switches", ())]
+
+
+def execute_all(study: Study, bench: object, env: dict, progress: bool) -> tuple[pd.DataFrame, list]:
+    """The plain schedule: every planned run on one bench (a SplitBench's runs keep their own server's
+    environment id; its record is ``{"variants": {label: record}}``)."""
+    env_id = env["env_id"] if "env_id" in env else next(iter(env["variants"].values()))["env_id"]
+    return runner.execute(study, bench, env_id, progress=progress), switches_of(bench)
+
+
+def run_study(study: Study, start: Callable[[contextlib.ExitStack], tuple[object, dict]],
+              tables: Callable[[StudyResult], dict[str, pd.DataFrame]], *,
+              execute: Callable[..., tuple[pd.DataFrame, list]] = execute_all, progress: bool = True) -> StudyResult:
+    """Start everything the study needs, run its schedule, stop and remove everything, write its files.
+
+    ``start(stack)`` enters the servers into ``stack`` and returns (bench, environment record);
+    ``execute(study, bench, env, progress)`` returns (runs, switches) (default: the whole schedule on
+    the bench); ``tables(result)`` gives the processed tables (``summary`` -> ``<name>.csv``).
+    """
+    with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
+        bench, env = start(stack)
+        runner.write_study(study, env)
+        runs, switches = execute(study, bench, env, progress)
+    result = StudyResult(study, runs, env, tuple(switches))
+    if study.processed_dir is not None:
+        records.write_processed(study.name, Path(study.processed_dir), env, tables(result))
+    return result
+
+
+def load_processed(name: str, *tables: str, processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, ...]:
+    """A study's processed tables: "summary" is ``<name>.csv``, any other key ``<name>_<key>.csv``."""
+    return tuple(pd.read_csv(Path(processed_dir) / (f"{name}.csv" if t == "summary" else f"{name}_{t}.csv"))
+                 for t in tables)
+
+
+# -- tables and sentences -----------------------------------------------------------------------------------
+
+def environment_table(result: StudyResult, rows: Mapping[str, object] = (), *,
+                      reload_label: str = "reload") -> pd.DataFrame:
+    """The environment a study ran in: machine, server, the study's own ``rows``, and how long its
+    settings switches took (``reload_label`` names a reload, e.g. 'SET GLOBAL')."""
+    env = result.environment
+    out = {"env_id": env["env_id"], "CPU": f"{env['cpu_model']} × {env['cpu_count']}", "kernel": env["kernel"],
+           "clocksource": env["clocksource"], "server": env["server_version"], **dict(rows),
+           "git commit": env["git_commit"]}
+    kinds = pd.Series([k for k, _ in result.switches], dtype=object)
+    secs = pd.Series([s for _, s in result.switches], dtype=float)
+    for kind in ("reload", "restart"):
+        sel = secs[kinds == kind]
+        out[f"{reload_label if kind == 'reload' else kind}s (n, median s)"] = (
+            f"{len(sel)}, {sel.median():.3f}" if len(sel) else "0")
+    return pd.Series(out, name="value").to_frame()
+
+
+def ci(r: pd.Series, col: str, digits: int = 3) -> str:
+    """A summary row's 'mean [low, high] (n=…)' for ``col`` (its ``_mean`` column, or ``col`` itself)."""
+    from ..plots import fmt_ci
+
+    return fmt_ci(r[col if col in r.index else f"{col}_mean"], r[f"{col}_ci_low"], r[f"{col}_ci_high"],
+                  int(r["n"]), digits)
+
+
+def configuration_order(frame: pd.DataFrame, keys: list[str], orders: Mapping[str, list[str]]) -> pd.DataFrame:
+    """``frame`` sorted by ``keys``, each key in ``orders`` by its position there (others as they sort)."""
+    pos = {k: {v: i for i, v in enumerate(o)} for k, o in orders.items()}
+    return frame.sort_values(keys, key=lambda s: s.map(pos[s.name]) if s.name in pos else s, ignore_index=True)
+
+
+# -- summaries ---------------------------------------------------------------------------------------------
+
+def split_variant(runs: pd.DataFrame) -> pd.DataFrame:
+    """Measured runs with a ``variant`` column ('' for a single server) and plain configuration names
+    (a multi-server schedule names its configurations "variant/name", see runner.SplitBench)."""
+    measured = runs[~runs["warmup"].astype(bool)].copy()
+    parts = measured["configuration"].str.partition(runner.SplitBench.SEP)
+    has = parts[1] != ""
+    measured["variant"] = parts[0].where(has, "")
+    measured["configuration"] = parts[2].where(has, measured["configuration"])
+    return measured
+
+
+def summary_per_variant(runs: pd.DataFrame, baseline: str, also: tuple[str, ...], order: list[str],
+                        by: tuple[str, ...] = ("configuration", "clients")) -> pd.DataFrame:
+    """Mean ± CI and the ratio to the baseline ± Fieller CI per ``by`` cell — per variant, each against
+    its own baseline, when the schedule spanned several servers (never pooled across environments)."""
+    from .. import environment, stats
+
+    measured = split_variant(runs)
+    parts = []
+    for variant, g in measured.groupby("variant", sort=False):
+        environment.check_poolable(g)
+        s = stats.summarise(g, by=list(by), baseline=baseline, also=also)
+        parts.append(s.assign(variant=variant)[["variant", *s.columns]] if variant else s)
+    out = pd.concat(parts, ignore_index=True)
+    keys = list(by) + (["variant"] if "variant" in out else [])
+    return configuration_order(out, keys, {"configuration": order})
+
+
+_NUMERIC, _TEXT = {"float", "int", float, int}, {"str", "bool", str, bool}
+
+
+def measured_columns(runs: pd.DataFrame, numbers: type) -> pd.DataFrame:
+    """Runs with each scalar field of the dataclass ``numbers`` (a study's own measurements, recorded in
+    each run's ``extra``) as a column: numbers as floats (NaN where a run lacks it), text as is.
+    Fields holding lists or dicts (per-second series, step times) stay in ``extra``."""
+    import dataclasses
+
+    out = runs.copy()
+    for f in dataclasses.fields(numbers):
+        if f.type in _NUMERIC:
+            out[f.name] = pd.to_numeric(out["extra"].map(lambda e, n=f.name: e.get(n)), errors="coerce").astype(float)
+        elif f.type in _TEXT:
+            out[f.name] = out["extra"].map(lambda e, n=f.name: e.get(n))
+    return out
