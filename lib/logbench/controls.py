@@ -9,13 +9,15 @@ and tuned's ``latency-performance`` profile do. The request ends when the file
 descriptor is closed, so :class:`IdleState` closes it whatever happens.
 
 :func:`snapshot` / :func:`delta` read the machine counters around one run:
-cpuidle entries and residency per idle state (summed over CPUs), and steal time.
+cpuidle entries and residency per idle state (summed over CPUs), and steal time;
+:class:`ContextSwitches` counts the server's context switches during one run.
 """
 
 from __future__ import annotations
 
 import os
 import struct
+import threading
 import time
 from pathlib import Path
 
@@ -156,3 +158,92 @@ def high_steal(steal_s: float, wall_s: float, cpus: int | None = None) -> bool:
     if not wall_s > 0 or steal_s != steal_s:
         return False
     return steal_s / (wall_s * cpus) > HIGH_STEAL_FRACTION
+
+
+def _tree_pids(pid: int) -> list[int]:
+    """``pid`` and its descendants, from the kernel's per-thread children lists (no /proc scan)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                try:
+                    with open(f"/proc/{p}/task/{task}/children") as f:
+                        todo.extend(int(c) for c in f.read().split())
+                except OSError:
+                    pass
+        except OSError:
+            pass
+    return out
+
+
+def _ctx_switches(pid: int) -> dict[int, tuple[int, int]]:
+    """Per thread of the tree: (voluntary, involuntary) context switches so far."""
+    out = {}
+    for p in _tree_pids(pid):
+        try:
+            tasks = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for t in tasks:
+            vol = invol = None
+            try:
+                with open(f"/proc/{p}/task/{t}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            vol = int(line.split()[1])
+                        elif line.startswith("nonvoluntary_ctxt_switches:"):
+                            invol = int(line.split()[1])
+            except OSError:
+                continue
+            if vol is not None and invol is not None:
+                out[int(t)] = (vol, invol)
+    return out
+
+
+class ContextSwitches:
+    """Voluntary and involuntary context switches of a process tree while the block runs.
+
+    The kernel keeps no total of a reaped child's context switches that /proc shows, so the tree's
+    threads are read every ``interval`` seconds and each thread's last reading counts: a backend
+    that exits during the run loses at most its last ``interval``. Threads born during the run
+    count from zero. ``voluntary``/``involuntary`` are -1 when ``pid`` is None.
+    """
+
+    def __init__(self, pid: int | None, interval: float = 0.25):
+        self.pid, self.interval = pid, interval
+        self.first: dict[int, tuple[int, int]] = {}
+        self.last: dict[int, tuple[int, int]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="logbench-ctx-switches")
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.last.update(_ctx_switches(self.pid))
+
+    def __enter__(self) -> "ContextSwitches":
+        if self.pid is not None:
+            self.first = _ctx_switches(self.pid)
+            self.last = dict(self.first)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pid is not None:
+            self._stop.set()
+            self._thread.join()
+            self.last.update(_ctx_switches(self.pid))
+
+    def _total(self, i: int) -> int:
+        if self.pid is None:
+            return -1
+        return sum(v[i] - self.first.get(t, (0, 0))[i] for t, v in self.last.items())
+
+    @property
+    def voluntary(self) -> int:
+        return self._total(0)
+
+    @property
+    def involuntary(self) -> int:
+        return self._total(1)

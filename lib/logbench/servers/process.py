@@ -301,3 +301,4 @@ def tree_cpu_seconds(pid: int, attempts: int = 50) -> float:
     except psutil.NoSuchProcess:
         pass
     return float("nan")
+
