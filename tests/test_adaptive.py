@@ -214,3 +214,82 @@ def test_old_runs_jsonl_still_loads_with_defaults(tmp_path):
     assert row["server_ctx_involuntary"] == -1 and not row["high_steal"]
     assert list(df.columns) == list(records.RUN_FIELDS)
     records.flatten(df)
+
+
+def test_each_variant_gets_its_aa_control_and_ratios_against_its_own_baseline(tmp_path):
+    cfgs = tuple(Configuration(f"{v}/{n}", Settings.of("postgresql", s), d) for n, s, d in (
+        ("none", {}, ()), ("x", {"log_min_duration_statement": 0}, ("stderr",))) for v in ("local", "container"))
+    study = _study(tmp_path, configurations=cfgs, clients=(1,), target_halfwidth=0.03, max_repeats=4)
+    assert study.aa_configurations == {"local/none_again": "local/none", "container/none_again": "container/none"}
+    assert study.baseline_of("container/x") == "container/none"
+    values = {(c.name, 1): [100.0, 100.1, 99.9] for c in study.planned_configurations}
+    values[("container/x", 1)] = [100.0, 140.0, 70.0]
+    block = Adaptive(study, 100).next_block(values)
+    assert {p.configuration for p in block} == {"container/x", "container/none", "container/none_again"}
+
+
+def _dma_fds() -> int:
+    import os
+    from pathlib import Path
+
+    from logbench import controls
+
+    n = 0
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            n += os.readlink(fd) == str(controls.DMA_LATENCY)
+        except OSError:
+            pass
+    return n
+
+
+@pytest.mark.parametrize("exc", [RuntimeError, KeyboardInterrupt])
+def test_execute_releases_the_idle_state_after_a_failure_or_an_interrupt(tmp_path, exc):
+    """The control is held while runs execute and released however execution ends; runs so far stay."""
+    import os
+
+    from logbench import controls
+
+    held = []
+
+    class Failing(NoisyBench):
+        def measure(self, run, seconds):
+            held.append(_dma_fds())
+            if len(held) == 3:
+                raise exc("injected")
+            return super().measure(run, seconds)
+
+    before = _dma_fds()
+    with pytest.raises(exc):
+        runner.execute(_study(tmp_path, idle_state="hold"), Failing(MEANS, {}), "env", progress=False)
+    assert _dma_fds() == before
+    if os.access(controls.DMA_LATENCY, os.W_OK):
+        assert held == [before + 1] * 3
+    assert len(records.load(tmp_path / "runs.jsonl")) == 2
+    assert len(json.loads((tmp_path / "schedule.json").read_text())) == 2  # what ran, even now
+
+
+def test_loss_is_not_defined_where_the_bench_says_so(tmp_path):
+    from logbench.logsinks import FileSink
+
+    log = tmp_path / "log"
+
+    class Sampled(NoisyBench):
+        def sinks(self, configuration):
+            return [FileSink("stderr", log)] if configuration.destinations else []
+
+        def measure(self, run, seconds):
+            with open(log, "a") as f:
+                f.write("duration: 1 ms\n" * 90)
+            return super().measure(run, seconds)
+
+        def expected_records(self, configuration, run, m):
+            return 100
+
+        def loss_defined(self, configuration):
+            return configuration.name != "noisy"
+
+    runs = runner.execute(_study(tmp_path, clients=(1,), repeats=2), Sampled(MEANS, {}), "env", progress=False)
+    assert runs[runs.configuration == "noisy"]["log_loss"].isna().all()
+    assert runs[runs.configuration == "quiet"]["log_loss"].tolist() == pytest.approx([0.1, 0.1])
+    assert (runs[runs.configuration == "noisy"]["log_records_received"] == 90).all()

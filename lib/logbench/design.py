@@ -30,6 +30,10 @@ from .errors import ParameterError
 from .settings import AA_SUFFIX, aa_name  # noqa: F401  (aa_name is part of this module's interface)
 
 
+# Several servers in one schedule name their configurations "label/name" (see runner.SplitBench).
+VARIANT_SEP = "/"
+
+
 @dataclass(frozen=True)
 class PlannedRun:
     position: int
@@ -91,28 +95,46 @@ class Study:
         return self.configurations[0].name
 
     @property
+    def baselines(self) -> tuple[str, ...]:
+        """The baseline of each variant (``label/none`` per server when a schedule spans several);
+        for a study on one server, just :attr:`baseline`."""
+        tail = self.baseline.rpartition(VARIANT_SEP)[2]
+        return tuple(c.name for c in self.configurations if c.name.rpartition(VARIANT_SEP)[2] == tail)
+
+    def baseline_of(self, name: str) -> str:
+        """The baseline that ``name``'s ratio is taken against: the one of its own variant."""
+        label = name.rpartition(VARIANT_SEP)[0]
+        tail = self.baseline.rpartition(VARIANT_SEP)[2]
+        return f"{label}{VARIANT_SEP}{tail}" if label else tail
+
+    @property
     def aa_configuration(self) -> str | None:
-        """The A/A control's name, or None when the study runs without one."""
+        """The A/A control's name (of the first variant's baseline), or None without one."""
         return aa_name(self.baseline) if self.aa_control else None
 
     @property
+    def aa_configurations(self) -> dict[str, str]:
+        """A/A control name -> the baseline it repeats (one per variant)."""
+        return {aa_name(b): b for b in self.baselines} if self.aa_control else {}
+
+    @property
     def planned_configurations(self) -> tuple:
-        """The study's configurations and, last, the A/A control: a copy of the baseline, renamed."""
-        if not self.aa_control:
-            return tuple(self.configurations)
-        base = self.configurations[0]
-        return (*self.configurations, dataclasses.replace(base, name=aa_name(base.name)))
+        """The study's configurations and, last, the A/A controls: copies of the baselines, renamed."""
+        return (*self.configurations, *(dataclasses.replace(self.configuration(b), name=aa)
+                                        for aa, b in self.aa_configurations.items()))
 
     def configuration(self, name: str):
-        for c in self.planned_configurations:
+        for c in self.configurations:
             if c.name == name:
                 return c
+        if name in self.aa_configurations:
+            return dataclasses.replace(self.configuration(self.aa_configurations[name]), name=name)
         raise KeyError(name)
 
     def bench_configuration(self, name: str):
-        """What the server runs for ``name``: for the A/A control, the baseline itself (name and all),
+        """What the server runs for ``name``: for an A/A control, its baseline itself (name and all),
         so no bench can tell the two apart."""
-        return self.configuration(self.baseline if name == self.aa_configuration else name)
+        return self.configuration(self.aa_configurations.get(name, name))
 
     @property
     def adaptive(self) -> bool:
@@ -163,6 +185,37 @@ def check_controls(*, idle_state: object = "hold", aa_control: object = True, re
                              "a cell that never gets precise enough would run forever")
 
 
+CONTROL_FIELDS = ("idle_state", "aa_control", "target_halfwidth", "time_budget_s", "max_repeats")
+
+
+def control_fields(profile_defaults: Mapping[str, object], **given: object) -> dict[str, object]:
+    """Study keyword arguments for the noise controls and adaptive repeats from notebook parameters.
+
+    Each parameter left as None takes the profile's value (or the Study default when the profile
+    has none); ``target_halfwidth="off"`` switches adaptive repeats off whatever the profile says.
+    papermill's literal text ("0.03", "None") is read as its value. Values are checked by Study.
+    """
+    import ast
+
+    unknown = set(given) - set(CONTROL_FIELDS)
+    if unknown:
+        raise TypeError(f"not a control parameter: {sorted(unknown)}")
+    out: dict[str, object] = {}
+    for name in CONTROL_FIELDS:
+        v = given.get(name)
+        if isinstance(v, str) and name != "idle_state" and v != "off":
+            try:
+                v = ast.literal_eval(v)
+            except (ValueError, SyntaxError):
+                raise ParameterError(name, v, "a number, True/False or None") from None
+        if v is None:
+            if name in profile_defaults:
+                out[name] = profile_defaults[name]
+            continue
+        out[name] = None if v == "off" and name == "target_halfwidth" else v
+    return out
+
+
 def relative_halfwidth(x: Sequence[float], y: Sequence[float]) -> float:
     """Half-width of the Fieller CI of mean(x)/mean(y), relative to the ratio; inf when unbounded
     or undefined (fewer than two runs), so such a cell counts as too wide."""
@@ -178,8 +231,8 @@ class Adaptive:
     """Decides the extra blocks of one execution; pure (the runner feeds it the measured values).
 
     Extra blocks are numbered on from ``repeats`` and their positions continue the plan's. Each
-    block holds the cells that are still too wide and, at their clients levels, the baseline and
-    the A/A control (every ratio needs its baseline in the same blocks), shuffled by a generator
+    block holds the cells that are still too wide and, at their clients levels, their baseline and
+    its A/A control (every ratio needs its baseline in the same blocks), shuffled by a generator
     of its own, seeded from the study's seed: the first ``repeats`` blocks are the same as without
     adaptive repeats.
     """
@@ -193,10 +246,10 @@ class Adaptive:
         self.stopped: str = ""  # why no further block runs: "precise", "max_repeats", "time_budget"
 
     def halfwidths(self, values: Mapping[Cell, Sequence[float]]) -> dict[Cell, float]:
-        """Each non-baseline cell's relative ratio-CI half-width (the A/A control included)."""
-        base = self.study.baseline
-        return {(c, n): relative_halfwidth(values.get((c, n), ()), values.get((base, n), ()))
-                for c, n in self.pairs if c != base}
+        """Each non-baseline cell's relative ratio-CI half-width (the A/A controls included)."""
+        s = self.study
+        return {(c, n): relative_halfwidth(values.get((c, n), ()), values.get((s.baseline_of(c), n), ()))
+                for c, n in self.pairs if c not in s.baselines}
 
     def wide(self, values: Mapping[Cell, Sequence[float]]) -> list[Cell]:
         target = self.study.target_halfwidth
@@ -217,10 +270,11 @@ class Adaptive:
         if s.max_repeats is not None and self.block >= s.max_repeats:
             self.stopped = "max_repeats"
             return ()
-        levels = {n for _, n in wide}
-        keep = wide | {(s.baseline, n) for n in levels}
-        if s.aa_configuration:
-            keep |= {(s.aa_configuration, n) for n in levels}
+        keep = set(wide)
+        for c, n in wide:
+            base = s.baseline_of(c)
+            keep.add((base, n))
+            keep |= {(aa, n) for aa, b in s.aa_configurations.items() if b == base}
         pairs = [p for p in self.pairs if p in keep]
         if s.time_budget_s is not None and elapsed_s + len(pairs) * seconds_per_run > s.time_budget_s:
             self.stopped = "time_budget"

@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import controls, records
 from .controls import ContextSwitches, IdleState
-from .design import Adaptive, PlannedRun, Study
+from .design import VARIANT_SEP, Adaptive, PlannedRun, Study
 from .logsinks import Count, FileSink, wait_quiet
 from .settings import Configuration
 
@@ -66,7 +66,8 @@ class Bench(Protocol):
     def effective_settings(self, configuration: Configuration) -> dict: ...
     def log_dir_fs(self) -> str: ...
     # Optional: env_id_of(configuration) -> str, for a bench that spans several environments;
-    # server_pid() -> int, whose process tree's context switches each run records.
+    # server_pid() -> int, whose process tree's context switches each run records;
+    # loss_defined(configuration) -> bool, False where the expected count is only approximate.
 
 
 class SplitBench:
@@ -76,7 +77,7 @@ class SplitBench:
     drift fall on both alike; each run keeps the environment id of the bench that ran it.
     """
 
-    SEP = "/"
+    SEP = VARIANT_SEP
 
     def __init__(self, benches: dict, envs: dict[str, dict]):
         self.benches, self.envs = benches, envs
@@ -252,7 +253,7 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         latency_stddev_ms=m.latency_stddev_ms, latency_p50_ms=m.latency_p50_ms, latency_p95_ms=m.latency_p95_ms,
         latency_p99_ms=m.latency_p99_ms, latency_samples=m.latency_samples,
         log_records_expected=expected, log_records_received=total.records,
-        log_loss=records.loss(expected, total.records),
+        log_loss=records.loss(expected, total.records) if loss_defined(bench, cfg) else math.nan,
         log_records_by_destination={k: c.records for k, c in counts.items()},
         log_lines=total.lines, log_bytes=total.bytes, log_lines_per_s=total.lines / secs,
         log_bytes_per_s=total.bytes / secs, server_cpu_s=cpu1 - cpu0, logger_cpu_s=log_cpu1 - log_cpu0,
@@ -261,6 +262,12 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         steal_s=steal, server_ctx_involuntary=ctx.involuntary, server_ctx_voluntary=ctx.voluntary,
         high_steal=controls.high_steal(steal, float(machine.get("monotonic_s", secs))), extra=m.extra,
     )
+
+
+def loss_defined(bench: Bench, configuration: Configuration) -> bool:
+    """Whether expected-vs-received is a loss for this configuration (a bench's optional
+    ``loss_defined(configuration)``; e.g. a sampled log's expected count is only approximate)."""
+    return bool(getattr(bench, "loss_defined", lambda c: True)(configuration))
 
 
 def write_study(study: Study, environment: dict) -> None:

@@ -121,6 +121,11 @@ def summarise(runs: pd.DataFrame, *, by: list[str], baseline: str, value: str = 
     return pd.DataFrame(rows)
 
 
+def logging_rows(summary: pd.DataFrame, baseline: str, *, config_col: str = "configuration") -> pd.DataFrame:
+    """The rows of configurations under test: neither the baseline nor its A/A control (which logs nothing)."""
+    return summary[~summary[config_col].isin((baseline, aa_name(baseline)))]
+
+
 def resolution(summary: pd.DataFrame, baseline: str, *, config_col: str = "configuration") -> pd.DataFrame:
     """The study's resolution: per clients level (and any other key of ``summary``), the A/A
     control's ratio to the baseline with its CI, the CI's half-width, and whether the CI contains 1.

@@ -27,8 +27,10 @@ BACKENDS = ("local", "container")
 
 PROFILES = {
     "smoke": {"destinations": ["none", "csvlog", "syslog"], "clients": [1], "repeats": 2},
+    # 5 destinations + the A/A control, x 2 levels x 2 backends x 5 blocks of ~5.8 s runs = ~12 min,
+    # then up to 3 min of adaptive blocks
     "standard": {"destinations": ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp"], "clients": [1, 4],
-                 "repeats": 5},
+                 "repeats": 5, "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 10},
     "full": {"destinations": list(pgd.DESTINATIONS), "clients": [1, 4, 8], "repeats": 5},
 }
 
@@ -40,6 +42,9 @@ def define(profile: str = "standard", destinations=None, clients=None, repeats=N
 
     params.choice("profile", profile, params.PROFILES)
     p = PROFILES[profile]
+    for k in ("target_halfwidth", "time_budget_s", "max_repeats"):
+        if kw.get(k) is None and k in p:
+            kw[k] = p[k]
     study = pgd.define(profile=profile, destinations=p["destinations"] if destinations is None else destinations,
                        clients=p["clients"] if clients is None else clients,
                        repeats=p["repeats"] if repeats is None else repeats, backend="container", image=image, **kw)

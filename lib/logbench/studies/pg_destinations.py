@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import psutil
 
-from .. import environment, params, paths, records, runner, stats
+from .. import design, environment, params, paths, records, runner, stats
 from ..design import PlannedRun, Study
 from ..logsinks import FileSink
 from ..runner import Measurement
@@ -79,11 +79,15 @@ POST = "000_d12f15a856ad9e5d.txt"  # the post this study redoes (shared/seeds)
 
 PROFILES: dict[str, dict[str, object]] = {
     # seconds: what tests and nbval run
-    "smoke": {"clients": [1], "repeats": 2, "duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1},
-    # the committed run: ~15 minutes on two cores
-    "standard": {"clients": [1, 4, 8], "repeats": 5, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.05},
+    "smoke": {"clients": [1], "repeats": 2, "duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1,
+              "target_halfwidth": None},
+    # the committed run: ~15 minutes on two cores (9 configurations with the A/A control x 3 levels x 4
+    # blocks of ~5.9 s runs = ~11 min, then up to 4 min of adaptive blocks where a ratio is still wide)
+    "standard": {"clients": [1, 4, 8], "repeats": 4, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.05,
+                 "target_halfwidth": 0.03, "time_budget_s": 240, "max_repeats": 12},
     # paper-grade: longer runs, the post's cached scale
-    "full": {"clients": [1, 4, 8], "repeats": 5, "duration": 30, "warmup": 5, "scale": 200, "sampling_rate": 0.01},
+    "full": {"clients": [1, 4, 8], "repeats": 5, "duration": 30, "warmup": 5, "scale": 200, "sampling_rate": 0.01,
+             "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 20},
 }
 
 
@@ -131,6 +135,10 @@ def define(
     output_dir: object = None,
     processed_dir: object = None,
     pg_bindir: object = None,
+    idle_state: object = None,  # "hold" | "free" (logbench.controls); None: the profile's
+    target_halfwidth: object = None,  # relative ratio-CI half-width for adaptive repeats; "off"; None: the profile's
+    time_budget_s: object = None,  # seconds for the adaptive extra blocks; None: the profile's
+    max_repeats: object = None,  # cap on repeat blocks (>= repeats); None: the profile's
 ) -> PgDestinationsStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts."""
     params.choice("profile", profile, params.PROFILES)
@@ -153,6 +161,8 @@ def define(
         validate_postgres(s, bindir / "postgres")
     study = PgDestinationsStudy(
         name=NAME, engine="postgresql", backend=backend, profile=profile,
+        **design.control_fields(PROFILES[profile], idle_state=idle_state, target_halfwidth=target_halfwidth,
+                                time_budget_s=time_budget_s, max_repeats=max_repeats),
         configurations=configurations,
         clients=params.int_list("clients", d("clients", clients)),
         repeats=params.positive_int("repeats", d("repeats", repeats)),
@@ -284,6 +294,9 @@ class PgBench:
         process.children_settled(pid, lambda p: "[local]" in " ".join(p.cmdline()))
         return process.tree_cpu_seconds(pid)
 
+    def server_pid(self) -> int:
+        return self.pg.pid
+
     def logger_cpu(self) -> float:
         return self.syslog.cpu_seconds() if self.syslog is not None else 0.0
 
@@ -413,7 +426,7 @@ def _ci(r: pd.Series, col: str, digits: int = 3) -> str:
 def finding_overhead(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
     """Per concurrency: the cheapest and dearest destination, and which ones are distinguishable from the baseline."""
     lines = []
-    for clients, g in summary[summary["configuration"] != baseline].groupby("clients", sort=True):
+    for clients, g in stats.logging_rows(summary, baseline).groupby("clients", sort=True):
         g = g.sort_values("ratio", ascending=False)
         best, worst = g.iloc[0], g.iloc[-1]
         slower = g[g["ratio_ci_high"] < 1]["configuration"].tolist()
@@ -429,7 +442,7 @@ def finding_overhead(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
 
 def finding_loss(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
     """Which destinations lost statement records, and how many."""
-    g = summary[summary["configuration"] != baseline]
+    g = stats.logging_rows(summary, baseline)
     lost = g[g["log_loss_ci_low"] > 0]
     worst = g.loc[g["log_loss_mean"].idxmax()] if g["log_loss_mean"].notna().any() else None
     head = (
@@ -446,7 +459,7 @@ def finding_loss(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
 
 
 def finding_rates(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
-    g = summary[summary["configuration"] != baseline]
+    g = stats.logging_rows(summary, baseline)
     top = g.loc[g["log_bytes_per_s_mean"].idxmax()]
     return (
         f"The logging rate ranged from {g['log_lines_per_s_mean'].min():,.0f} to {g['log_lines_per_s_mean'].max():,.0f} "
@@ -513,7 +526,7 @@ def beside_post(summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
 
     pub = published.set_index(["configuration_key", "clients"])["ratio"]
     rows = []
-    for r in summary[summary["configuration"] != BASELINE].itertuples():
+    for r in stats.logging_rows(summary, BASELINE).itertuples():
         post = pub.get((r.configuration, r.clients))
         inside = None if post is None or pd.isna(r.ratio_ci_low) else bool(r.ratio_ci_low <= post <= r.ratio_ci_high)
         rows.append({"configuration": r.configuration, "clients": r.clients,
