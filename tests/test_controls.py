@@ -89,3 +89,34 @@ def test_high_steal_threshold():
     assert not controls.high_steal(0.0, 4.0, cpus=2)
     assert controls.high_steal(0.2, 4.0, cpus=2)  # 2.5 % of 8 CPU-seconds
     assert not controls.high_steal(float("nan"), 4.0, cpus=2)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_split_placement_pins_load_tools_and_server_apart_and_restores():
+    import subprocess
+
+    mine = os.sched_getaffinity(0)
+    server = subprocess.Popen(["sleep", "30"])
+    try:
+        with controls.Placement("split") as place:
+            assert place.in_force.startswith("split:") and not place.server_cpus & place.load_cpus
+            load = subprocess.Popen(["sleep", "30"])  # a load tool started now inherits the load CPUs
+            try:
+                assert os.sched_getaffinity(load.pid) == place.load_cpus
+            finally:
+                load.kill()
+                load.wait()
+            place.pin_server(server.pid)
+            assert os.sched_getaffinity(server.pid) == place.server_cpus
+        assert os.sched_getaffinity(0) == mine
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_no_placement_changes_nothing():
+    mine = os.sched_getaffinity(0)
+    with controls.Placement("none") as place:
+        assert place.in_force == "none" and os.sched_getaffinity(0) == mine
+    with pytest.raises(ParameterError, match="placement"):
+        controls.Placement("pinned")

@@ -53,3 +53,23 @@ def test_server_cpu_is_a_cumulative_counter_while_backends_exit(log_dir):  # noq
             # Thousands of transactions a second cannot cost the server less than a tenth of a CPU.
             assert r.tps > 500
             assert after - before > 0.1 * r.wall_seconds, (before, after, r.tps)
+
+
+def test_a_smoke_study_records_the_controls_and_the_server_cpu(tmp_path):
+    """Every run of a real (smoke) study: the controls in force, the machine's counters, the server's
+    context switches, and server CPU that a server answering thousands of transactions must spend."""
+    import os
+
+    from logbench.studies import pg_destinations as study_mod
+
+    study = study_mod.define(profile="smoke", destinations=["stderr"], clients=[1, 2], repeats=2, backend="local",
+                             output_dir=tmp_path / "out", placement="split")
+    runs = study_mod.run(study, progress=False).runs
+    assert set(runs.configuration) == {"none", "stderr", "none_again"}
+    can_hold = os.access("/dev/cpu_dma_latency", os.W_OK)
+    assert (runs.idle_state == "hold").all() if can_hold else runs.idle_state.str.startswith("unavailable:").all()
+    assert runs.cpuidle_driver.astype(bool).all()
+    assert (runs.steal_s >= 0).all()
+    assert (runs.server_ctx_voluntary > 0).all() and (runs.server_ctx_involuntary >= 0).all()
+    assert (runs.server_cpu_s > 0.1 * runs.wall_s).all(), runs[["configuration", "clients", "tps", "server_cpu_s"]]
+    assert runs.extra.map(lambda e: e["placement"]).str.startswith("split").all()

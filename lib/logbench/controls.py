@@ -98,6 +98,64 @@ class IdleState:
         return f"IdleState(mode={self.mode!r}, in_force={self.in_force!r})"
 
 
+PLACEMENTS = ("none", "split")
+
+
+class Placement:
+    """Where the server and the load generator run: ``none`` (the scheduler decides) or ``split``
+    (the server's process tree on the first half of our CPUs, the load tool on the other half).
+
+    For ``split``, the calling thread is pinned to the load CPUs while the context is open, so the
+    load tools it starts inherit them; :meth:`pin_server` moves every thread of the server's tree
+    to the server CPUs (call it after each settings switch: a restarted server is our child too,
+    and new backends inherit the postmaster's CPUs). ``in_force`` says what held, e.g.
+    ``"split: server 0, load 1"`` or ``"unavailable: one CPU"``.
+    """
+
+    def __init__(self, mode: str = "none"):
+        if mode not in PLACEMENTS:
+            raise ParameterError("placement", mode, PLACEMENTS)
+        self.mode = mode
+        self.in_force = "none"
+        self.server_cpus: set[int] = set()
+        self.load_cpus: set[int] = set()
+        self._saved: set[int] | None = None
+
+    def __enter__(self) -> Placement:
+        if self.mode == "none":
+            return self
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            self.in_force = "unavailable: one CPU"
+            return self
+        half = len(cpus) // 2
+        self.server_cpus, self.load_cpus = set(cpus[:half]), set(cpus[half:])
+        self._saved = set(cpus)
+        os.sched_setaffinity(0, self.load_cpus)
+        self.in_force = (f"split: server {','.join(map(str, sorted(self.server_cpus)))}, "
+                         f"load {','.join(map(str, sorted(self.load_cpus)))}")
+        return self
+
+    def pin_server(self, pid: int | None) -> None:
+        if pid is None or not self.server_cpus:
+            return
+        for p in _tree_pids(pid):
+            try:
+                tasks = os.listdir(f"/proc/{p}/task")
+            except OSError:
+                continue
+            for t in tasks:
+                try:
+                    os.sched_setaffinity(int(t), self.server_cpus)
+                except OSError:
+                    pass  # a thread that just exited
+
+    def __exit__(self, *exc) -> None:
+        saved, self._saved = self._saved, None
+        if saved is not None:
+            os.sched_setaffinity(0, saved)
+
+
 def cpuidle_driver() -> str:
     """The kernel's cpuidle driver (``haltpoll``, ``intel_idle``, ``acpi_idle``...), or ``"none"``."""
     try:

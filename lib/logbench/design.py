@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import stats
-from .controls import IDLE_STATES
+from .controls import IDLE_STATES, PLACEMENTS
 from .errors import ParameterError
 from .settings import AA_SUFFIX, aa_name  # noqa: F401  (aa_name is part of this module's interface)
 
@@ -84,8 +84,11 @@ class Study:
     target_halfwidth: float | None = None   # relative ratio-CI half-width target for adaptive repeats
     time_budget_s: float | None = None      # wall-clock budget for the adaptive extra blocks
     max_repeats: int | None = None          # hard cap on blocks (repeats is the minimum)
+    placement: str = "none"           # "none" | "split": server and load tool on separate CPUs (controls.Placement)
 
     def __post_init__(self):
+        if self.placement not in PLACEMENTS:
+            raise ParameterError("placement", self.placement, PLACEMENTS)
         check_controls(idle_state=self.idle_state, aa_control=self.aa_control, repeats=self.repeats,
                        target_halfwidth=self.target_halfwidth, time_budget_s=self.time_budget_s,
                        max_repeats=self.max_repeats)
@@ -185,7 +188,7 @@ def check_controls(*, idle_state: object = "hold", aa_control: object = True, re
                              "a cell that never gets precise enough would run forever")
 
 
-CONTROL_FIELDS = ("idle_state", "aa_control", "target_halfwidth", "time_budget_s", "max_repeats")
+CONTROL_FIELDS = ("idle_state", "aa_control", "target_halfwidth", "time_budget_s", "max_repeats", "placement")
 
 
 def control_fields(profile_defaults: Mapping[str, object], **given: object) -> dict[str, object]:
@@ -203,7 +206,7 @@ def control_fields(profile_defaults: Mapping[str, object], **given: object) -> d
     out: dict[str, object] = {}
     for name in CONTROL_FIELDS:
         v = given.get(name)
-        if isinstance(v, str) and name != "idle_state" and v != "off":
+        if isinstance(v, str) and name not in ("idle_state", "placement") and v != "off":
             try:
                 v = ast.literal_eval(v)
             except (ValueError, SyntaxError):

@@ -22,7 +22,7 @@ from typing import Protocol
 import pandas as pd
 
 from . import controls, records
-from .controls import ContextSwitches, IdleState
+from .controls import ContextSwitches, IdleState, Placement
 from .design import VARIANT_SEP, Adaptive, PlannedRun, Study
 from .logsinks import Count, FileSink, wait_quiet
 from .settings import Configuration
@@ -159,7 +159,7 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
         bar = tqdm(total=len(plan), desc=study.name, unit="run", mininterval=10)
 
     def one(planned: PlannedRun) -> None:
-        run = _one(study, bench, planned, env_id, idle.in_force)
+        run = _one(study, bench, planned, env_id, idle.in_force, place)
         records.append(path, run)
         ran.append(planned)
         if not planned.warmup:
@@ -168,7 +168,7 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
             bar.update(1)
 
     try:
-        with IdleState(study.idle_state) as idle:
+        with IdleState(study.idle_state) as idle, Placement(study.placement) as place:
             t0 = time.monotonic()
             for planned in plan:
                 one(planned)
@@ -216,11 +216,15 @@ def _write_json(path: Path, value: object, key: str | None) -> None:
     path.write_text(json.dumps(value, indent=1))
 
 
-def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_state: str = "") -> records.Run:
+def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_state: str = "",
+         place: Placement | None = None) -> records.Run:
     # The A/A control reaches the bench as the baseline itself; only the record keeps its name.
     cfg = study.bench_configuration(planned.configuration)
     as_run = dataclasses.replace(planned, configuration=cfg.name)
     switch = bench.apply(cfg)
+    server_pid = getattr(bench, "server_pid", lambda: None)()
+    if place is not None:
+        place.pin_server(server_pid)
     sinks = bench.sinks(cfg)
     if study.warmup > 0:
         bench.warm(as_run, study.warmup)
@@ -228,7 +232,6 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         wait_quiet(sinks)
     marks = [s.mark() for s in sinks]
     cpu0, log_cpu0 = bench.server_cpu(), bench.logger_cpu()
-    server_pid = getattr(bench, "server_pid", lambda: None)()
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
     machine0 = controls.snapshot()
     with ContextSwitches(server_pid) as ctx:
@@ -260,7 +263,8 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         env_id=getattr(bench, "env_id_of", lambda c: env_id)(cfg), log_dir_fs=bench.log_dir_fs(),
         idle_state=idle_state, cpuidle_driver=controls.cpuidle_driver(), cpuidle_usage=controls.cpuidle_usage(machine),
         steal_s=steal, server_ctx_involuntary=ctx.involuntary, server_ctx_voluntary=ctx.voluntary,
-        high_steal=controls.high_steal(steal, float(machine.get("monotonic_s", secs))), extra=m.extra,
+        high_steal=controls.high_steal(steal, float(machine.get("monotonic_s", secs))),
+        extra={**m.extra, "placement": place.in_force if place is not None else "none"},
     )
 
 

@@ -117,6 +117,7 @@ def define(
     target_halfwidth: object = None,  # relative ratio-CI half-width for adaptive repeats; "off"; None: the profile's
     time_budget_s: object = None,  # seconds for the adaptive extra blocks; None: the profile's
     max_repeats: object = None,  # cap on repeat blocks (>= repeats); None: the profile's
+    placement: object = None,  # "none" | "split" (server and load tool on separate CPUs); None: the profile's
 ) -> LogRotationStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts."""
     params.choice("profile", profile, params.PROFILES)
@@ -134,7 +135,7 @@ def define(
     study = LogRotationStudy(
         name=NAME, engine="mariadb", backend=backend, profile=profile,
         **design.control_fields(PROFILES[profile], idle_state=idle_state, target_halfwidth=target_halfwidth,
-                                time_budget_s=time_budget_s, max_repeats=max_repeats),
+                                time_budget_s=time_budget_s, max_repeats=max_repeats, placement=placement),
         configurations=tuple(Configuration(m, Settings.of("mariadb"), ("slow_file",)) for m in chosen),
         clients=params.int_list("clients", d("clients", clients)),
         repeats=params.positive_int("repeats", d("repeats", repeats)),

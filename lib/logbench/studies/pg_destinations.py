@@ -139,6 +139,7 @@ def define(
     target_halfwidth: object = None,  # relative ratio-CI half-width for adaptive repeats; "off"; None: the profile's
     time_budget_s: object = None,  # seconds for the adaptive extra blocks; None: the profile's
     max_repeats: object = None,  # cap on repeat blocks (>= repeats); None: the profile's
+    placement: object = None,  # "none" | "split" (server and load tool on separate CPUs); None: the profile's
 ) -> PgDestinationsStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts."""
     params.choice("profile", profile, params.PROFILES)
@@ -162,7 +163,7 @@ def define(
     study = PgDestinationsStudy(
         name=NAME, engine="postgresql", backend=backend, profile=profile,
         **design.control_fields(PROFILES[profile], idle_state=idle_state, target_halfwidth=target_halfwidth,
-                                time_budget_s=time_budget_s, max_repeats=max_repeats),
+                                time_budget_s=time_budget_s, max_repeats=max_repeats, placement=placement),
         configurations=configurations,
         clients=params.int_list("clients", d("clients", clients)),
         repeats=params.positive_int("repeats", d("repeats", repeats)),
