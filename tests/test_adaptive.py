@@ -89,7 +89,8 @@ def test_aa_configuration_is_the_baseline_in_settings_and_sinks(tmp_path):
     study = _study(tmp_path)
     aa = study.configuration(aa_name("none"))
     assert aa.name == "none_again" == study.aa_configuration
-    assert aa.settings == study.configuration("none").settings and aa.destinations == study.configuration("none").destinations
+    base = study.configuration("none")
+    assert aa.settings == base.settings and aa.destinations == base.destinations
     assert study.bench_configuration("none_again") is study.configuration("none")
     assert "none_again" not in [c.name for c in study.configurations]  # the study's own list stays as declared
     assert {p.configuration for p in study.plan()} == {"none", "quiet", "noisy", "none_again"}
@@ -176,7 +177,8 @@ def test_scheduler_alone_is_seeded_and_continues_positions(tmp_path):
     one, two = Adaptive(study, 24), Adaptive(study, 24)
     b1, b2 = one.next_block(values), two.next_block(values)
     assert b1 == b2 and [p.position for p in b1] == list(range(24, 30)) and {p.block for p in b1} == {3}
-    assert {(p.configuration, p.clients) for p in b1} == {(c, n) for c in ("quiet", "none", "none_again") for n in (1, 4)}
+    assert {(p.configuration, p.clients) for p in b1} == {
+        (c, n) for c in ("quiet", "none", "none_again") for n in (1, 4)}
 
 
 @pytest.mark.parametrize("kw, parameter", [

@@ -172,12 +172,13 @@ def check_controls(*, idle_state: object = "hold", aa_control: object = True, re
         raise ParameterError("idle_state", idle_state, IDLE_STATES)
     if not isinstance(aa_control, bool):
         raise ParameterError("aa_control", aa_control, "True or False")
-    if target_halfwidth is not None and (isinstance(target_halfwidth, bool) or not isinstance(target_halfwidth, (int, float))
-                                         or not 0 < target_halfwidth < 1):
+    def number(v: object) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    if target_halfwidth is not None and not (number(target_halfwidth) and 0 < target_halfwidth < 1):
         raise ParameterError("target_halfwidth", target_halfwidth,
                              "None (no adaptive repeats) or a relative half-width in (0, 1), e.g. 0.03")
-    if time_budget_s is not None and (isinstance(time_budget_s, bool) or not isinstance(time_budget_s, (int, float))
-                                      or not time_budget_s >= 0):
+    if time_budget_s is not None and not (number(time_budget_s) and time_budget_s >= 0):
         raise ParameterError("time_budget_s", time_budget_s, "None (no budget) or seconds >= 0")
     if max_repeats is not None and (isinstance(max_repeats, bool) or not isinstance(max_repeats, int)
                                     or max_repeats < repeats):
