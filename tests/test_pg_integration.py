@@ -150,6 +150,10 @@ def test_server_that_cannot_start_shows_its_log(log_dir):
         ({"log_dir_on": "ramdisk"}, "log_dir_on", "'disk', 'tmpfs'"),
         ({"backend": "kubernetes"}, "backend", "'local'"),
         ({"sampling_rate": 2}, "sampling_rate", "(0, 1]"),
+        ({"idle_state": "on"}, "idle_state", "'hold', 'free'"),
+        ({"placement": "pinned"}, "placement", "'none', 'split'"),
+        ({"target_halfwidth": 2, "max_repeats": 5}, "target_halfwidth", "(0, 1)"),
+        ({"repeats": 3, "max_repeats": 2}, "max_repeats", ">= repeats (3)"),
     ],
 )
 def test_bad_input_names_parameter_and_allowed_values(kwargs, parameter, allowed):
