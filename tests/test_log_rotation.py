@@ -68,7 +68,7 @@ def test_every_method_once_under_load(tmp_path, scratch):
     study = rot.define(profile="smoke", backend="local", output_dir=tmp_path / "out")
     result = rot.run(study, progress=False)
     runs = rot.expand(result.runs).set_index("configuration")
-    assert set(runs.index) == set(rot.METHODS)
+    assert set(runs.index) == set(rot.METHODS) | {"none_again"}  # with the A/A control
     # rename + FLUSH SLOW LOGS loses nothing and duplicates nothing: every statement is in the old or the new file
     r = runs.loc["rename_flush"]
     assert r["log_records_received"] == r["log_records_expected"] > 0
@@ -91,7 +91,7 @@ def test_every_method_once_under_load(tmp_path, scratch):
     assert np.isfinite(runs["dip"]).all() and np.isfinite(runs["tracer_stall_ms"]).all()
     assert leftovers(scratch) == []
     s = rot.summary(result.runs)
-    assert list(s["configuration"]) == list(rot.METHODS) and (s.loc[s.configuration == "none", "ratio"] == 1).all()
+    assert list(s["configuration"]) == [*rot.METHODS, "none_again"] and (s.loc[s.configuration == "none", "ratio"] == 1).all()
     assert "`rename_flush`" in rot.finding(s)
     tl = rot.timeline(result.runs)
-    assert set(tl["configuration"]) == set(rot.METHODS) and (tl["n"] == 1).all()
+    assert set(tl["configuration"]) == set(rot.METHODS) | {"none_again"} and (tl["n"] == 1).all()

@@ -66,7 +66,7 @@ def test_every_destination_delivers_every_record(tmp_path):
     study = study_mod.define(profile="smoke", clients=[2], repeats=1, backend="local", output_dir=tmp_path / "out")
     result = study_mod.run(study, progress=False)
     runs = result.runs.set_index("configuration")
-    assert set(runs.index) == set(study_mod.DESTINATIONS)
+    assert set(runs.index) == set(study_mod.DESTINATIONS) | {"none_again"}  # with the A/A control
     assert runs.loc["none", "log_records_expected"] == 0
     assert runs.loc["none", "log_records_received"] == 0
     for name, (settings, sinks) in study_mod.DESTINATIONS.items():
@@ -93,7 +93,7 @@ def test_simple_mode_counts_one_record_per_transaction(tmp_path):
     study = study_mod.define(profile="smoke", destinations=["csvlog", "jsonlog", "stderr"], clients=[1],
                              repeats=1, query_mode="simple", backend="local", output_dir=tmp_path)
     runs = study_mod.run(study, progress=False).runs
-    logged = runs[runs.configuration != "none"]
+    logged = runs[~runs.configuration.isin(["none", "none_again"])]
     assert (logged.log_records_expected == logged.transactions).all()
     assert (logged.log_records_received == logged.log_records_expected).all()
 
@@ -150,6 +150,10 @@ def test_server_that_cannot_start_shows_its_log(log_dir):
         ({"log_dir_on": "ramdisk"}, "log_dir_on", "'disk', 'tmpfs'"),
         ({"backend": "kubernetes"}, "backend", "'local'"),
         ({"sampling_rate": 2}, "sampling_rate", "(0, 1]"),
+        ({"idle_state": "on"}, "idle_state", "'hold', 'free'"),
+        ({"placement": "pinned"}, "placement", "'none', 'split'"),
+        ({"target_halfwidth": 2, "max_repeats": 5}, "target_halfwidth", "(0, 1)"),
+        ({"repeats": 3, "max_repeats": 2}, "max_repeats", ">= repeats (3)"),
     ],
 )
 def test_bad_input_names_parameter_and_allowed_values(kwargs, parameter, allowed):

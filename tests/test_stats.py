@@ -80,3 +80,40 @@ def test_summarise_ratio_against_baseline_per_clients():
     assert s.loc[("none", 1), "ratio"] == 1.0 and math.isnan(s.loc[("none", 1), "ratio_ci_low"])
     assert s.loc[("log", 4), "log_loss_mean"] == pytest.approx(0.02)
     assert s.loc[("log", 4), "n"] == 2
+
+
+def _aa_runs(shift: float) -> pd.DataFrame:
+    rows = []
+    for n in (1, 4):
+        for i, v in enumerate([100.0, 102.0, 98.0, 101.0, 99.0]):
+            rows.append({"configuration": "none", "clients": n, "tps": v})
+            rows.append({"configuration": "none_again", "clients": n, "tps": v * (shift if n == 4 else 1.0) + (i % 2)})
+    return pd.DataFrame(rows)
+
+
+def test_resolution_is_the_aa_ratio_per_clients_level():
+    s = stats.summarise(_aa_runs(1.0), by=["configuration", "clients"], baseline="none")
+    res = stats.resolution(s, "none").set_index("clients")
+    assert list(res.index) == [1, 4]
+    for n in (1, 4):
+        r = stats.ratio_ci(_aa_runs(1.0).query("configuration == 'none_again' and clients == @n")["tps"],
+                           _aa_runs(1.0).query("configuration == 'none' and clients == @n")["tps"])
+        assert res.loc[n, "aa_ratio"] == pytest.approx(r.value)
+        assert res.loc[n, "half_width"] == pytest.approx(r.half_width)
+        assert res.loc[n, "relative_half_width"] == pytest.approx(r.half_width / r.value)
+        assert res.loc[n, "contains_1"] and res.loc[n, "warning"] == ""
+        assert res.loc[n, "n"] == 5
+
+
+def test_resolution_warns_when_the_aa_ci_excludes_1():
+    s = stats.summarise(_aa_runs(1.2), by=["configuration", "clients"], baseline="none")
+    res = stats.resolution(s, "none").set_index("clients")
+    assert res.loc[1, "contains_1"] and not res.loc[4, "contains_1"]
+    assert res.loc[4, "warning"].startswith("A/A check failed at clients 4: none_again/none = 1.2")
+
+
+def test_summary_reports_the_relative_halfwidth():
+    s = stats.summarise(_aa_runs(1.0), by=["configuration", "clients"], baseline="none").set_index(["configuration", "clients"])
+    assert math.isnan(s.loc[("none", 1), "ratio_halfwidth"])  # the baseline has no interval of its own
+    row = s.loc[("none_again", 1)]
+    assert row["ratio_halfwidth"] == pytest.approx((row["ratio_ci_high"] - row["ratio_ci_low"]) / 2 / row["ratio"])

@@ -3,13 +3,35 @@
 Interleaving is what makes a noisy two-core machine usable: drift in the
 machine's state (page cache, other tenants, thermal state) spreads over all
 configurations instead of landing on whichever ran last.
+
+Two things are added here for every study alike:
+
+- the **A/A control** (:func:`aa_name`): the baseline again under another name, interleaved like
+  the rest; its ratio to the baseline must be 1, and its CI's width is the study's resolution;
+- **adaptive repeats** (:class:`Adaptive`): after the ``repeats`` blocks, further interleaved
+  blocks over the cells whose ratio CI is still wider than ``target_halfwidth``, until all meet it,
+  the time budget ends or ``max_repeats`` is reached. The decision reads only each ratio's
+  *relative* CI half-width, which depends on the runs' spread and number, not on the ratio's
+  value: stopping never depends on the estimate.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from . import stats
+from .controls import IDLE_STATES, PLACEMENTS
+from .errors import ParameterError
+from .settings import AA_SUFFIX, aa_name  # noqa: F401  (aa_name is part of this module's interface)
+
+
+# Several servers in one schedule name their configurations "label/name" (see runner.SplitBench).
+VARIANT_SEP = "/"
 
 
 @dataclass(frozen=True)
@@ -40,6 +62,8 @@ class Study:
 
     A study-specific subclass adds the workload's options; everything a run
     needs flows from this one value to the server and the load tool.
+    ``configurations`` are the study's own (baseline first); the A/A control is not among them
+    but is in :meth:`plan` and :meth:`configuration` (see :attr:`planned_configurations`).
     """
 
     name: str
@@ -60,19 +84,68 @@ class Study:
     target_halfwidth: float | None = None   # relative ratio-CI half-width target for adaptive repeats
     time_budget_s: float | None = None      # wall-clock budget for the adaptive extra blocks
     max_repeats: int | None = None          # hard cap on blocks (repeats is the minimum)
+    placement: str = "none"           # "none" | "split": server and load tool on separate CPUs (controls.Placement)
+
+    def __post_init__(self):
+        if self.placement not in PLACEMENTS:
+            raise ParameterError("placement", self.placement, PLACEMENTS)
+        check_controls(idle_state=self.idle_state, aa_control=self.aa_control, repeats=self.repeats,
+                       target_halfwidth=self.target_halfwidth, time_budget_s=self.time_budget_s,
+                       max_repeats=self.max_repeats)
 
     @property
     def baseline(self) -> str:
         return self.configurations[0].name
 
+    @property
+    def baselines(self) -> tuple[str, ...]:
+        """The baseline of each variant (``label/none`` per server when a schedule spans several);
+        for a study on one server, just :attr:`baseline`."""
+        tail = self.baseline.rpartition(VARIANT_SEP)[2]
+        return tuple(c.name for c in self.configurations if c.name.rpartition(VARIANT_SEP)[2] == tail)
+
+    def baseline_of(self, name: str) -> str:
+        """The baseline that ``name``'s ratio is taken against: the one of its own variant."""
+        label = name.rpartition(VARIANT_SEP)[0]
+        tail = self.baseline.rpartition(VARIANT_SEP)[2]
+        return f"{label}{VARIANT_SEP}{tail}" if label else tail
+
+    @property
+    def aa_configuration(self) -> str | None:
+        """The A/A control's name (of the first variant's baseline), or None without one."""
+        return aa_name(self.baseline) if self.aa_control else None
+
+    @property
+    def aa_configurations(self) -> dict[str, str]:
+        """A/A control name -> the baseline it repeats (one per variant)."""
+        return {aa_name(b): b for b in self.baselines} if self.aa_control else {}
+
+    @property
+    def planned_configurations(self) -> tuple:
+        """The study's configurations and, last, the A/A controls: copies of the baselines, renamed."""
+        return (*self.configurations, *(dataclasses.replace(self.configuration(b), name=aa)
+                                        for aa, b in self.aa_configurations.items()))
+
     def configuration(self, name: str):
         for c in self.configurations:
             if c.name == name:
                 return c
+        if name in self.aa_configurations:
+            return dataclasses.replace(self.configuration(self.aa_configurations[name]), name=name)
         raise KeyError(name)
 
+    def bench_configuration(self, name: str):
+        """What the server runs for ``name``: for an A/A control, its baseline itself (name and all),
+        so no bench can tell the two apart."""
+        return self.configuration(self.aa_configurations.get(name, name))
+
+    @property
+    def adaptive(self) -> bool:
+        return self.target_halfwidth is not None
+
     def plan(self) -> tuple[PlannedRun, ...]:
-        return schedule(tuple(c.name for c in self.configurations), self.clients, self.repeats, self.seed,
+        """The first ``repeats`` blocks (and warm-up blocks); adaptive blocks are decided while running."""
+        return schedule(tuple(c.name for c in self.planned_configurations), self.clients, self.repeats, self.seed,
                         self.warmup_blocks)
 
     def describe(self) -> dict[str, object]:
@@ -88,4 +161,132 @@ class Study:
             elif v is not None and not isinstance(v, (int, float, str, bool, list, dict)):
                 v = str(v)
             out[k] = v
+        out["aa_configuration"] = self.aa_configuration
         return out
+
+
+def check_controls(*, idle_state: object = "hold", aa_control: object = True, repeats: int = 1,
+                   target_halfwidth: object = None, time_budget_s: object = None, max_repeats: object = None) -> None:
+    """ParameterError naming the parameter for any bad noise-control or adaptive-repeat value."""
+    if idle_state not in IDLE_STATES:
+        raise ParameterError("idle_state", idle_state, IDLE_STATES)
+    if not isinstance(aa_control, bool):
+        raise ParameterError("aa_control", aa_control, "True or False")
+    def number(v: object) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    if target_halfwidth is not None and not (number(target_halfwidth) and 0 < target_halfwidth < 1):
+        raise ParameterError("target_halfwidth", target_halfwidth,
+                             "None (no adaptive repeats) or a relative half-width in (0, 1), e.g. 0.03")
+    if time_budget_s is not None and not (number(time_budget_s) and time_budget_s >= 0):
+        raise ParameterError("time_budget_s", time_budget_s, "None (no budget) or seconds >= 0")
+    if max_repeats is not None and (isinstance(max_repeats, bool) or not isinstance(max_repeats, int)
+                                    or max_repeats < repeats):
+        raise ParameterError("max_repeats", max_repeats, f"None or a whole number >= repeats ({repeats})")
+    if target_halfwidth is not None and time_budget_s is None and max_repeats is None:
+        raise ParameterError("target_halfwidth", target_halfwidth,
+                             "a target together with time_budget_s or max_repeats (or None): without either, "
+                             "a cell that never gets precise enough would run forever")
+
+
+CONTROL_FIELDS = ("idle_state", "aa_control", "target_halfwidth", "time_budget_s", "max_repeats", "placement")
+
+
+def control_fields(profile_defaults: Mapping[str, object], **given: object) -> dict[str, object]:
+    """Study keyword arguments for the noise controls and adaptive repeats from notebook parameters.
+
+    Each parameter left as None takes the profile's value (or the Study default when the profile
+    has none); ``target_halfwidth="off"`` switches adaptive repeats off whatever the profile says.
+    papermill's literal text ("0.03", "None") is read as its value. Values are checked by Study.
+    """
+    import ast
+
+    unknown = set(given) - set(CONTROL_FIELDS)
+    if unknown:
+        raise TypeError(f"not a control parameter: {sorted(unknown)}")
+    out: dict[str, object] = {}
+    for name in CONTROL_FIELDS:
+        v = given.get(name)
+        if isinstance(v, str) and name not in ("idle_state", "placement") and v != "off":
+            try:
+                v = ast.literal_eval(v)
+            except (ValueError, SyntaxError):
+                raise ParameterError(name, v, "a number, True/False or None") from None
+        if v is None:
+            if name in profile_defaults:
+                out[name] = profile_defaults[name]
+            continue
+        out[name] = None if v == "off" and name == "target_halfwidth" else v
+    return out
+
+
+def relative_halfwidth(x: Sequence[float], y: Sequence[float]) -> float:
+    """Half-width of the Fieller CI of mean(x)/mean(y), relative to the ratio; inf when unbounded
+    or undefined (fewer than two runs), so such a cell counts as too wide."""
+    r = stats.ratio_ci(x, y)
+    h = r.half_width / abs(r.value) if r.value else math.inf
+    return h if h == h else math.inf
+
+
+Cell = tuple[str, int]  # (configuration, clients)
+
+
+class Adaptive:
+    """Decides the extra blocks of one execution; pure (the runner feeds it the measured values).
+
+    Extra blocks are numbered on from ``repeats`` and their positions continue the plan's. Each
+    block holds the cells that are still too wide and, at their clients levels, their baseline and
+    its A/A control (every ratio needs its baseline in the same blocks), shuffled by a generator
+    of its own, seeded from the study's seed: the first ``repeats`` blocks are the same as without
+    adaptive repeats.
+    """
+
+    def __init__(self, study: Study, next_position: int):
+        self.study = study
+        self.position = next_position
+        self.block = study.repeats
+        self.rng = np.random.default_rng([int(study.seed), 0xADA])
+        self.pairs: tuple[Cell, ...] = tuple((c.name, n) for c in study.planned_configurations for n in study.clients)
+        self.stopped: str = ""  # why no further block runs: "precise", "max_repeats", "time_budget"
+
+    def halfwidths(self, values: Mapping[Cell, Sequence[float]]) -> dict[Cell, float]:
+        """Each non-baseline cell's relative ratio-CI half-width (the A/A controls included)."""
+        s = self.study
+        return {(c, n): relative_halfwidth(values.get((c, n), ()), values.get((s.baseline_of(c), n), ()))
+                for c, n in self.pairs if c not in s.baselines}
+
+    def wide(self, values: Mapping[Cell, Sequence[float]]) -> list[Cell]:
+        target = self.study.target_halfwidth
+        return [cell for cell, h in self.halfwidths(values).items() if not h <= target]
+
+    def next_block(self, values: Mapping[Cell, Sequence[float]], *, elapsed_s: float = 0.0,
+                   seconds_per_run: float = 0.0) -> tuple[PlannedRun, ...]:
+        """The next block, or () when every cell meets the target, ``max_repeats`` blocks have run, or
+        the block would not end within ``time_budget_s`` (``elapsed_s``: spent on extra blocks so far)."""
+        s = self.study
+        if not s.adaptive:
+            self.stopped = "off"
+            return ()
+        wide = set(self.wide(values))
+        if not wide:
+            self.stopped = "precise"
+            return ()
+        if s.max_repeats is not None and self.block >= s.max_repeats:
+            self.stopped = "max_repeats"
+            return ()
+        keep = set(wide)
+        for c, n in wide:
+            base = s.baseline_of(c)
+            keep.add((base, n))
+            keep |= {(aa, n) for aa, b in s.aa_configurations.items() if b == base}
+        pairs = [p for p in self.pairs if p in keep]
+        if s.time_budget_s is not None and elapsed_s + len(pairs) * seconds_per_run > s.time_budget_s:
+            self.stopped = "time_budget"
+            return ()
+        block = []
+        for i in self.rng.permutation(len(pairs)):
+            cfg, n = pairs[int(i)]
+            block.append(PlannedRun(self.position, self.block, cfg, n, False))
+            self.position += 1
+        self.block += 1
+        return tuple(block)

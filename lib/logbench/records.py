@@ -7,9 +7,10 @@ already measured.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
 import pandas as pd
@@ -65,6 +66,15 @@ class Run:
     # provenance
     env_id: str
     log_dir_fs: str
+    # the noise controls in force and what the machine did meanwhile (see logbench.controls);
+    # defaults are what a record written before they existed means: not recorded
+    idle_state: str = ""  # "hold", "free", "unavailable: <reason>"
+    cpuidle_driver: str = ""
+    cpuidle_usage: dict = field(default_factory=dict)  # idle-state name -> entries during the run, all CPUs
+    steal_s: float = float("nan")  # all CPUs together
+    server_ctx_involuntary: int = -1  # the server's process tree, during the run; -1: not recorded
+    server_ctx_voluntary: int = -1
+    high_steal: bool = False  # steal above controls.HIGH_STEAL_FRACTION: flagged and shown, never dropped
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> str:
@@ -86,12 +96,23 @@ def load(path: Path) -> pd.DataFrame:
     """All runs of a ``runs.jsonl`` as a frame, one row per run, columns in record order."""
     path = Path(path)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] if path.exists() else []
+    # Records written before a field existed get its default, not a missing value.
+    rows = [{**{k: copy.copy(v) for k, v in _DEFAULTS.items()}, **r} for r in rows]
     df = pd.DataFrame(rows, columns=list(RUN_FIELDS))
     return df
 
 
+def _default(f) -> object:
+    if f.default is not MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not MISSING else MISSING
+
+
+_DEFAULTS = {f.name: _default(f) for f in fields(Run) if _default(f) is not MISSING}
+
+
 # Record fields holding dicts or tuples: JSON text in the flat CSV files.
-NESTED_FIELDS = ("settings", "log_records_by_destination", "extra", "destinations")
+NESTED_FIELDS = ("settings", "log_records_by_destination", "extra", "destinations", "cpuidle_usage")
 
 
 def flatten(runs: pd.DataFrame) -> pd.DataFrame:

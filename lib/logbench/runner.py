@@ -8,18 +8,22 @@ that finished runs are on disk before the next one starts live here once.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import json
+import math
 import signal
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import pandas as pd
 
-from . import records
-from .design import PlannedRun, Study
+from . import controls, records
+from .controls import ContextSwitches, IdleState, Placement
+from .design import VARIANT_SEP, Adaptive, PlannedRun, Study
 from .logsinks import Count, FileSink, wait_quiet
 from .settings import Configuration
 
@@ -61,7 +65,9 @@ class Bench(Protocol):
     def logger_cpu(self) -> float: ...
     def effective_settings(self, configuration: Configuration) -> dict: ...
     def log_dir_fs(self) -> str: ...
-    # Optional: env_id_of(configuration) -> str, for a bench that spans several environments.
+    # Optional: env_id_of(configuration) -> str, for a bench that spans several environments;
+    # server_pid() -> int, whose process tree's context switches each run records;
+    # loss_defined(configuration) -> bool, False where the expected count is only approximate.
 
 
 class SplitBench:
@@ -71,7 +77,7 @@ class SplitBench:
     drift fall on both alike; each run keeps the environment id of the bench that ran it.
     """
 
-    SEP = "/"
+    SEP = VARIANT_SEP
 
     def __init__(self, benches: dict, envs: dict[str, dict]):
         self.benches, self.envs = benches, envs
@@ -128,48 +134,119 @@ def terminate_as_interrupt():
         signal.signal(signal.SIGTERM, old)
 
 
-def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True) -> pd.DataFrame:
-    """Run every planned run, appending each record as it finishes; returns all records."""
+def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
+            schedule_key: str | None = None) -> pd.DataFrame:
+    """Run every planned run, then any adaptive blocks, appending each record as it finishes;
+    returns all records of ``runs.jsonl``.
+
+    The idle-state control is held for the whole execution, not per run: the warm-ups, the
+    settings switches and the measured runs then all see the same machine state, and no run
+    starts right after the CPUs were let back into deep idle. What actually ran is written to
+    ``schedule.json`` (under ``schedule_key`` when a study runs several executions, e.g. cells),
+    also after a failure or an interrupt; the adaptive decision and each cell's n and achieved
+    half-width to ``adaptive.json``.
+    """
     plan = study.plan()
     path = runs_path(study)
+    ran: list[PlannedRun] = []
+    values: dict[tuple[str, int], list[float]] = {}
+    adaptive = Adaptive(study, len(plan))
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         # Few updates: the bar is saved in the executed notebook, one line per refresh.
         bar = tqdm(total=len(plan), desc=study.name, unit="run", mininterval=10)
+
+    def one(planned: PlannedRun) -> None:
+        run = _one(study, bench, planned, env_id, idle.in_force, place)
+        records.append(path, run)
+        ran.append(planned)
+        if not planned.warmup:
+            values.setdefault((planned.configuration, planned.clients), []).append(run.tps)
+        if bar is not None:
+            bar.update(1)
+
     try:
-        for planned in plan:
-            records.append(path, _one(study, bench, planned, env_id))
-            if bar is not None:
-                bar.update(1)
+        with IdleState(study.idle_state) as idle, Placement(study.placement) as place:
+            t0 = time.monotonic()
+            for planned in plan:
+                one(planned)
+            per_run = (time.monotonic() - t0) / max(1, len(plan))
+            extra_t0 = time.monotonic()
+            while block := adaptive.next_block(values, elapsed_s=time.monotonic() - extra_t0,
+                                               seconds_per_run=per_run):
+                if bar is not None:
+                    bar.total += len(block)
+                    bar.refresh()
+                for planned in block:
+                    one(planned)
     finally:
         if bar is not None:
             bar.close()
+        _write_json(Path(study.output_dir) / "schedule.json", [p.__dict__ for p in ran], schedule_key)
+        _write_json(Path(study.output_dir) / "adaptive.json", adaptive_report(study, adaptive, values), schedule_key)
     return records.load(path)
 
 
-def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str) -> records.Run:
-    cfg = study.configuration(planned.configuration)
+def adaptive_report(study: Study, adaptive: Adaptive, values: dict) -> dict:
+    """Per cell: n and the achieved relative ratio-CI half-width; why the extra blocks stopped."""
+    hw = adaptive.halfwidths(values)
+    return {
+        "target_halfwidth": study.target_halfwidth, "time_budget_s": study.time_budget_s,
+        "max_repeats": study.max_repeats, "min_repeats": study.repeats,
+        "blocks": adaptive.block, "stopped": adaptive.stopped or "interrupted",
+        "cells": [{"configuration": c, "clients": n, "n": len(values.get((c, n), ())),
+                   "halfwidth": (hw.get((c, n)) if math.isfinite(hw.get((c, n), math.nan)) else None)}
+                  for c, n in adaptive.pairs],
+    }
+
+
+def _write_json(path: Path, value: object, key: str | None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if key is not None:
+        try:
+            whole = json.loads(path.read_text())
+        except (OSError, ValueError):
+            whole = {}
+        if not isinstance(whole, dict):
+            whole = {}
+        whole[key] = value
+        value = whole
+    path.write_text(json.dumps(value, indent=1))
+
+
+def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_state: str = "",
+         place: Placement | None = None) -> records.Run:
+    # The A/A control reaches the bench as the baseline itself; only the record keeps its name.
+    cfg = study.bench_configuration(planned.configuration)
+    as_run = dataclasses.replace(planned, configuration=cfg.name)
     switch = bench.apply(cfg)
+    server_pid = getattr(bench, "server_pid", lambda: None)()
+    if place is not None:
+        place.pin_server(server_pid)
     sinks = bench.sinks(cfg)
     if study.warmup > 0:
-        bench.warm(planned, study.warmup)
+        bench.warm(as_run, study.warmup)
         # The warm-up's records may still be in a syslog daemon's queue; they must not count for this run.
         wait_quiet(sinks)
     marks = [s.mark() for s in sinks]
     cpu0, log_cpu0 = bench.server_cpu(), bench.logger_cpu()
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
-    m = bench.measure(planned, study.duration)
+    machine0 = controls.snapshot()
+    with ContextSwitches(server_pid) as ctx:
+        m = bench.measure(as_run, study.duration)
+    machine = controls.delta(machine0, controls.snapshot())
     wait_quiet(sinks)
     counts = {s.name: s.count_since(mark) for s, mark in zip(sinks, marks)}
     cpu1, log_cpu1 = bench.server_cpu(), bench.logger_cpu()
     total = Count(sum(c.records for c in counts.values()), sum(c.lines for c in counts.values()),
                   sum(c.bytes for c in counts.values()))
-    expected = bench.expected_records(cfg, planned, m) * len(sinks)
+    expected = bench.expected_records(cfg, as_run, m) * len(sinks)
     secs = m.wall_s if m.wall_s > 0 else study.duration
+    steal = float(machine.get("steal_s", math.nan))
     return records.Run(
-        study=study.name, configuration=cfg.name, settings=bench.effective_settings(cfg),
+        study=study.name, configuration=planned.configuration, settings=bench.effective_settings(cfg),
         destinations=tuple(s.name for s in sinks), engine=bench.engine, server_version=bench.server_version,
         backend=bench.backend, workload=bench.workload, query_mode=bench.query_mode, scale=bench.scale,
         clients=planned.clients, threads=m.threads, repeat=planned.block, position=planned.position,
@@ -179,12 +256,22 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str) -> record
         latency_stddev_ms=m.latency_stddev_ms, latency_p50_ms=m.latency_p50_ms, latency_p95_ms=m.latency_p95_ms,
         latency_p99_ms=m.latency_p99_ms, latency_samples=m.latency_samples,
         log_records_expected=expected, log_records_received=total.records,
-        log_loss=records.loss(expected, total.records),
+        log_loss=records.loss(expected, total.records) if loss_defined(bench, cfg) else math.nan,
         log_records_by_destination={k: c.records for k, c in counts.items()},
         log_lines=total.lines, log_bytes=total.bytes, log_lines_per_s=total.lines / secs,
         log_bytes_per_s=total.bytes / secs, server_cpu_s=cpu1 - cpu0, logger_cpu_s=log_cpu1 - log_cpu0,
-        env_id=getattr(bench, "env_id_of", lambda c: env_id)(cfg), log_dir_fs=bench.log_dir_fs(), extra=m.extra,
+        env_id=getattr(bench, "env_id_of", lambda c: env_id)(cfg), log_dir_fs=bench.log_dir_fs(),
+        idle_state=idle_state, cpuidle_driver=controls.cpuidle_driver(), cpuidle_usage=controls.cpuidle_usage(machine),
+        steal_s=steal, server_ctx_involuntary=ctx.involuntary, server_ctx_voluntary=ctx.voluntary,
+        high_steal=controls.high_steal(steal, float(machine.get("monotonic_s", secs))),
+        extra={**m.extra, "placement": place.in_force if place is not None else "none"},
     )
+
+
+def loss_defined(bench: Bench, configuration: Configuration) -> bool:
+    """Whether expected-vs-received is a loss for this configuration (a bench's optional
+    ``loss_defined(configuration)``; e.g. a sampled log's expected count is only approximate)."""
+    return bool(getattr(bench, "loss_defined", lambda c: True)(configuration))
 
 
 def write_study(study: Study, environment: dict) -> None:
@@ -192,4 +279,5 @@ def write_study(study: Study, environment: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "study.json").write_text(json.dumps(study.describe(), indent=2, sort_keys=True, default=str))
     (out / "environment.json").write_text(json.dumps(environment, indent=2, sort_keys=True, default=str))
+    # The plan as it stands before running; execute() replaces it with what actually ran.
     (out / "schedule.json").write_text(json.dumps([p.__dict__ for p in study.plan()], indent=1))

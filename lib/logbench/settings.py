@@ -120,6 +120,15 @@ class Configuration:
                 "records": [r.as_dict() for r in self.records]}
 
 
+# The A/A control: the baseline measured again under another name. It logs nothing a baseline does
+# not, so its ratio to the baseline must be 1; its CI's width is the study's resolution.
+AA_SUFFIX = "_again"
+
+
+def aa_name(baseline: str) -> str:
+    return f"{baseline}{AA_SUFFIX}"
+
+
 @dataclass(frozen=True)
 class CatalogEntry:
     name: str

@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .settings import aa_name
+
 CONFIDENCE = 0.95
 
 
@@ -85,6 +87,13 @@ def ratio_ci(x, y, confidence: float = CONFIDENCE) -> Estimate:
     return Estimate(r, (r - half) / (1 - g), (r + half) / (1 - g), n)
 
 
+def relative_halfwidth(r: Estimate) -> float:
+    """The CI's half-width relative to the estimate: the precision adaptive repeats aim at."""
+    if not r.value or r.value != r.value:
+        return math.nan
+    return r.half_width / abs(r.value)
+
+
 def summarise(runs: pd.DataFrame, *, by: list[str], baseline: str, value: str = "tps",
               config_col: str = "configuration", also: tuple[str, ...] = ()) -> pd.DataFrame:
     """Per group: mean ± CI of ``value``, its ratio to the baseline configuration at the same other keys,
@@ -104,8 +113,44 @@ def summarise(runs: pd.DataFrame, *, by: list[str], baseline: str, value: str = 
         else:
             r = ratio_ci(g[value], base[value]) if len(base) else Estimate(math.nan, math.nan, math.nan, 0)
         rows.append({**keyd, "n": m.n, f"{value}_mean": m.value, f"{value}_ci_low": m.low, f"{value}_ci_high": m.high,
-                     "ratio": r.value, "ratio_ci_low": r.low, "ratio_ci_high": r.high, "baseline_n": int(len(base))})
+                     "ratio": r.value, "ratio_ci_low": r.low, "ratio_ci_high": r.high,
+                     "ratio_halfwidth": relative_halfwidth(r), "baseline_n": int(len(base))})
         for col in also:
             e = mean_ci(g[col])
             rows[-1].update({f"{col}_mean": e.value, f"{col}_ci_low": e.low, f"{col}_ci_high": e.high})
     return pd.DataFrame(rows)
+
+
+def logging_rows(summary: pd.DataFrame, baseline: str, *, config_col: str = "configuration") -> pd.DataFrame:
+    """The rows of configurations under test: neither the baseline nor its A/A control (which logs nothing)."""
+    return summary[~summary[config_col].isin((baseline, aa_name(baseline)))]
+
+
+def resolution(summary: pd.DataFrame, baseline: str, *, config_col: str = "configuration") -> pd.DataFrame:
+    """The study's resolution: per clients level (and any other key of ``summary``), the A/A
+    control's ratio to the baseline with its CI, the CI's half-width, and whether the CI contains 1.
+
+    A/A means the same configuration twice, so its true ratio is 1: a CI that excludes 1 says the
+    instrument is biased at that level, and the study's ratios there cannot be trusted to that
+    precision. ``warning`` holds that sentence ('' when the CI contains 1).
+    """
+    aa = aa_name(baseline)
+    rows = summary[summary[config_col] == aa]
+    # summarise() puts its grouping keys first, before "n".
+    cols = list(summary.columns)
+    keys = [c for c in cols[:cols.index("n")] if c != config_col] if "n" in cols else ["clients"]
+    out = []
+    for _, r in rows.iterrows():
+        low, high = float(r["ratio_ci_low"]), float(r["ratio_ci_high"])
+        contains = bool(low <= 1 <= high) if low == low and high == high else False
+        where = ", ".join(f"{k} {r[k]}" for k in keys)
+        warning = "" if contains else (
+            f"A/A check failed at {where}: {aa}/{baseline} = {r['ratio']:.3f} [{low:.3f}, {high:.3f}] "
+            f"(n = {int(r['n'])}) should contain 1; ratios at this level carry a bias of that size, "
+            "so differences smaller than it are not findings.")
+        out.append({**{k: r[k] for k in keys}, "aa_ratio": float(r["ratio"]), "ci_low": low, "ci_high": high,
+                    "half_width": (high - low) / 2, "relative_half_width": float(r["ratio_halfwidth"]),
+                    "n": int(r["n"]), "baseline_n": int(r["baseline_n"]), "contains_1": contains, "warning": warning})
+    cols = keys + ["aa_ratio", "ci_low", "ci_high", "half_width", "relative_half_width", "n", "baseline_n",
+                   "contains_1", "warning"]
+    return pd.DataFrame(out, columns=cols)

@@ -251,6 +251,9 @@ class SysbenchBench:
     def server_cpu(self) -> float:
         return tree_cpu_seconds(self.server.pid)
 
+    def server_pid(self) -> int:
+        return self.server.pid
+
     def logger_cpu(self) -> float:
         return 0.0  # the server writes its own logs: no logger process
 

@@ -255,6 +255,9 @@ class PgBench:
         process.children_settled(pid, lambda p: "[local]" in " ".join(p.cmdline()))
         return process.tree_cpu_seconds(pid)
 
+    def server_pid(self) -> int:
+        return self.pg.pid
+
     def logger_cpu(self) -> float:
         return self.syslog.cpu_seconds() if self.syslog is not None else 0.0
 

@@ -34,8 +34,10 @@ _RUN = {"smoke": {"duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1},
         "full": {"duration": 30, "warmup": 5, "scale": 200, "sampling_rate": 0.01}}
 PROFILES = {
     "smoke": {"destinations": ["none", "csvlog", "syslog"], "clients": [1], "repeats": 2, **_RUN["smoke"]},
+    # 5 destinations + the A/A control, x 2 levels x 2 backends x 5 blocks of ~5.8 s runs = ~12 min,
+    # then up to 3 min of adaptive blocks
     "standard": {"destinations": ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp"], "clients": [1, 4],
-                 "repeats": 5, **_RUN["standard"]},
+                 "repeats": 5, **_RUN["standard"], "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 10},
     "full": {"destinations": list(pg.DESTINATIONS), "clients": [1, 4, 8], "repeats": 5, **_RUN["full"]},
 }
 

@@ -23,11 +23,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import params, paths, records, runner
+from .. import design, params, paths, records, runner
 from ..design import Study
 from ..errors import ParameterError
 
-IDLE_STATES = ("hold", "free")  # controls.IDLE_STATES (branch `instrument`)
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,7 @@ def with_baseline(baseline: str, chosen: tuple[str, ...]) -> tuple[str, ...]:
 # -- parameters --------------------------------------------------------------------------------------------
 
 SHARED = ("clients", "repeats", "duration", "warmup", "warmup_blocks", "seed", "output_dir", "processed_dir",
-          "idle_state", "aa_control", "target_halfwidth", "time_budget_s", "max_repeats")
+          *design.CONTROL_FIELDS)
 
 
 def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Callable[[str, object], object]:
@@ -97,12 +96,13 @@ def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Call
 def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, object]], *,
                  whole_seconds: bool = False, clients: object = None, repeats: object = None,
                  duration: object = None, warmup: object = None, warmup_blocks: object = 0, seed: object = None,
-                 output_dir: object = None, processed_dir: object = None, idle_state: str = "hold",
-                 aa_control: object = True, target_halfwidth: object = None, time_budget_s: object = None,
-                 max_repeats: object = None, **unknown: object) -> dict[str, object]:
+                 output_dir: object = None, processed_dir: object = None, idle_state: object = None,
+                 aa_control: object = None, target_halfwidth: object = None, time_budget_s: object = None,
+                 max_repeats: object = None, placement: object = None, **unknown: object) -> dict[str, object]:
     """The :class:`~logbench.design.Study` fields every study shares, checked (ParameterError otherwise).
 
     ``whole_seconds``: duration and warm-up are whole seconds (the load tool takes no fractions).
+    The noise controls and adaptive repeats (None: the profile's value) are checked by the Study itself.
     """
     if unknown:
         name = sorted(unknown)[0]
@@ -111,8 +111,9 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
     d = profile_lookup(profile, profiles)
     number, non_negative = ((params.positive_int, params.non_negative_int) if whole_seconds
                             else (params.positive_number, params.non_negative_number))
-    params.choice("idle_state", idle_state, IDLE_STATES)
-    optional = lambda check, name, v: None if v is None else check(name, v)  # noqa: E731
+    controls = design.control_fields(profiles[profile], idle_state=idle_state, aa_control=aa_control,
+                                     target_halfwidth=target_halfwidth, time_budget_s=time_budget_s,
+                                     max_repeats=max_repeats, placement=placement)
     return dict(
         name=spec.name, engine=spec.engine, profile=profile,
         clients=params.int_list("clients", d("clients", clients)),
@@ -123,10 +124,7 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
         seed=params.non_negative_int("seed", spec.seed if seed is None else seed),
         output_dir=output_path(spec.name, profile, output_dir),
         processed_dir=processed_path(profile, processed_dir),
-        idle_state=idle_state, aa_control=params.boolean("aa_control", aa_control),
-        target_halfwidth=optional(params.fraction, "target_halfwidth", target_halfwidth),
-        time_budget_s=optional(params.positive_number, "time_budget_s", time_budget_s),
-        max_repeats=optional(params.positive_int, "max_repeats", max_repeats),
+        **controls,
     )
 
 

@@ -41,7 +41,7 @@ import pymysql
 
 from .. import environment, params, records, stats
 from ..benches import mariadb as mb
-from ..design import PlannedRun
+from ..design import PlannedRun, aa_name
 from ..errors import ParameterError
 from ..logsinks import Count
 from ..runner import Measurement
@@ -559,7 +559,7 @@ def finding(summary: pd.DataFrame) -> str:
 
     lines = []
     for _, r in summary.iterrows():
-        if r["configuration"] == BASELINE:
+        if r["configuration"] in (BASELINE, aa_name(BASELINE)):
             lines.append(f"- **`none`** ({r['clients']} clients, the placebo): dip {fmt_ci(r['dip_mean'], r['dip_ci_low'], r['dip_ci_high'], int(r['n']))}, "
                          f"deficit {fmt_ci(r['deficit_s_mean'], r['deficit_s_ci_low'], r['deficit_s_ci_high'])} s — the noise floor.")
             continue
