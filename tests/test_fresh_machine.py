@@ -74,6 +74,24 @@ def _why_not_runnable() -> str | None:
     return None
 
 
+# Linux capability numbers 0..37, the ones every Docker engine since 20.10 knows by name.
+CAPS = ("CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP LINUX_IMMUTABLE "
+        "NET_BIND_SERVICE NET_BROADCAST NET_ADMIN NET_RAW IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT "
+        "SYS_PTRACE SYS_PACCT SYS_ADMIN SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE "
+        "AUDIT_WRITE AUDIT_CONTROL SETFCAP MAC_OVERRIDE MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ").split()
+
+
+def privileged_args() -> list[str]:
+    """``--privileged``, or where this host's own bounding set lacks a capability (a VM sandbox without
+    CAP_SYS_RESOURCE: runc then refuses ``--privileged``), every capability it has, unconfined."""
+    if _docker("run", "--rm", "--privileged", BASE_IMAGE, "true").returncode == 0:
+        return ["--privileged"]
+    bounding = int(re.search(r"^CapBnd:\s*([0-9a-f]+)$", Path("/proc/self/status").read_text(), re.M).group(1), 16)
+    return ([f"--cap-add={c}" for i, c in enumerate(CAPS) if bounding >> i & 1]
+            + ["--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
+               "--security-opt", "systempaths=unconfined"])
+
+
 def pip_passthrough(config_lines: list[str], exists=os.path.exists) -> tuple[dict[str, str], dict[str, str]]:
     """``pip config list`` output -> (PIP_* variables, {host path: container path}) for the container.
 
@@ -90,7 +108,9 @@ def pip_passthrough(config_lines: list[str], exists=os.path.exists) -> tuple[dic
         for token in value.split():
             scheme, path = ("file://", token[7:]) if token.startswith("file://") else ("", token)
             if path.startswith("/") and exists(path):
-                mounts[path] = HOST_MOUNT + path
+                # a file:// index's pages link to its files by relative paths (../../files/...): mount its parent
+                top = str(Path(path.rstrip("/")).parent) if scheme else path
+                mounts[top] = HOST_MOUNT + top
                 token = scheme + HOST_MOUNT + path
             out.append(token)
         env["PIP_" + key.upper().replace("-", "_")] = " ".join(out)
@@ -106,7 +126,7 @@ def test_pip_passthrough_maps_local_paths():
                    "PIP_EXTRA_INDEX_URL": f"file://{HOST_MOUNT}/opt/pypi/simple https://x/simple",
                    "PIP_DEFAULT_TIMEOUT": "180", "PIP_FIND_LINKS": "/absent"}
     assert mounts == {"/etc/ssl/certs/ca.crt": HOST_MOUNT + "/etc/ssl/certs/ca.crt",
-                      "/opt/pypi/simple": HOST_MOUNT + "/opt/pypi/simple"}
+                      "/opt/pypi": HOST_MOUNT + "/opt/pypi"}
 
 
 def _clone_head(dest: Path) -> str:
@@ -145,7 +165,7 @@ def test_readme_commands_pass_in_a_clean_container(tmp_path):
     if paths.SEEDS.is_dir():  # the README keeps the five posts next to the repository: ../shared/seeds
         mounts[str(paths.SEEDS)] = "/shared/seeds"
     name = f"logbench-fresh-{uuid.uuid4().hex[:8]}"
-    argv = ["create", "--privileged", "--name", name, "-w", "/logbench"]
+    argv = ["create", *privileged_args(), "--name", name, "-w", "/logbench"]
     for k, v in sorted(env.items()):
         argv += ["-e", f"{k}={v}"]
     for host, inside in sorted(mounts.items()):
