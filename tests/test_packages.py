@@ -176,7 +176,8 @@ def test_every_program_started_by_name_is_listed():
         if f.resolve() == Path(__file__).resolve():
             continue
         text = f.read_text()
-        for rx in _STARTED:
+        # a test's own `argv = [...]` lists are often docker or pytest arguments, not programs
+        for rx in _STARTED if f.is_relative_to(ROOT / "lib") else _STARTED[:3]:
             for m in rx.finditer(text):
                 found.setdefault(m.group(1), str(f.relative_to(ROOT)))
     for f in sorted((ROOT / "lib").rglob("*.sh")):

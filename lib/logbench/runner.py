@@ -113,19 +113,29 @@ def runs_path(study: Study) -> Path:
 
 @contextlib.contextmanager
 def terminate_as_interrupt():
-    """Turn SIGTERM (papermill or a kernel shutdown) into KeyboardInterrupt so teardown runs."""
+    """Turn SIGTERM (papermill or a kernel shutdown) into KeyboardInterrupt so teardown runs.
+
+    Only the first SIGTERM or SIGINT interrupts: papermill's kernel manager follows its interrupt with
+    a SIGTERM 2.5 s later, and a second KeyboardInterrupt raised inside the teardown would cut it short.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    stopping = []
 
     def handler(signum, frame):
+        if stopping:
+            return
+        stopping.append(signum)
         raise KeyboardInterrupt(f"signal {signum}")
 
     old = signal.signal(signal.SIGTERM, handler)
+    old_int = signal.signal(signal.SIGINT, handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGINT, old_int)
 
 
 def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True) -> pd.DataFrame:

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import environment, params, paths, records, runner, stats
+from .. import cleanup, environment, params, paths, records, runner, stats
 from ..design import PlannedRun, Study
 from ..errors import ParameterError, ServerStartError
 from ..runner import Measurement
@@ -427,7 +427,7 @@ def prepared_server(base: Settings, *, mariadbd: str, tables: int, table_size: i
     """A private MariaDB (local binaries or a container) with the sysbench tables loaded;
     yields (server, sysbench, seconds the load took)."""
     with contextlib.ExitStack() as stack:
-        log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=log_root or paths.scratch_root()))
+        log_dir = cleanup.private_dir("logbench-log-", log_root or paths.scratch_root())
         stack.callback(shutil.rmtree, log_dir, True)
         if backend == "container":
             from ..servers.containers import ContainerMariaDB

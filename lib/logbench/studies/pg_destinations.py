@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import psutil
 
-from .. import environment, params, paths, records, runner, stats
+from .. import cleanup, environment, params, paths, records, runner, stats
 from ..design import PlannedRun, Study
 from ..logsinks import FileSink
 from ..runner import Measurement
@@ -310,7 +310,7 @@ def start_stack(study: PgDestinationsStudy, backend: str, stack: contextlib.Exit
                 image: str | None = None) -> tuple["PgBench", dict]:
     """Start one backend's log directory, syslog daemons, server and dataset inside ``stack``."""
     root = paths.tmpfs_root() if study.log_dir_on == "tmpfs" else paths.scratch_root()
-    log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=root))
+    log_dir = cleanup.private_dir("logbench-log-", root)
     stack.callback(shutil.rmtree, log_dir, True)
     syslog = None
     if backend == "container":
