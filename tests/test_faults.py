@@ -1,0 +1,62 @@
+"""Faults a study must survive with its recorded runs intact (issue 14)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+
+import pytest
+
+from logbench import records
+
+
+def _run(position: int) -> records.Run:
+    hints = typing.get_type_hints(records.Run)
+    blank = {int: 0, float: 1.0, str: "x", bool: False, dict: {}, tuple: ()}
+    values = {f.name: blank[hints[f.name]] for f in dataclasses.fields(records.Run)
+              if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    return records.Run(**{**values, "position": position})
+
+
+def _write(path, n):
+    for i in range(n):
+        records.append(path, _run(i))
+
+
+def test_a_truncated_last_line_is_ignored_with_a_warning_and_the_rest_kept(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    _write(path, 3)
+    whole = path.read_bytes()
+    path.write_bytes(whole + _run(3).to_json().encode()[:57])  # power loss in the middle of the fourth write
+    with pytest.warns(UserWarning, match="last line is truncated.*3 complete runs"):
+        runs = records.load(path)
+    assert list(runs["position"]) == [0, 1, 2]
+
+
+def test_the_next_record_after_a_truncation_starts_on_a_line_of_its_own(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    _write(path, 2)
+    path.write_bytes(path.read_bytes() + b'{"study": "x", "configu')
+    with pytest.warns(UserWarning, match="removed a truncated last line"):
+        records.append(path, _run(7))
+    assert list(records.load(path)["position"]) == [0, 1, 7]
+
+
+def test_a_whole_record_that_lost_only_its_newline_is_kept(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    _write(path, 2)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    records.append(path, _run(5))
+    assert list(records.load(path)["position"]) == [0, 1, 5]
+
+
+def test_damage_in_the_middle_is_an_error_naming_the_line(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    _write(path, 3)
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1][:20]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match="line 2 of 3 .*damaged in the middle"):
+        records.load(path)
+    assert json.loads(lines[0])["position"] == 0
