@@ -62,56 +62,118 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()] if path.exists() else []
 
 
-@pytest.mark.parametrize("how", ["ctrl-c", "sigterm", "sigkill"])
-def test_a_signal_to_papermill_stops_the_study_and_leaves_nothing(how, tmp_path):
-    out = tmp_path / "runs"
-    argv = [str(PAPERMILL), str(paths.NOTEBOOKS / "02_pg_destinations.ipynb"), str(tmp_path / "out.ipynb"),
-            "-p", "profile", "smoke", "-p", "backend", "local", "-p", "duration", "5", "-p", "repeats", "3",
-            "-p", "clients", "[1]", "-p", "destinations", '["csvlog", "syslog", "remote_syslog_udp"]',
-            "-p", "output_dir", str(out)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "lib"), os.environ.get("PYTHONPATH", "")])}
-    # start_new_session: papermill leads its own process group, as a shell's foreground job does
-    pm = subprocess.Popen(argv, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        kernel = _kernel_of(pm)
+class Study:
+    """Notebook 02 under papermill, up to its first recorded run; what its kernel owns."""
+
+    def __init__(self, tmp_path: Path, repeats: int = 3):
+        self.out = tmp_path / "runs"
+        argv = [str(PAPERMILL), str(paths.NOTEBOOKS / "02_pg_destinations.ipynb"), str(tmp_path / "out.ipynb"),
+                "-p", "profile", "smoke", "-p", "backend", "local", "-p", "duration", "5", "-p", "repeats",
+                str(repeats), "-p", "clients", "[1]", "-p", "destinations", '["csvlog", "syslog", "remote_syslog_udp"]',
+                "-p", "output_dir", str(self.out)]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "lib"), os.environ.get("PYTHONPATH", "")])}
+        # start_new_session: papermill leads its own process group, as a shell's foreground job does
+        self.pm = subprocess.Popen(argv, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT)
+        self.kernel = _kernel_of(self.pm)
         deadline = time.monotonic() + 300
-        while not _lines(out / "runs.jsonl"):
-            assert pm.poll() is None, pm.stdout.read().decode(errors="replace")[-3000:]
+        while not self.runs():
+            assert self.pm.poll() is None, self.pm.stdout.read().decode(errors="replace")[-3000:]
             assert time.monotonic() < deadline, "no run recorded within 300 s"
             time.sleep(0.2)
-        owned = _owned_by(kernel.pid)
-        namespaces = [d.name[len(cleanup.NETNS_PREFIX):] for d in owned if d.name.startswith(cleanup.NETNS_PREFIX)]
-        assert namespaces and _processes_in(owned), f"the study should be up now: {owned}"
-        assert {d.name.split("-")[1] for d in owned} >= {"log", "syslog", "pg", "netns"}, owned
-        recorded = _lines(out / "runs.jsonl")
+        self.owned = _owned_by(self.kernel.pid)
+        self.namespaces = [d.name[len(cleanup.NETNS_PREFIX):] for d in self.owned
+                           if d.name.startswith(cleanup.NETNS_PREFIX)]
+        assert self.namespaces and _processes_in(self.owned), f"the study should be up now: {self.owned}"
+        assert {d.name.split("-")[1] for d in self.owned} >= {"log", "syslog", "pg", "netns"}, self.owned
+        self.recorded = self.runs()
 
+    def runs(self) -> list[dict]:
+        return _lines(self.out / "runs.jsonl")
+
+    def left(self) -> list[str]:
+        left = [str(d) for d in self.owned if d.exists()] + _processes_in(self.owned)
+        left += [f"namespace {n}" for n in self.namespaces if n in netns.leftover_namespaces()]
+        k = self.kernel
+        left += ["kernel"] if k.is_running() and k.status() != psutil.STATUS_ZOMBIE else []
+        return left
+
+    def wait_clean(self, t0: float, within: float) -> float:
+        while self.left() and time.monotonic() - t0 < within + 30:
+            time.sleep(0.1)
+        return time.monotonic() - t0
+
+    def daemon(self, needle: str) -> psutil.Process:
+        for p in psutil.process_iter(["cmdline"]):
+            cmd = " ".join(p.info["cmdline"] or [])
+            if any(str(d) in cmd for d in self.owned) and needle in cmd:
+                return p
+        raise AssertionError(f"no process of the study matches {needle!r}")
+
+    def kill(self) -> None:
+        if self.pm.poll() is None:
+            os.killpg(self.pm.pid, signal.SIGKILL)
+            self.pm.wait()
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm", "sigkill"])
+def test_a_signal_to_papermill_stops_the_study_and_leaves_nothing(how, tmp_path):
+    study = Study(tmp_path)
+    try:
         t0 = time.monotonic()
         if how == "ctrl-c":
-            os.killpg(pm.pid, signal.SIGINT)
+            os.killpg(study.pm.pid, signal.SIGINT)
         elif how == "sigterm":
-            pm.send_signal(signal.SIGTERM)
+            study.pm.send_signal(signal.SIGTERM)
         else:
-            pm.kill()
-        pm.wait(timeout=60)
+            study.pm.kill()
+        study.pm.wait(timeout=60)
         exited = time.monotonic() - t0
-
-        def clean() -> list[str]:
-            left = [str(d) for d in owned if d.exists()] + _processes_in(owned)
-            left += [f"namespace {n}" for n in namespaces if n in netns.leftover_namespaces()]
-            left += ["kernel"] if kernel.is_running() and kernel.status() != psutil.STATUS_ZOMBIE else []
-            return left
-
-        while clean() and time.monotonic() - t0 < CLEAN_WITHIN_S + 30:
-            time.sleep(0.1)
-        took = time.monotonic() - t0
-        print(f"{how}: papermill exited {pm.returncode} after {exited:.1f} s; everything gone after {took:.1f} s")
-        assert not clean(), f"left behind {took:.0f} s after {how}: {clean()}"
+        took = study.wait_clean(t0, CLEAN_WITHIN_S)
+        print(f"{how}: papermill exited {study.pm.returncode} after {exited:.1f} s; everything gone after {took:.1f} s")
+        assert not study.left(), f"left behind {took:.0f} s after {how}: {study.left()}"
         assert took <= CLEAN_WITHIN_S, f"cleaning up after {how} took {took:.1f} s"
-        assert pm.returncode != 0
-        after = _lines(out / "runs.jsonl")
-        assert after[:len(recorded)] == recorded  # every recorded run kept, whole and unchanged
+        assert study.pm.returncode != 0
+        after = study.runs()
+        assert after[:len(study.recorded)] == study.recorded  # every recorded run kept, whole and unchanged
         assert len(after) < 9, "the study ran to its end"
     finally:
-        if pm.poll() is None:
-            os.killpg(pm.pid, signal.SIGKILL)
-            pm.wait()
+        study.kill()
+
+
+def test_the_postmaster_killed_mid_run_fails_the_study_clearly(tmp_path):
+    """SIGKILL to the postmaster: the run in progress fails (pgbench loses its connections), the study
+    stops with an error naming the server, the earlier runs stay, nothing is left."""
+    study = Study(tmp_path)
+    try:
+        postmaster = study.daemon("postgres -D")
+        t0 = time.monotonic()
+        postmaster.kill()
+        text = study.pm.communicate(timeout=120)[0].decode(errors="replace")
+        took = study.wait_clean(t0, 60)
+        print(f"postmaster SIGKILL: papermill exited {study.pm.returncode} after {took:.1f} s")
+        assert study.pm.returncode != 0
+        assert "pgbench" in text or "server" in text.lower(), text[-3000:]
+        assert not study.left(), study.left()
+        assert study.runs()[:len(study.recorded)] == study.recorded
+    finally:
+        study.kill()
+
+
+def test_the_private_rsyslog_killed_mid_run_shows_as_loss_or_fails(tmp_path):
+    """The local rsyslogd killed: PostgreSQL's syslog() then goes nowhere. Never a hang, never a
+    complete-looking run: every later run with a syslog destination records loss, or the study fails."""
+    study = Study(tmp_path, repeats=2)
+    try:
+        t0 = time.monotonic()
+        study.daemon("rsyslog-local.conf").kill()
+        study.pm.communicate(timeout=300)
+        study.wait_clean(t0, 60)
+        later = study.runs()[len(study.recorded):]
+        syslog_runs = [r for r in later if any("syslog" in d for d in r["destinations"]) and not r["warmup"]]
+        print(f"rsyslog killed: papermill exited {study.pm.returncode}; later syslog runs' loss "
+              f"{[round(r['log_loss'], 3) for r in syslog_runs]}")
+        assert study.pm.returncode != 0 or (syslog_runs and all(r["log_loss"] > 0 for r in syslog_runs))
+        assert not study.left(), study.left()
+    finally:
+        study.kill()
