@@ -99,3 +99,28 @@ def test_the_guardian_removes_what_a_sigkilled_process_left(tmp_path):
     finally:
         if child.poll() is None:
             child.kill()
+
+
+@pytest.mark.integration
+def test_a_container_bind_mounting_a_leftover_is_removed_with_its_labelled_network(tmp_path, docker_engine):
+    import uuid
+
+    d = paths.scratch_root() / f"logbench-pg-{uuid.uuid4().hex[:8]}"
+    d.mkdir()
+    _dead_owner(d)
+    tag = uuid.uuid4().hex[:8]
+    label = f"{cleanup.CONTAINER_LABEL}={tag}"
+    net = subprocess.run(["docker", "network", "create", "--label", label, f"logbench-{tag}"],
+                         capture_output=True, text=True)
+    assert net.returncode == 0, net.stderr
+    run = subprocess.run(["docker", "run", "-d", "--label", label, "--network", f"logbench-{tag}", "-v", f"{d}:/x",
+                          "logbench/rsyslog:8"], capture_output=True, text=True)
+    try:
+        assert run.returncode == 0, run.stderr
+        removed = cleanup.sweep(paths.scratch_root(), owner_pid=json.loads((d / cleanup.OWNER_FILE).read_text())["pid"])
+        assert any(r.startswith("container ") for r in removed) and any(r.startswith("network ") for r in removed)
+        ps = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={label}"], capture_output=True, text=True)
+        assert ps.stdout.strip() == "" and not d.exists()
+    finally:
+        subprocess.run(["docker", "rm", "-f", "-v", run.stdout.strip()], capture_output=True)
+        subprocess.run(["docker", "network", "rm", f"logbench-{tag}"], capture_output=True)
