@@ -60,3 +60,44 @@ def test_damage_in_the_middle_is_an_error_naming_the_line(tmp_path):
     with pytest.raises(ValueError, match="line 2 of 3 .*damaged in the middle"):
         records.load(path)
     assert json.loads(lines[0])["position"] == 0
+
+
+@pytest.mark.integration
+def test_a_crashed_studys_leftovers_are_swept_when_the_next_server_starts(tmp_path, monkeypatch, capfd):
+    """A study killed outright (and its guardian with it) left a work directory with a stale
+    postmaster.pid and a process still running in it; the next server start removes both, says so,
+    and comes up in a directory of its own."""
+    import os
+    import subprocess
+
+    from logbench import cleanup, paths
+    from logbench.servers.postgres import LocalPostgres
+    from logbench.settings import Settings
+
+    stale = paths.scratch_root() / f"logbench-pg-crashed{os.getpid()}"
+    (stale / "data").mkdir(parents=True)
+    (stale / "data" / "postmaster.pid").write_text("999999\n")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (stale / cleanup.OWNER_FILE).write_text(json.dumps({"pid": gone.pid, "started": 0.0}))
+    orphan = subprocess.Popen(["sleep", "300"], cwd=stale, start_new_session=True)
+    monkeypatch.setattr(cleanup, "_guarded", set())  # as in a new process: its first server sweeps
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    log_dir = Path(tempfile.mkdtemp(prefix="lbtest-log-", dir=paths.scratch_root()))  # reachable by the server
+    log_dir.chmod(0o777)
+    try:
+        with LocalPostgres(Settings.of("postgresql"), log_dir=log_dir) as pg:
+            assert pg.workdir != stale
+            assert pg._probe()
+        orphan.wait(timeout=10)
+        assert not stale.exists()
+        err = capfd.readouterr().err
+        assert f"removed a leftover of an earlier study: directory {stale}" in err
+        assert f"process {orphan.pid} (sleep)" in err
+    finally:
+        shutil.rmtree(log_dir, ignore_errors=True)
+        if orphan.poll() is None:
+            orphan.kill()
