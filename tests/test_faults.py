@@ -101,3 +101,41 @@ def test_a_crashed_studys_leftovers_are_swept_when_the_next_server_starts(tmp_pa
         shutil.rmtree(log_dir, ignore_errors=True)
         if orphan.poll() is None:
             orphan.kill()
+
+
+@pytest.mark.integration
+def test_a_full_log_filesystem_shows_as_loss_and_the_study_ends_cleanly(tmp_path, monkeypatch):
+    """The log directory on a 1 MB tmpfs fills within a run: PostgreSQL keeps serving (its logging
+    collector drops what it cannot write), and the study records the loss instead of hiding it; it
+    ends normally and leaves nothing."""
+    import os
+    import subprocess
+
+    from logbench import paths
+    from logbench.studies import pg_destinations as study_mod
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    import tempfile
+    from pathlib import Path
+
+    mnt = Path(tempfile.mkdtemp(prefix="lbtest-full-", dir=paths.scratch_root()))  # reachable by the server
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=1777", "logbench-full", str(mnt)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        mnt.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    monkeypatch.setattr(paths, "tmpfs_root", lambda: mnt)
+    try:
+        study = study_mod.define(profile="smoke", destinations=["csvlog"], clients=[2], repeats=1, duration=3,
+                                 log_dir_on="tmpfs", backend="local", output_dir=tmp_path / "out")
+        runs = study_mod.run(study, progress=False).runs.set_index("configuration")
+        logged = runs.loc["csvlog"]
+        print(f"full log filesystem: expected {logged['log_records_expected']}, received "
+              f"{logged['log_records_received']}, loss {logged['log_loss']:.3f}")
+        assert logged["tps"] > 0
+        assert logged["log_loss"] > 0
+        assert list(mnt.iterdir()) == []  # the study's log directory removed
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+        mnt.rmdir()
