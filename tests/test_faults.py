@@ -139,3 +139,35 @@ def test_a_full_log_filesystem_shows_as_loss_and_the_study_ends_cleanly(tmp_path
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
         mnt.rmdir()
+
+
+@pytest.mark.integration
+def test_a_port_in_use_and_a_second_server_do_not_collide(tmp_path):
+    """Another server on 5432 (the port number our unix socket carries) and a second study's server at
+    the same time: each server listens only on a socket directory of its own, so all three coexist."""
+    import shutil
+    import socket
+    import tempfile
+    from pathlib import Path
+
+    from logbench import paths
+    from logbench.servers.postgres import LocalPostgres
+    from logbench.settings import Settings
+
+    log_dir = Path(tempfile.mkdtemp(prefix="lbtest-log-", dir=paths.scratch_root()))
+    log_dir.chmod(0o777)
+    busy = socket.socket()
+    try:
+        busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            busy.bind(("127.0.0.1", 5432))
+            busy.listen()
+        except OSError:
+            pass  # already taken by something else: as good for this test
+        with LocalPostgres(Settings.of("postgresql"), log_dir=log_dir / "a") as a, \
+                LocalPostgres(Settings.of("postgresql"), log_dir=log_dir / "b") as b:
+            assert a.port == b.port == 5432 and a.socket_dir != b.socket_dir
+            assert a._probe() and b._probe()
+    finally:
+        busy.close()
+        shutil.rmtree(log_dir, ignore_errors=True)
