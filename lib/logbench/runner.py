@@ -199,6 +199,10 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str) -> record
 
 def write_study(study: Study, environment: dict) -> None:
     out = Path(study.output_dir)
+    from . import resume
+
+    # an output directory holding another study's or another environment's runs is refused, not mixed
+    resume.check(study, environment, out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "study.json").write_text(json.dumps(study.describe(), indent=2, sort_keys=True, default=str))
     (out / "environment.json").write_text(json.dumps(environment, indent=2, sort_keys=True, default=str))
