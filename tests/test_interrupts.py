@@ -62,18 +62,24 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()] if path.exists() else []
 
 
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "lib"), os.environ.get("PYTHONPATH", "")])}
+
+
+def argv(tmp_path: Path, repeats: int) -> list[str]:
+    return [str(PAPERMILL), str(paths.NOTEBOOKS / "02_pg_destinations.ipynb"), str(tmp_path / "out.ipynb"),
+            "-p", "profile", "smoke", "-p", "backend", "local", "-p", "duration", "5", "-p", "repeats",
+            str(repeats), "-p", "clients", "[1]", "-p", "destinations", '["csvlog", "syslog", "remote_syslog_udp"]',
+            "-p", "output_dir", str(tmp_path / "runs")]
+
+
 class Study:
     """Notebook 02 under papermill, up to its first recorded run; what its kernel owns."""
 
     def __init__(self, tmp_path: Path, repeats: int = 3):
         self.out = tmp_path / "runs"
-        argv = [str(PAPERMILL), str(paths.NOTEBOOKS / "02_pg_destinations.ipynb"), str(tmp_path / "out.ipynb"),
-                "-p", "profile", "smoke", "-p", "backend", "local", "-p", "duration", "5", "-p", "repeats",
-                str(repeats), "-p", "clients", "[1]", "-p", "destinations", '["csvlog", "syslog", "remote_syslog_udp"]',
-                "-p", "output_dir", str(self.out)]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "lib"), os.environ.get("PYTHONPATH", "")])}
+        self.argv = argv(tmp_path, repeats)
         # start_new_session: papermill leads its own process group, as a shell's foreground job does
-        self.pm = subprocess.Popen(argv, env=env, start_new_session=True, stdout=subprocess.PIPE,
+        self.pm = subprocess.Popen(self.argv, env=ENV, start_new_session=True, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT)
         self.kernel = _kernel_of(self.pm)
         deadline = time.monotonic() + 300
@@ -136,7 +142,7 @@ def test_a_signal_to_papermill_stops_the_study_and_leaves_nothing(how, tmp_path)
         assert study.pm.returncode != 0
         after = study.runs()
         assert after[:len(study.recorded)] == study.recorded  # every recorded run kept, whole and unchanged
-        assert len(after) < 9, "the study ran to its end"
+        assert len(after) < len(json.loads((study.out / "schedule.json").read_text())), "the study ran to its end"
     finally:
         study.kill()
 
@@ -177,3 +183,28 @@ def test_the_private_rsyslog_killed_mid_run_shows_as_loss_or_fails(tmp_path):
         assert not study.left(), study.left()
     finally:
         study.kill()
+
+
+def test_a_study_stopped_by_ctrl_c_resumes_where_it_stopped(tmp_path):
+    """Run again with the same output_dir: the same schedule, the recorded runs skipped, the rest run; other
+    parameters are refused, saying what differs."""
+    study = Study(tmp_path)
+    try:
+        os.killpg(study.pm.pid, signal.SIGINT)
+        study.pm.wait(timeout=60)
+    finally:
+        study.kill()
+    before = study.runs()
+    schedule = json.loads((study.out / "schedule.json").read_text())
+    assert 0 < len(before) < len(schedule)
+    other = subprocess.run(argv(tmp_path, repeats=4), env=ENV, capture_output=True, text=True, timeout=600)
+    assert other.returncode != 0 and "repeats: 3 recorded, 4 now" in other.stdout + other.stderr
+    again = subprocess.run(study.argv, env=ENV, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    after = study.runs()
+    assert after[:len(before)] == before
+    assert sorted(r["position"] for r in after) == list(range(len(schedule)))
+    assert [(r["position"], r["configuration"]) for r in after[len(before):]] == \
+        [(p["position"], p["configuration"]) for p in schedule[len(before):]]
+    nb = json.loads((tmp_path / "out.ipynb").read_text())
+    assert f"{len(before)} runs already recorded" in json.dumps(nb)

@@ -62,3 +62,10 @@ def test_another_environment_is_refused_naming_what_differs(tmp_path):
     moved = {**ENV, "hostname": "other", "env_id": "bbbb"}
     with pytest.raises(EnvironmentMismatch, match=r'hostname: "h" recorded, "other" now'):
         resume.check(_study(tmp_path), moved, tmp_path)
+
+
+def test_only_runs_of_this_schedule_count(tmp_path):
+    plan = _study(tmp_path).plan()
+    p = plan[0]
+    other_cell = pd.DataFrame([{"position": 0, "repeat": p.block, "configuration": "x", "clients": 99, "seed": 1}])
+    assert resume.remaining(plan, other_cell, seed=_study(tmp_path).seed) == (list(plan), 0)

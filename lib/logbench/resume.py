@@ -59,9 +59,13 @@ def check(study, environment: dict, output_dir: Path) -> bool:
     return True
 
 
-def remaining(plan, runs: pd.DataFrame) -> tuple[list, int]:
+def remaining(plan, runs: pd.DataFrame, seed: int | None = None) -> tuple[list, int]:
     """The planned runs not yet recorded, and how many were (matched on position, block, configuration,
-    clients: a recorded run at a position the plan gives to another pair is an error)."""
+    clients: a recorded run at a position the plan gives to another pair is an error). With ``seed``,
+    only runs of that schedule count (a study running several schedules into one file, each seeded
+    apart, as the MariaDB study's cells are)."""
+    if runs is not None and seed is not None and "seed" in runs.columns:
+        runs = runs[runs["seed"] == seed]
     if runs is None or len(runs) == 0:
         return list(plan), 0
     done = {}

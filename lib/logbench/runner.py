@@ -140,8 +140,13 @@ def terminate_as_interrupt():
 
 def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True) -> pd.DataFrame:
     """Run every planned run, appending each record as it finishes; returns all records."""
-    plan = study.plan()
+    from . import resume
+
     path = runs_path(study)
+    # the same study in the same output directory continues where it stopped (write_study checked it is the same)
+    plan, resumed = resume.remaining(study.plan(), records.load(path), seed=study.seed)
+    if resumed:
+        print(f"{study.name}: resuming; {resumed} runs already recorded in {path}, {len(plan)} to go")
     bar = None
     if progress:
         from tqdm.auto import tqdm
