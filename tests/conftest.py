@@ -18,3 +18,9 @@ def docker_engine():
         if os.environ.get("CI"):
             pytest.fail("CI must run the container tests: " + reason)
         pytest.skip(reason)
+
+
+def pytest_configure(config):
+    # Registered here, not in pyproject.toml: a change there re-installs every .venv at the next set-up.
+    config.addinivalue_line(
+        "markers", "fresh_machine: the README's commands in a clean Debian container (minutes; -m 'not fresh_machine')")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import warnings
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -84,8 +85,39 @@ class Run:
 RUN_FIELDS = tuple(f.name for f in fields(Run))
 
 
+def _repair_tail(path: Path) -> None:
+    """A crash (power loss) can leave the last record half-written, without its newline: a whole record
+    just gets its newline; a partial one is cut off, with a warning, so the next record starts on a line
+    of its own."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() == 0:
+                return
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) == b"\n":
+                return
+            data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    start = data.rfind(b"\n") + 1
+    try:
+        json.loads(data[start:])
+    except ValueError:
+        warnings.warn(f"{path}: removed a truncated last line ({len(data) - start} bytes, a run that was being "
+                      "written when the study was cut off); the complete runs before it are kept", stacklevel=3)
+        with open(path, "r+b") as f:
+            f.truncate(start)
+            os.fsync(f.fileno())
+        return
+    with open(path, "ab") as f:
+        f.write(b"\n")
+        os.fsync(f.fileno())
+
+
 def append(path: Path, run: Run) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    _repair_tail(path)
     with open(path, "a", encoding="utf-8") as f:
         f.write(run.to_json() + "\n")
         f.flush()
@@ -95,7 +127,18 @@ def append(path: Path, run: Run) -> None:
 def load(path: Path) -> pd.DataFrame:
     """All runs of a ``runs.jsonl`` as a frame, one row per run, columns in record order."""
     path = Path(path)
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] if path.exists() else []
+    lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()] if path.exists() else []
+    rows = []
+    for i, line in enumerate(lines, 1):
+        try:
+            rows.append(json.loads(line))
+        except ValueError as e:
+            if i < len(lines):
+                raise ValueError(f"{path}, line {i} of {len(lines)} is not a run record ({e}); the file is damaged "
+                                 "in the middle, not just cut off at the end") from e
+            warnings.warn(f"{path}: the last line is truncated ({len(line)} characters, a run cut off while being "
+                          f"written, e.g. by a power loss); ignored, the {len(rows)} complete runs before it are "
+                          "kept", stacklevel=2)
     # Records written before a field existed get its default, not a missing value.
     rows = [{**{k: copy.copy(v) for k, v in _DEFAULTS.items()}, **r} for r in rows]
     df = pd.DataFrame(rows, columns=list(RUN_FIELDS))

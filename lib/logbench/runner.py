@@ -119,19 +119,29 @@ def runs_path(study: Study) -> Path:
 
 @contextlib.contextmanager
 def terminate_as_interrupt():
-    """Turn SIGTERM (papermill or a kernel shutdown) into KeyboardInterrupt so teardown runs."""
+    """Turn SIGTERM (papermill or a kernel shutdown) into KeyboardInterrupt so teardown runs.
+
+    Only the first SIGTERM or SIGINT interrupts: papermill's kernel manager follows its interrupt with
+    a SIGTERM 2.5 s later, and a second KeyboardInterrupt raised inside the teardown would cut it short.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    stopping = []
 
     def handler(signum, frame):
+        if stopping:
+            return
+        stopping.append(signum)
         raise KeyboardInterrupt(f"signal {signum}")
 
     old = signal.signal(signal.SIGTERM, handler)
+    old_int = signal.signal(signal.SIGINT, handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGINT, old_int)
 
 
 def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
@@ -145,12 +155,29 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
     ``schedule.json`` (under ``schedule_key`` when a study runs several executions, e.g. cells),
     also after a failure or an interrupt; the adaptive decision and each cell's n and achieved
     half-width to ``adaptive.json``.
+
+    The same study in the same output directory continues where it stopped (write_study checked
+    that it is the same study in the same environment): the planned runs already recorded are
+    skipped, and the recorded values count towards the adaptive decision.
     """
-    plan = study.plan()
+    from . import resume
+
     path = runs_path(study)
-    ran: list[PlannedRun] = []
+    recorded = records.load(path)
+    if len(recorded) and "seed" in recorded.columns:
+        recorded = recorded[recorded["seed"] == study.seed]
+    full_plan = study.plan()
+    plan, resumed = resume.remaining(full_plan, recorded, seed=study.seed)
+    ran: list[PlannedRun] = [PlannedRun(int(r.position), int(r.repeat), str(r.configuration), int(r.clients),
+                                        bool(r.warmup)) for r in recorded.itertuples(index=False)]
     values: dict[tuple[str, int], list[float]] = {}
-    adaptive = Adaptive(study, len(plan))
+    for r in recorded.itertuples(index=False):
+        if not r.warmup:
+            values.setdefault((str(r.configuration), int(r.clients)), []).append(float(r.tps))
+    adaptive = Adaptive(study, max([len(full_plan)] + [p.position + 1 for p in ran]))
+    adaptive.block = max([study.repeats] + [p.block + 1 for p in ran])
+    if resumed:
+        print(f"{study.name}: resuming; {resumed} runs already recorded in {path}, {len(plan)} planned to go")
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -172,7 +199,8 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
             t0 = time.monotonic()
             for planned in plan:
                 one(planned)
-            per_run = (time.monotonic() - t0) / max(1, len(plan))
+            # A resumed study that had finished its plan has timed nothing yet: assume the nominal run.
+            per_run = ((time.monotonic() - t0) / len(plan)) if plan else (study.duration + study.warmup)
             extra_t0 = time.monotonic()
             while block := adaptive.next_block(values, elapsed_s=time.monotonic() - extra_t0,
                                                seconds_per_run=per_run):
@@ -276,6 +304,10 @@ def loss_defined(bench: Bench, configuration: Configuration) -> bool:
 
 def write_study(study: Study, environment: dict) -> None:
     out = Path(study.output_dir)
+    from . import resume
+
+    # an output directory holding another study's or another environment's runs is refused, not mixed
+    resume.check(study, environment, out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "study.json").write_text(json.dumps(study.describe(), indent=2, sort_keys=True, default=str))
     (out / "environment.json").write_text(json.dumps(environment, indent=2, sort_keys=True, default=str))

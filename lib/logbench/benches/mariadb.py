@@ -10,13 +10,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .. import environment, params, paths
+from .. import cleanup, environment, params, paths
 from ..design import PlannedRun, Study
 from ..errors import ParameterError, ServerStartError
 from ..runner import Measurement
@@ -95,7 +94,7 @@ def prepared_server(base: Settings, *, mariadbd: str, tables: int, table_size: i
     """A private MariaDB (local binaries or a container) with the sysbench tables loaded;
     yields (server, sysbench, seconds the load took)."""
     with contextlib.ExitStack() as stack:
-        log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=log_root or paths.scratch_root()))
+        log_dir = cleanup.private_dir("logbench-log-", log_root or paths.scratch_root())
         stack.callback(shutil.rmtree, log_dir, True)
         if backend == "container":
             from ..servers.containers import ContainerMariaDB

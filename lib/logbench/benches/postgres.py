@@ -10,11 +10,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import environment, params, paths, runner
+from .. import cleanup, environment, params, paths, runner
 from ..design import PlannedRun, Study
 from ..logsinks import FileSink
 from ..runner import Measurement
@@ -272,7 +271,7 @@ def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
                 image: str | None = None) -> tuple[PgBench, dict]:
     """Start one backend's log directory, syslog daemons, server and dataset inside ``stack``."""
     root = paths.tmpfs_root() if study.log_dir_on == "tmpfs" else paths.scratch_root()
-    log_dir = Path(tempfile.mkdtemp(prefix="logbench-log-", dir=root))
+    log_dir = cleanup.private_dir("logbench-log-", root)
     stack.callback(shutil.rmtree, log_dir, True)
     syslog = None
     if backend == "container":

@@ -9,9 +9,11 @@ Traffic between them never leaves this machine.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import LogbenchError, ToolError
 from . import process
@@ -45,6 +47,12 @@ class NetworkHost:
         self.host_address, self.address = f"{prefix}.{base % 256 + 1}", f"{prefix}.{base % 256 + 2}"
         veth, peer = f"lbh{tag}", f"lbp{tag}"
         try:
+            # A namespace has no directory of its own: this record names its owner, so that a killed
+            # study's namespace is found and deleted (logbench.cleanup).
+            from .. import cleanup
+
+            self._record().mkdir()
+            cleanup.claim(self._record())
             _ip("netns", "add", self.name)
             _ip("link", "add", veth, "type", "veth", "peer", "name", peer)
             _ip("link", "set", peer, "netns", self.name)
@@ -59,6 +67,11 @@ class NetworkHost:
         self._veth = veth
         return self
 
+    def _record(self) -> Path:
+        from .. import cleanup, paths
+
+        return paths.scratch_root() / (cleanup.NETNS_PREFIX + self.name)
+
     def exec_prefix(self) -> list[str]:
         return ["ip", "netns", "exec", self.name]
 
@@ -68,6 +81,7 @@ class NetworkHost:
         # Deleting the namespace deletes its veth end, and with it the pair.
         _ip("netns", "delete", self.name, check=False)
         _ip("link", "delete", getattr(self, "_veth", f"lbh{self.name[len(PREFIX):]}"), check=False)
+        shutil.rmtree(self._record(), ignore_errors=True)
         self.name = ""
 
     def __exit__(self, *exc) -> None:

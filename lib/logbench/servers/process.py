@@ -98,9 +98,23 @@ def free_loopback_port() -> int:
 
 class Managed:
     """A context manager over ``start()`` and ``close()``: ``close()`` also runs when ``start()`` fails
-    half-way, so nothing it had already started outlives the error. ``workdir`` is its private directory."""
+    half-way, so nothing it had already started outlives the error. ``workdir`` is its private directory;
+    setting it marks the directory as this process's (:func:`logbench.cleanup.claim`), so that what a
+    killed study leaves there is found and removed by its guardian or the next study."""
 
-    workdir: Path | None = None
+    _workdir: Path | None = None
+
+    @property
+    def workdir(self) -> Path | None:
+        return self._workdir
+
+    @workdir.setter
+    def workdir(self, value: Path | None) -> None:
+        self._workdir = None if value is None else Path(value)
+        if self._workdir is not None:
+            from .. import cleanup
+
+            cleanup.claim(self._workdir)
 
     @property
     def _wd(self) -> Path:
@@ -157,10 +171,11 @@ class LocalDaemon(Managed):
         return self.proc is not None and self.proc.poll() is None
 
 
-def _die_with_parent() -> None:
-    # SIGQUIT: PostgreSQL's immediate shutdown; rsyslogd and mariadbd also exit on it.
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGQUIT)
+def _die_with_parent(sig: int = signal.SIGQUIT) -> Callable[[], None]:
+    def set_pdeathsig() -> None:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, sig)
+    return set_pdeathsig
 
 
 def spawn(
@@ -170,8 +185,12 @@ def spawn(
     user: RunUser | None = None,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
+    death_signal: int = signal.SIGQUIT,
 ) -> subprocess.Popen:
-    """Start a daemon in its own session with stdout+stderr appended to ``log_path``."""
+    """Start a daemon in its own session with stdout+stderr appended to ``log_path``.
+
+    ``death_signal`` reaches it when our process dies: SIGQUIT is PostgreSQL's immediate shutdown and
+    mariadbd's shutdown; rsyslogd ignores SIGQUIT (and SIGINT) outside debug mode and needs SIGTERM."""
     log = open(log_path, "ab")
     kwargs: dict = {}
     if user is not None and is_root() and user.uid != 0:
@@ -183,7 +202,7 @@ def spawn(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=_die_with_parent(death_signal),
             env=env,
             cwd=cwd,
             **kwargs,

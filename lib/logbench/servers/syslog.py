@@ -76,7 +76,7 @@ class Rsyslog:
         argv = [rsyslogd_binary(), "-n", "-f", str(conf), "-i", str(self.workdir / f"{self.name}.pid")]
         if self.netns is not None:
             argv = self.netns.exec_prefix() + argv
-        self.proc = process.spawn(argv, self.log)
+        self.proc = process.spawn(argv, self.log, death_signal=signal.SIGTERM)
         if not process.wait_until(self._ready, timeout=timeout, alive=lambda: self.proc.poll() is None):
             code = self.proc.poll()
             self.stop()

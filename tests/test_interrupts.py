@@ -1,0 +1,210 @@
+"""Ctrl-C, SIGTERM and SIGKILL to papermill stop a study within seconds and leave nothing behind (issue 14).
+
+The real thing: papermill runs notebook 02 (smoke profile, local backend, the file, syslog and remote-syslog
+destinations, so PostgreSQL, two rsyslogd and a network namespace are up), and once the first run is on disk
+it gets the signal a terminal's Ctrl-C sends (SIGINT to its process group), the one ``timeout`` or a
+scheduler sends (SIGTERM to papermill alone), or SIGKILL. Papermill's kernel runs in a session of its own,
+so it never sees the terminal's signal itself: papermill's kernel manager interrupts it, then SIGTERMs and
+SIGKILLs it seconds later, or (papermill killed) ipykernel exits when its parent is gone. Whichever way the
+kernel ends, every process, namespace and directory the study made must be gone within seconds (the study's
+own teardown, else its guardian, :mod:`logbench.cleanup`), the runs already recorded stay, and papermill's
+exit status is non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import needs_root
+from logbench import cleanup, paths
+from logbench.servers import netns
+
+pytestmark = [pytest.mark.integration, needs_root, pytest.mark.timeout(600)]
+
+PAPERMILL = Path(sys.executable).with_name("papermill")
+CLEAN_WITHIN_S = 15.0
+
+
+def _owned_by(pid: int) -> list[Path]:
+    return [d for root in (paths.scratch_root(), paths.tmpfs_root()) for d in root.glob(cleanup.PREFIX + "*")
+            if (rec := cleanup.read_owner(d)) is not None and int(rec.get("pid", -1)) == pid]
+
+
+def _processes_in(dirs: list[Path]) -> list[str]:
+    out = []
+    for p in psutil.process_iter(["pid", "name", "cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if any(str(d) in cmd for d in dirs) and "logbench.cleanup" not in cmd:
+            out.append(f"{p.info['pid']} {p.info['name']}")
+    return out
+
+
+def _kernel_of(pm: subprocess.Popen) -> psutil.Process:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        for c in psutil.Process(pm.pid).children(recursive=True):
+            if "ipykernel" in " ".join(c.cmdline()):
+                return c
+        time.sleep(0.2)
+    raise AssertionError("papermill started no kernel within 120 s")
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()] if path.exists() else []
+
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "lib"), os.environ.get("PYTHONPATH", "")])}
+
+
+def argv(tmp_path: Path, repeats: int) -> list[str]:
+    return [str(PAPERMILL), str(paths.NOTEBOOKS / "02_pg_destinations.ipynb"), str(tmp_path / "out.ipynb"),
+            "-p", "profile", "smoke", "-p", "backend", "local", "-p", "duration", "5", "-p", "repeats",
+            str(repeats), "-p", "clients", "[1]", "-p", "destinations", '["csvlog", "syslog", "remote_syslog_udp"]',
+            "-p", "output_dir", str(tmp_path / "runs")]
+
+
+class Study:
+    """Notebook 02 under papermill, up to its first recorded run; what its kernel owns."""
+
+    def __init__(self, tmp_path: Path, repeats: int = 3):
+        self.out = tmp_path / "runs"
+        self.argv = argv(tmp_path, repeats)
+        # start_new_session: papermill leads its own process group, as a shell's foreground job does
+        self.pm = subprocess.Popen(self.argv, env=ENV, start_new_session=True, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT)
+        self.kernel = _kernel_of(self.pm)
+        deadline = time.monotonic() + 300
+        while not self.runs():
+            assert self.pm.poll() is None, self.pm.stdout.read().decode(errors="replace")[-3000:]
+            assert time.monotonic() < deadline, "no run recorded within 300 s"
+            time.sleep(0.2)
+        self.owned = _owned_by(self.kernel.pid)
+        self.namespaces = [d.name[len(cleanup.NETNS_PREFIX):] for d in self.owned
+                           if d.name.startswith(cleanup.NETNS_PREFIX)]
+        assert self.namespaces and _processes_in(self.owned), f"the study should be up now: {self.owned}"
+        assert {d.name.split("-")[1] for d in self.owned} >= {"log", "syslog", "pg", "netns"}, self.owned
+        self.recorded = self.runs()
+
+    def runs(self) -> list[dict]:
+        return _lines(self.out / "runs.jsonl")
+
+    def left(self) -> list[str]:
+        left = [str(d) for d in self.owned if d.exists()] + _processes_in(self.owned)
+        left += [f"namespace {n}" for n in self.namespaces if n in netns.leftover_namespaces()]
+        k = self.kernel
+        left += ["kernel"] if k.is_running() and k.status() != psutil.STATUS_ZOMBIE else []
+        return left
+
+    def wait_clean(self, t0: float, within: float) -> float:
+        while self.left() and time.monotonic() - t0 < within + 30:
+            time.sleep(0.1)
+        return time.monotonic() - t0
+
+    def daemon(self, needle: str) -> psutil.Process:
+        for p in psutil.process_iter(["cmdline"]):
+            cmd = " ".join(p.info["cmdline"] or [])
+            if any(str(d) in cmd for d in self.owned) and needle in cmd:
+                return p
+        raise AssertionError(f"no process of the study matches {needle!r}")
+
+    def kill(self) -> None:
+        if self.pm.poll() is None:
+            os.killpg(self.pm.pid, signal.SIGKILL)
+            self.pm.wait()
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm", "sigkill"])
+def test_a_signal_to_papermill_stops_the_study_and_leaves_nothing(how, tmp_path):
+    study = Study(tmp_path)
+    try:
+        t0 = time.monotonic()
+        if how == "ctrl-c":
+            os.killpg(study.pm.pid, signal.SIGINT)
+        elif how == "sigterm":
+            study.pm.send_signal(signal.SIGTERM)
+        else:
+            study.pm.kill()
+        study.pm.wait(timeout=60)
+        exited = time.monotonic() - t0
+        took = study.wait_clean(t0, CLEAN_WITHIN_S)
+        print(f"{how}: papermill exited {study.pm.returncode} after {exited:.1f} s; everything gone after {took:.1f} s")
+        assert not study.left(), f"left behind {took:.0f} s after {how}: {study.left()}"
+        assert took <= CLEAN_WITHIN_S, f"cleaning up after {how} took {took:.1f} s"
+        assert study.pm.returncode != 0
+        after = study.runs()
+        assert after[:len(study.recorded)] == study.recorded  # every recorded run kept, whole and unchanged
+        assert len(after) < len(json.loads((study.out / "schedule.json").read_text())), "the study ran to its end"
+    finally:
+        study.kill()
+
+
+def test_the_postmaster_killed_mid_run_fails_the_study_clearly(tmp_path):
+    """SIGKILL to the postmaster: the run in progress fails (pgbench loses its connections), the study
+    stops with an error naming the server, the earlier runs stay, nothing is left."""
+    study = Study(tmp_path)
+    try:
+        postmaster = study.daemon("postgres -D")
+        t0 = time.monotonic()
+        postmaster.kill()
+        text = study.pm.communicate(timeout=120)[0].decode(errors="replace")
+        took = study.wait_clean(t0, 60)
+        print(f"postmaster SIGKILL: papermill exited {study.pm.returncode} after {took:.1f} s")
+        assert study.pm.returncode != 0
+        assert "pgbench" in text or "server" in text.lower(), text[-3000:]
+        assert not study.left(), study.left()
+        assert study.runs()[:len(study.recorded)] == study.recorded
+    finally:
+        study.kill()
+
+
+def test_the_private_rsyslog_killed_mid_run_shows_as_loss_or_fails(tmp_path):
+    """The local rsyslogd killed: PostgreSQL's syslog() then goes nowhere. Never a hang, never a
+    complete-looking run: every later run with a syslog destination records loss, or the study fails."""
+    study = Study(tmp_path, repeats=2)
+    try:
+        t0 = time.monotonic()
+        study.daemon("rsyslog-local.conf").kill()
+        study.pm.communicate(timeout=300)
+        study.wait_clean(t0, 60)
+        later = study.runs()[len(study.recorded):]
+        syslog_runs = [r for r in later if any("syslog" in d for d in r["destinations"]) and not r["warmup"]]
+        print(f"rsyslog killed: papermill exited {study.pm.returncode}; later syslog runs' loss "
+              f"{[round(r['log_loss'], 3) for r in syslog_runs]}")
+        assert study.pm.returncode != 0 or (syslog_runs and all(r["log_loss"] > 0 for r in syslog_runs))
+        assert not study.left(), study.left()
+    finally:
+        study.kill()
+
+
+def test_a_study_stopped_by_ctrl_c_resumes_where_it_stopped(tmp_path):
+    """Run again with the same output_dir: the same schedule, the recorded runs skipped, the rest run; other
+    parameters are refused, saying what differs."""
+    study = Study(tmp_path)
+    try:
+        os.killpg(study.pm.pid, signal.SIGINT)
+        study.pm.wait(timeout=60)
+    finally:
+        study.kill()
+    before = study.runs()
+    schedule = json.loads((study.out / "schedule.json").read_text())
+    assert 0 < len(before) < len(schedule)
+    other = subprocess.run(argv(tmp_path, repeats=4), env=ENV, capture_output=True, text=True, timeout=600)
+    assert other.returncode != 0 and "repeats: 3 recorded, 4 now" in other.stdout + other.stderr
+    again = subprocess.run(study.argv, env=ENV, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    after = study.runs()
+    assert after[:len(before)] == before
+    assert sorted(r["position"] for r in after) == list(range(len(schedule)))
+    assert [(r["position"], r["configuration"]) for r in after[len(before):]] == \
+        [(p["position"], p["configuration"]) for p in schedule[len(before):]]
+    nb = json.loads((tmp_path / "out.ipynb").read_text())
+    assert f"{len(before)} runs already recorded" in json.dumps(nb)
