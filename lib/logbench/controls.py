@@ -120,6 +120,7 @@ class Placement:
         self.server_cpus: set[int] = set()
         self.load_cpus: set[int] = set()
         self._saved: set[int] | None = None
+        self._server_pid: int | None = None
 
     def __enter__(self) -> Placement:
         if self.mode == "none":
@@ -139,6 +140,10 @@ class Placement:
     def pin_server(self, pid: int | None) -> None:
         if pid is None or not self.server_cpus:
             return
+        self._server_pid = pid
+        self._set_tree(pid, self.server_cpus)
+
+    def _set_tree(self, pid: int, cpus: set[int]) -> None:
         for p in _tree_pids(pid):
             try:
                 tasks = os.listdir(f"/proc/{p}/task")
@@ -146,7 +151,7 @@ class Placement:
                 continue
             for t in tasks:
                 try:
-                    os.sched_setaffinity(int(t), self.server_cpus)
+                    os.sched_setaffinity(int(t), cpus)
                 except OSError:
                     pass  # a thread that just exited
 
@@ -154,6 +159,10 @@ class Placement:
         saved, self._saved = self._saved, None
         if saved is not None:
             os.sched_setaffinity(0, saved)
+            # A server that outlives this placement (the next run may use none) gets every CPU back.
+            pid, self._server_pid = self._server_pid, None
+            if pid is not None:
+                self._set_tree(pid, saved)
 
 
 def cpuidle_driver() -> str:

@@ -61,7 +61,8 @@ class StudyInfo:
 # The studies the suite knows, from the registry (their processed files may not exist yet); other
 # *_runs.csv files are picked up too.
 KNOWN_STUDIES: tuple[StudyInfo, ...] = tuple(
-    StudyInfo(s.name, s.engine, s.title, s.post_id, s.experiment) for s in studies_registry.specs())
+    StudyInfo(s.name, s.engine, s.title, s.post_id, s.experiment) for s in studies_registry.specs()
+    if s.measures_logging)
 
 FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail")
 

@@ -185,8 +185,17 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
         # Few updates: the bar is saved in the executed notebook, one line per refresh.
         bar = tqdm(total=len(plan), desc=study.name, unit="run", mininterval=10)
 
+    controls_of = getattr(bench, "controls_of", None)
+
     def one(planned: PlannedRun) -> None:
-        run = _one(study, bench, planned, env_id, idle.in_force, place)
+        if controls_of is None:
+            run = _one(study, bench, planned, env_id, idle.in_force, place)
+        else:
+            # A study whose controls are its factors (the noise study) sets them per run, so both
+            # states interleave in one schedule; each is released before the next run.
+            idle_mode, placement = controls_of(study.configuration(planned.configuration))
+            with IdleState(idle_mode) as run_idle, Placement(placement) as run_place:
+                run = _one(study, bench, planned, env_id, run_idle.in_force, run_place)
         records.append(path, run)
         ran.append(planned)
         if not planned.warmup:

@@ -198,6 +198,8 @@ class PgBench:
 
     engine = "postgresql"
     workload = "pgbench -S"
+    # pgbench -P interval (s) of measured runs; 0: none. The noise study's per-second series.
+    progress = 0
 
     def __init__(self, study: PgStudy, pg: pgserver.LocalPostgres, pgbench: Pgbench,
                  syslog: SyslogPair | None, log_dir: Path):
@@ -230,13 +232,14 @@ class PgBench:
         prefix = Path(self.study.output_dir) / "txlog" / f"run{run.position:04d}"
         prefix.parent.mkdir(parents=True, exist_ok=True)
         r = self.pgbench.run(run.clients, seconds, self.study.query_mode, log_prefix=prefix,
-                             sampling_rate=self.study.sampling_rate)
+                             sampling_rate=self.study.sampling_rate, progress=self.progress)
         return Measurement(
             transactions=r.transactions, failed=r.failed, tps=r.tps, latency_mean_ms=r.latency_avg_ms,
             latency_stddev_ms=r.latency_stddev_ms, latency_p50_ms=r.latency_p50_ms, latency_p95_ms=r.latency_p95_ms,
             latency_p99_ms=r.latency_p99_ms, latency_samples=r.latency_samples, wall_s=r.wall_seconds,
             threads=run.clients, extra={"command": " ".join(r.command[1:]),
-                                        "initial_connection_ms": r.initial_connection_ms},
+                                        "initial_connection_ms": r.initial_connection_ms,
+                                        **({"progress_tps": list(r.progress_tps)} if self.progress else {})},
         )
 
     def sinks(self, configuration: Configuration) -> list[FileSink]:

@@ -48,6 +48,8 @@ class StudySpec:
     # papermill parameters of each nbval run of its notebook (tests/test_notebooks.py)
     smoke: tuple[Mapping[str, object], ...] = ({"profile": "smoke"},)
     paper_order: int = 100  # where the paper (and the findings' study table) lists it: lower first
+    # False for a study of the instrument itself (notebook 00): no logging configurations, no line cost
+    measures_logging: bool = True
 
     @property
     def post_id(self) -> str:

@@ -63,6 +63,14 @@ def parse_output(text: str) -> dict[str, float | int | str]:
     return out
 
 
+_PROGRESS = re.compile(r"^progress: ([\d.]+) s, ([\d.]+) tps", re.MULTILINE)
+
+
+def parse_progress(text: str) -> tuple[float, ...]:
+    """tps per interval from pgbench -P lines on stderr (``progress: 3.0 s, 1234.5 tps, lat ...``)."""
+    return tuple(float(m.group(2)) for m in _PROGRESS.finditer(text))
+
+
 def read_latency_log(paths: list[Path]) -> np.ndarray:
     """Latencies (µs) from pgbench transaction logs: ``client tx_no latency_us script epoch_s epoch_us``."""
     chunks = []
@@ -88,6 +96,8 @@ class PgbenchResult:
     latency_samples: int
     initial_connection_ms: float
     wall_seconds: float
+    # tps of each progress interval (pgbench -P), empty unless asked for: the noise study's time series
+    progress_tps: tuple[float, ...] = ()
 
 
 class Pgbench:
@@ -113,16 +123,20 @@ class Pgbench:
         return time.perf_counter() - t0
 
     def command(self, clients: int, duration: float, mode: str, *, log_prefix: Path | None = None,
-                sampling_rate: float = 0.0) -> list[str]:
+                sampling_rate: float = 0.0, progress: int = 0) -> list[str]:
         # -j follows -c as in the post; -n: the select-only test needs no vacuum.
         argv = [str(self.binary), "-n", "-S", "-M", mode, "-c", str(clients), "-j", str(clients), "-T", str(int(duration))]
+        if progress:
+            argv += ["-P", str(int(progress))]
         if log_prefix is not None and sampling_rate > 0:
             argv += ["-l", f"--sampling-rate={sampling_rate}", f"--log-prefix={log_prefix}"]
         return argv
 
     def run(self, clients: int, duration: float, mode: str, *, log_prefix: Path | None = None,
-            sampling_rate: float = 0.0) -> PgbenchResult:
-        argv = self.command(clients, duration, mode, log_prefix=log_prefix, sampling_rate=sampling_rate)
+            sampling_rate: float = 0.0, progress: int = 0) -> PgbenchResult:
+        """``progress``: seconds per pgbench -P interval (0: none)."""
+        argv = self.command(clients, duration, mode, log_prefix=log_prefix, sampling_rate=sampling_rate,
+                            progress=progress)
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
@@ -151,5 +165,5 @@ class Pgbench:
             latency_stddev_ms=float(np.std(lat, ddof=1)) if lat.size > 1 else np.nan,
             latency_p50_ms=float(pct[0]), latency_p95_ms=float(pct[1]), latency_p99_ms=float(pct[2]),
             latency_samples=int(lat.size), initial_connection_ms=float(parsed.get("initial_connection_ms", np.nan)),
-            wall_seconds=wall,
+            wall_seconds=wall, progress_tps=parse_progress(stderr) if progress else (),
         )
