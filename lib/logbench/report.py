@@ -12,7 +12,7 @@ Three steps, each a function the notebook ``90_findings`` calls (and
    number with its provenance; CSV tables of display strings) and compiles
    ``paper/logbench.typ`` with the ``typst`` package into ``paper/logbench.pdf``.
 
-Hooks for other studies' findings: ``data/processed/findings_instrument.csv`` (columns ``item``,
+Hooks for other studies' findings: ``data/processed/instrument_findings.csv`` (columns ``item``,
 ``statement``; :data:`INSTRUMENT_FINDINGS`), written by the instrument study, is printed in the paper's
 section "Instrument resolution and the anomaly test"; A/A rows (``<baseline>_again``) in a study's summary
 are printed as that study's resolution and never as a logging configuration.
@@ -38,7 +38,7 @@ import pandas as pd
 
 from . import claim_rules
 from . import claims as claims_mod
-from . import paths, plots, regression
+from . import paths, plots, regression, stats
 from . import studies as studies_registry
 from .claims import StudyData, fmt, fmt_p
 from .stats import CONFIDENCE
@@ -717,6 +717,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
             doc["verdicts"].append(v)
 
     anomaly(doc, nums, studies, processed_dir, gen)
+    doc["instrument_figure"] = figure("instrument_cv")
     threats(doc, nums, studies, processed_dir)
 
     doc["numbers"] = nums.items
@@ -729,7 +730,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
 # Written by the instrument study (issue 10) when it exists: one row per finding, ``item`` and ``statement`` (a
 # sentence whose numbers its code printed from its data). The paper's section "Instrument resolution and the
 # anomaly test" prints these statements; until the file exists it says the test is pending.
-INSTRUMENT_FINDINGS = "findings_instrument.csv"
+INSTRUMENT_FINDINGS = "instrument_findings.csv"
 
 
 def faster_than_baseline(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:
@@ -739,6 +740,28 @@ def faster_than_baseline(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:
     cfg = summary["configuration"].astype(str)
     keep = (cfg != baseline) & ~cfg.map(regression.is_aa) & (summary["ratio_ci_low"] > 1)
     return summary[keep]
+
+
+def resolution_table(studies: dict) -> pd.DataFrame:
+    """Each study's A/A control per cell: its ratio to the baseline with CI, the half-width, n, and
+    whether the CI contains 1 (stats.resolution); empty where no study ran one."""
+    rows = []
+    for name, s in studies.items():
+        if s.summary is None or "ratio_ci_low" not in s.summary.columns:
+            continue
+        summary = s.summary
+        if "ratio_halfwidth" not in summary.columns:
+            summary = summary.assign(ratio_halfwidth=(summary["ratio_ci_high"] - summary["ratio_ci_low"])
+                                     / 2 / summary["ratio"])
+        res = stats.resolution(summary, s.baseline)
+        for _, r in res.iterrows():
+            cell = {c: str(r[c]) for c in cell_columns(s.summary) if c in r.index}
+            rows.append({"study": name, "cell": cell_label(cell), "clients": str(int(r["clients"])),
+                         f"A/A ratio [{_CI}]": _ci_text(r["aa_ratio"], r["ci_low"], r["ci_high"]),
+                         "half-width": f"±{100 * r['relative_half_width']:.1f} %", "n": str(int(r["n"])),
+                         "contains 1": "yes" if r["contains_1"] else "no"})
+    return pd.DataFrame(rows, columns=["study", "cell", "clients", f"A/A ratio [{_CI}]", "half-width", "n",
+                                       "contains 1"])
 
 
 def anomaly(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path, gen: Path) -> None:
@@ -759,6 +782,13 @@ def anomaly(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path, gen:
         doc["anomaly_table"] = f"{GENERATED}/{p.name}"
         doc["tables"].append(doc["anomaly_table"])
         doc["anomaly_clients"] = sorted({int(x) for x in df["clients"]})
+    res = resolution_table(studies)
+    doc["resolution_table"] = ""
+    if len(res):
+        p = gen / "resolution.csv"
+        res.to_csv(p, index=False, lineterminator="\n")
+        doc["resolution_table"] = f"{GENERATED}/{p.name}"
+        doc["tables"].append(doc["resolution_table"])
     inst = processed_dir / INSTRUMENT_FINDINGS
     doc["instrument"] = ""
     if inst.exists():

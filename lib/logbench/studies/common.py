@@ -257,3 +257,24 @@ def measured_columns(runs: pd.DataFrame, numbers: type) -> pd.DataFrame:
         elif f.type in _TEXT:
             out[f.name] = out["extra"].map(lambda e, n=f.name: e.get(n))
     return out
+
+
+def resolution_note(summary: pd.DataFrame, baseline: str) -> str:
+    """Markdown: the A/A control's ratio per level (the study's resolution) and, where its CI excludes 1,
+    the warning that ratios there carry a bias of that size."""
+    from .. import stats
+    from ..plots import fmt_ci
+
+    res = stats.resolution(summary, baseline)
+    if res.empty:
+        return "No A/A control ran (`aa_control=False`): this run has no measure of its own resolution."
+    keys = [c for c in res.columns[: list(res.columns).index("aa_ratio")]]
+    lines = []
+    for r in res.itertuples():
+        where = ", ".join(f"{k} {getattr(r, k)}" for k in keys)
+        lines.append(f"- {where}: A/A ratio {fmt_ci(r.aa_ratio, r.ci_low, r.ci_high, r.n)}, half-width "
+                     f"±{100 * r.relative_half_width:.1f} % — " + ("contains 1." if r.contains_1 else "**excludes 1.**"))
+    warnings = [w for w in res["warning"] if w]
+    head = ("**Warning:** " + " ".join(warnings)) if warnings else (
+        "Every A/A interval contains 1: the instrument shows no bias at this resolution.")
+    return head + "\n\n" + "\n".join(lines)

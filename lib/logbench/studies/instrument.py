@@ -314,6 +314,7 @@ def write_processed(result: InstrumentResult, processed_dir: Path) -> dict[str, 
     series = series_frame(result.series_runs)
     return records.write_processed(NAME, processed_dir, result.environment, {
         "summary": anomaly_summary(result.anomaly_runs),
+        "findings": findings(result),
         "cv": run_length_table(cv_by_length(series)),
         "acf": autocorrelation(series),
         "series": series,
@@ -373,3 +374,36 @@ def finding_run_length(table: pd.DataFrame, target_halfwidth: float = 0.03) -> s
                      f"from {int(best.windows)} windows): {int(best.runs_for_target)} runs per cell for a "
                      f"±{100 * target_halfwidth:.0f} % ratio interval, {best.seconds_per_cell:.0f} s per cell.")
     return "\n".join(lines)
+
+
+def findings(result: InstrumentResult, target_halfwidth: float = 0.03, run_length_s: int = 4) -> pd.DataFrame:
+    """The statements the paper prints (item, statement), every number from this run's data; plain text
+    (the paper is not markdown)."""
+    def plain(text: str) -> str:
+        return text.replace("**", "").replace("`", "").replace("- ", "", 1)
+
+    series = series_frame(result.series_runs)
+    cv = cv_by_length(series)
+    rows = []
+    at = cv[cv["run_length_s"] == run_length_s]
+    if len(at):
+        parts = [f"{r.control} at {r.clients} client(s) {100 * r.cv:.2g} % [{100 * r.cv_ci_low:.2g}, "
+                 f"{100 * r.cv_ci_high:.2g}] ({r.windows} windows)" for r in at.itertuples()]
+        rows.append({"item": "noise", "statement": f"CV of the mean throughput of a {run_length_s} s run (baseline, "
+                     "95 % CI): " + "; ".join(parts) + "."})
+    for line in finding_run_length(run_length_table(cv, target_halfwidth), target_halfwidth).splitlines():
+        rows.append({"item": "run length", "statement": plain(line)})
+    base = baseline_by_control(result.anomaly_runs)
+    for clients, g in base.groupby("clients"):
+        parts = [f"{r.control}: {r.tps_mean:,.0f} tps [{r.tps_ci_low:,.0f}, {r.tps_ci_high:,.0f}], mean latency "
+                 f"{r.latency_ms_mean:.3g} ms (n={r.n})" for r in g.itertuples()]
+        rows.append({"item": "baseline", "statement": f"No logging at {clients} client(s): " + "; ".join(parts) + "."})
+    summary = anomaly_summary(result.anomaly_runs)
+    for line in anomaly_verdict(summary).splitlines():
+        rows.append({"item": "anomaly", "statement": plain(line)})
+    res = stats.resolution(summary, BASELINE)
+    for r in res.itertuples():
+        rows.append({"item": "A/A", "statement": f"A/A none_again/none with control {r.control} at {r.clients} "
+                     f"client(s): {r.aa_ratio:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] (n={r.n}), "
+                     + ("contains 1." if r.contains_1 else "excludes 1.")})
+    return pd.DataFrame(rows, columns=["item", "statement"])
