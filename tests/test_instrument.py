@@ -46,3 +46,21 @@ def test_bad_input_names_the_parameter():
         instrument.define(profile="smoke", controls=["hold", "sometimes"])
     with pytest.raises(ParameterError, match="series_s"):
         instrument.define(profile="smoke", series_s=3)
+
+
+def _row(control, configuration, clients, ratio, low, high, tps):
+    return {"control": control, "configuration": configuration, "clients": clients, "n": 5, "tps_mean": tps,
+            "ratio": ratio, "ratio_ci_low": low, "ratio_ci_high": high}
+
+
+def test_anomaly_verdict_names_the_idle_state_only_when_the_control_separates_it():
+    rows = [_row("free", "none", 1, 1, math.nan, math.nan, 6000), _row("hold", "none", 1, 1, math.nan, math.nan, 24000),
+            _row("free", "stderr", 1, 1.1, 0.92, 1.33, 6600), _row("hold", "stderr", 1, 0.65, 0.52, 0.85, 15600)]
+    verdict = instrument.anomaly_verdict(pd.DataFrame(rows))
+    assert "is the VM's idle state" in verdict and "4 times as fast" in verdict
+    # held, logging still faster: not the idle state
+    rows[3] = _row("hold", "stderr", 1, 1.3, 1.1, 1.5, 31000)
+    assert "does not explain" in instrument.anomaly_verdict(pd.DataFrame(rows))
+    # neither separates
+    rows[3] = _row("hold", "stderr", 1, 0.95, 0.8, 1.1, 23000)
+    assert "undecided" in instrument.anomaly_verdict(pd.DataFrame(rows))
