@@ -38,7 +38,7 @@ import pandas as pd
 
 from . import claim_rules
 from . import claims as claims_mod
-from . import paths, plots, regression, stats
+from . import paths, plots, regression
 from . import studies as studies_registry
 from .claims import StudyData, fmt, fmt_p
 from .stats import CONFIDENCE
@@ -742,28 +742,6 @@ def faster_than_baseline(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:
     return summary[keep]
 
 
-def resolution_table(studies: dict) -> pd.DataFrame:
-    """Each study's A/A control per cell: its ratio to the baseline with CI, the half-width, n, and
-    whether the CI contains 1 (stats.resolution); empty where no study ran one."""
-    rows = []
-    for name, s in studies.items():
-        if s.summary is None or "ratio_ci_low" not in s.summary.columns:
-            continue
-        summary = s.summary
-        if "ratio_halfwidth" not in summary.columns:
-            summary = summary.assign(ratio_halfwidth=(summary["ratio_ci_high"] - summary["ratio_ci_low"])
-                                     / 2 / summary["ratio"])
-        res = stats.resolution(summary, s.baseline)
-        for _, r in res.iterrows():
-            cell = {c: str(r[c]) for c in cell_columns(s.summary) if c in r.index}
-            rows.append({"study": name, "cell": cell_label(cell), "clients": str(int(r["clients"])),
-                         f"A/A ratio [{_CI}]": _ci_text(r["aa_ratio"], r["ci_low"], r["ci_high"]),
-                         "half-width": f"±{100 * r['relative_half_width']:.1f} %", "n": str(int(r["n"])),
-                         "contains 1": "yes" if r["contains_1"] else "no"})
-    return pd.DataFrame(rows, columns=["study", "cell", "clients", f"A/A ratio [{_CI}]", "half-width", "n",
-                                       "contains 1"])
-
-
 def anomaly(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path, gen: Path) -> None:
     """The cells where logging was faster than not logging, as a table; the instrument study's statements."""
     rows = []
@@ -782,13 +760,6 @@ def anomaly(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path, gen:
         doc["anomaly_table"] = f"{GENERATED}/{p.name}"
         doc["tables"].append(doc["anomaly_table"])
         doc["anomaly_clients"] = sorted({int(x) for x in df["clients"]})
-    res = resolution_table(studies)
-    doc["resolution_table"] = ""
-    if len(res):
-        p = gen / "resolution.csv"
-        res.to_csv(p, index=False, lineterminator="\n")
-        doc["resolution_table"] = f"{GENERATED}/{p.name}"
-        doc["tables"].append(doc["resolution_table"])
     inst = processed_dir / INSTRUMENT_FINDINGS
     doc["instrument"] = ""
     if inst.exists():

@@ -560,7 +560,7 @@ def finding(summary: pd.DataFrame) -> str:
     lines = []
     for _, r in summary.iterrows():
         if r["configuration"] in (BASELINE, aa_name(BASELINE)):
-            lines.append(f"- **`none`** ({r['clients']} clients, the placebo): dip {fmt_ci(r['dip_mean'], r['dip_ci_low'], r['dip_ci_high'], int(r['n']))}, "
+            lines.append(f"- **`{r['configuration']}`** ({r['clients']} clients, the placebo{' again: the A/A control' if r['configuration'] != BASELINE else ''}): dip {fmt_ci(r['dip_mean'], r['dip_ci_low'], r['dip_ci_high'], int(r['n']))}, "
                          f"deficit {fmt_ci(r['deficit_s_mean'], r['deficit_s_ci_low'], r['deficit_s_ci_high'])} s — the noise floor.")
             continue
         lost = r["tracer_lost_mean"] * r["n"]

@@ -120,7 +120,7 @@ def finding_loss(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
 
 
 def finding_rates(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
-    g = summary[summary["configuration"] != baseline]
+    g = stats.logging_rows(summary, baseline)
     top = g.loc[g["log_bytes_per_s_mean"].idxmax()]
     return (
         f"The logging rate ranged from {g['log_lines_per_s_mean'].min():,.0f} to {g['log_lines_per_s_mean'].max():,.0f} "
@@ -176,7 +176,7 @@ def beside_post(summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
 
     pub = published.set_index(["configuration_key", "clients"])["ratio"]
     rows = []
-    for r in summary[summary["configuration"] != BASELINE].itertuples():
+    for r in stats.logging_rows(summary, BASELINE).itertuples():
         post = pub.get((r.configuration, r.clients))
         inside = None if post is None or pd.isna(r.ratio_ci_low) else bool(r.ratio_ci_low <= post <= r.ratio_ci_high)
         rows.append({"configuration": r.configuration, "clients": r.clients,
