@@ -297,3 +297,16 @@ def test_loss_is_not_defined_where_the_bench_says_so(tmp_path):
     assert runs[runs.configuration == "noisy"]["log_loss"].isna().all()
     assert runs[runs.configuration == "quiet"]["log_loss"].tolist() == pytest.approx([0.1, 0.1])
     assert (runs[runs.configuration == "noisy"]["log_records_received"] == 90).all()
+
+
+def test_a_resumed_study_counts_the_extra_blocks_it_already_ran_against_its_budget(tmp_path):
+    first = _study(tmp_path, target_halfwidth=0.03, time_budget_s=1000.0, max_repeats=4)
+    runs, _ = _run(first)
+    extra = int((runs["repeat"] >= first.repeats).sum())
+    assert extra > 0  # one extra block over the wide cells
+    # Resumed with nothing of the plan left, a run is assumed to take the nominal 1 s: the recorded extra
+    # runs have spent `extra` seconds of a budget of extra + 0.5, so no further block fits.
+    again = _study(tmp_path, target_halfwidth=0.03, time_budget_s=extra + 0.5)
+    runs2, bench = _run(again)
+    assert len(runs2) == len(runs) and bench.seen == []
+    assert json.loads((tmp_path / "adaptive.json").read_text())["stopped"] == "time_budget"

@@ -210,7 +210,9 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
                 one(planned)
             # A resumed study that had finished its plan has timed nothing yet: assume the nominal run.
             per_run = ((time.monotonic() - t0) / len(plan)) if plan else (study.duration + study.warmup)
-            extra_t0 = time.monotonic()
+            # A resumed study's extra blocks already spent part of the budget: count them at the run's pace.
+            spent = per_run * sum(1 for p in ran if p.block >= study.repeats and not p.warmup)
+            extra_t0 = time.monotonic() - spent
             while block := adaptive.next_block(values, elapsed_s=time.monotonic() - extra_t0,
                                                seconds_per_run=per_run):
                 if bar is not None:
