@@ -169,6 +169,10 @@ def test_readme_commands_pass_in_a_clean_container(tmp_path):
         mounts[str(paths.SEEDS)] = "/shared/seeds"
     name = f"logbench-fresh-{uuid.uuid4().hex[:8]}"
     argv = ["create", *privileged_args(), "--name", name, "-w", "/logbench"]
+    # A machine has its CPU-latency device; a container only if given it (--privileged passes every device,
+    # the capability fallback none): the idle-state control and its tests must run inside too.
+    if os.path.exists("/dev/cpu_dma_latency"):
+        argv += ["--device", "/dev/cpu_dma_latency"]
     for k, v in sorted(env.items()):
         argv += ["-e", f"{k}={v}"]
     for host, inside in sorted(mounts.items()):

@@ -142,7 +142,7 @@ def test_a_signal_to_papermill_stops_the_study_and_leaves_nothing(how, tmp_path)
         assert study.pm.returncode != 0
         after = study.runs()
         assert after[:len(study.recorded)] == study.recorded  # every recorded run kept, whole and unchanged
-        assert len(after) < len(json.loads((study.out / "schedule.json").read_text())), "the study ran to its end"
+        assert len(after) < len(json.loads((study.out / "plan.json").read_text())), "the study ran to its end"
     finally:
         study.kill()
 
@@ -195,7 +195,7 @@ def test_a_study_stopped_by_ctrl_c_resumes_where_it_stopped(tmp_path):
     finally:
         study.kill()
     before = study.runs()
-    schedule = json.loads((study.out / "schedule.json").read_text())
+    schedule = json.loads((study.out / "plan.json").read_text())
     assert 0 < len(before) < len(schedule)
     other = subprocess.run(argv(tmp_path, repeats=4), env=ENV, capture_output=True, text=True, timeout=600)
     assert other.returncode != 0 and "repeats: 3 recorded, 4 now" in other.stdout + other.stderr

@@ -144,16 +144,11 @@ class Placement:
         self._set_tree(pid, self.server_cpus)
 
     def _set_tree(self, pid: int, cpus: set[int]) -> None:
-        for p in _tree_pids(pid):
+        for _, t in _tree_tasks(pid):
             try:
-                tasks = os.listdir(f"/proc/{p}/task")
+                os.sched_setaffinity(int(t), cpus)
             except OSError:
-                continue
-            for t in tasks:
-                try:
-                    os.sched_setaffinity(int(t), cpus)
-                except OSError:
-                    pass  # a thread that just exited
+                pass  # a thread that just exited
 
     def __exit__(self, *exc) -> None:
         saved, self._saved = self._saved, None
@@ -245,27 +240,33 @@ def _tree_pids(pid: int) -> list[int]:
     return out
 
 
-def _ctx_switches(pid: int) -> dict[int, tuple[int, int]]:
-    """Per thread of the tree: (voluntary, involuntary) context switches so far."""
-    out = {}
+def _tree_tasks(pid: int):
+    """(process, thread id) of every thread of the process tree under ``pid`` now."""
     for p in _tree_pids(pid):
         try:
             tasks = os.listdir(f"/proc/{p}/task")
         except OSError:
             continue
         for t in tasks:
-            vol = invol = None
-            try:
-                with open(f"/proc/{p}/task/{t}/status") as f:
-                    for line in f:
-                        if line.startswith("voluntary_ctxt_switches:"):
-                            vol = int(line.split()[1])
-                        elif line.startswith("nonvoluntary_ctxt_switches:"):
-                            invol = int(line.split()[1])
-            except OSError:
-                continue
-            if vol is not None and invol is not None:
-                out[int(t)] = (vol, invol)
+            yield p, t
+
+
+def _ctx_switches(pid: int) -> dict[int, tuple[int, int]]:
+    """Per thread of the tree: (voluntary, involuntary) context switches so far."""
+    out = {}
+    for p, t in _tree_tasks(pid):
+        vol = invol = None
+        try:
+            with open(f"/proc/{p}/task/{t}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        vol = int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches:"):
+                        invol = int(line.split()[1])
+        except OSError:
+            continue
+        if vol is not None and invol is not None:
+            out[int(t)] = (vol, invol)
     return out
 
 

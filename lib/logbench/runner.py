@@ -323,4 +323,5 @@ def write_study(study: Study, environment: dict) -> None:
     (out / "study.json").write_text(json.dumps(study.describe(), indent=2, sort_keys=True, default=str))
     (out / "environment.json").write_text(json.dumps(environment, indent=2, sort_keys=True, default=str))
     # The plan as it stands before running; execute() replaces it with what actually ran.
-    (out / "schedule.json").write_text(json.dumps([p.__dict__ for p in study.plan()], indent=1))
+    # The plan as drawn (the first ``repeats`` blocks); schedule.json is what actually ran (execute).
+    (out / "plan.json").write_text(json.dumps([p.__dict__ for p in study.plan()], indent=1))

@@ -312,3 +312,15 @@ def start(study: PgStudy, stack: contextlib.ExitStack) -> tuple[object, dict]:
     for label, backend, image in study.variants:
         benches[label], envs[label] = start_stack(study, backend, stack, image)
     return runner.SplitBench(benches, envs), {"variants": envs}
+
+
+def design_summary(study: PgStudy) -> dict[str, object]:
+    """A PostgreSQL study's design as the notebooks show it (planned runs before any adaptive block)."""
+    plan = study.plan()
+    return {
+        "profile": study.profile, "backend": study.backend, "clients": list(study.clients),
+        "repeats": study.repeats, "runs planned": len(plan), "duration (s)": study.duration,
+        "warm-up per run (s)": study.warmup, "scale": study.scale, "query mode": study.query_mode,
+        "syslog rate limit": study.syslog_rate_limit, "log directory on": study.log_dir_on, "seed": study.seed,
+        "output": str(study.output_dir),
+    }

@@ -119,15 +119,7 @@ def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame,
     return common.load_processed(NAME, "summary", "interaction", processed_dir=processed_dir)
 
 
-def design_summary(study: pg.PgStudy) -> dict[str, object]:
-    plan = study.plan()
-    return {
-        "profile": study.profile, "backend": study.backend, "clients": list(study.clients),
-        "repeats": study.repeats, "runs planned": len(plan), "duration (s)": study.duration,
-        "warm-up per run (s)": study.warmup, "scale": study.scale, "query mode": study.query_mode,
-        "syslog rate limit": study.syslog_rate_limit, "log directory on": study.log_dir_on, "seed": study.seed,
-        "output": str(study.output_dir),
-    }
+design_summary = pg.design_summary
 
 
 # No published= : the figure shows post 000's ratios of the registry's experiment as they are.

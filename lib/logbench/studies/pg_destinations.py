@@ -142,15 +142,7 @@ def configuration_table(study: pg.PgStudy) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("configuration")
 
 
-def design_summary(study: pg.PgStudy) -> dict[str, object]:
-    plan = study.plan()
-    return {
-        "profile": study.profile, "backend": study.backend, "clients": list(study.clients),
-        "repeats": study.repeats, "runs planned": len(plan), "duration (s)": study.duration,
-        "warm-up per run (s)": study.warmup, "scale": study.scale, "query mode": study.query_mode,
-        "syslog rate limit": study.syslog_rate_limit, "log directory on": study.log_dir_on, "seed": study.seed,
-        "output": str(study.output_dir),
-    }
+design_summary = pg.design_summary
 
 
 def environment_table(result: common.StudyResult) -> pd.DataFrame:
