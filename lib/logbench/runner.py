@@ -167,7 +167,7 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
     if len(recorded) and "seed" in recorded.columns:
         recorded = recorded[recorded["seed"] == study.seed]
     full_plan = study.plan()
-    plan, resumed = resume.remaining(full_plan, recorded, seed=study.seed)
+    plan, resumed = resume.remaining(full_plan, recorded)  # already this schedule's runs only
     ran: list[PlannedRun] = [PlannedRun(int(r.position), int(r.repeat), str(r.configuration), int(r.clients),
                                         bool(r.warmup)) for r in recorded.itertuples(index=False)]
     values: dict[tuple[str, int], list[float]] = {}

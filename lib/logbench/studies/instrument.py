@@ -320,10 +320,12 @@ def write_processed(result: InstrumentResult, processed_dir: Path) -> dict[str, 
     # The runs go to instrument_records.csv, not *_runs.csv: the findings read every *_runs.csv as a
     # logging study's, and these runs measure the machine.
     series = series_frame(result.series_runs)
+    cv = cv_by_length(series)
+    summary = anomaly_summary(result.anomaly_runs)
     return records.write_processed(NAME, processed_dir, result.environment, {
-        "summary": anomaly_summary(result.anomaly_runs),
-        "findings": findings(result),
-        "cv": run_length_table(cv_by_length(series)),
+        "summary": summary,
+        "findings": findings(series, cv, summary, result.anomaly_runs),
+        "cv": run_length_table(cv),
         "acf": autocorrelation(series),
         "series": series,
         "controls": per_run_controls(result.series_runs),
@@ -405,14 +407,13 @@ def finding_floor(cv: pd.DataFrame, run_length_s: int = 4, control: str = "hold"
             "the half-width it reached.")
 
 
-def findings(result: InstrumentResult, target_halfwidth: float = 0.03, run_length_s: int = 4) -> pd.DataFrame:
-    """The statements the paper prints (item, statement), every number from this run's data; plain text
-    (the paper is not markdown)."""
+def findings(series: pd.DataFrame, cv: pd.DataFrame, summary: pd.DataFrame, anomaly_runs: pd.DataFrame,
+             target_halfwidth: float = 0.03, run_length_s: int = 4) -> pd.DataFrame:
+    """The statements the paper prints (item, statement) from the noise curve (``series``, its ``cv``) and the
+    anomaly test (its ``summary`` and runs), every number from this run's data; plain text (not markdown)."""
     def plain(text: str) -> str:
         return text.replace("**", "").replace("`", "").replace("- ", "", 1)
 
-    series = series_frame(result.series_runs)
-    cv = cv_by_length(series)
     rows = []
     at = cv[cv["run_length_s"] == run_length_s]
     if len(at):
@@ -425,12 +426,11 @@ def findings(result: InstrumentResult, target_halfwidth: float = 0.03, run_lengt
     floor = finding_floor(cv, run_length_s, target_halfwidth=target_halfwidth)
     if floor:
         rows.append({"item": "floor", "statement": plain(floor)})
-    base = baseline_by_control(result.anomaly_runs)
+    base = baseline_by_control(anomaly_runs)
     for clients, g in base.groupby("clients"):
         parts = [f"{r.control}: {r.tps_mean:,.0f} tps [{r.tps_ci_low:,.0f}, {r.tps_ci_high:,.0f}], mean latency "
                  f"{r.latency_ms_mean:.3g} ms (n={r.n})" for r in g.itertuples()]
         rows.append({"item": "baseline", "statement": f"No logging at {clients} client(s): " + "; ".join(parts) + "."})
-    summary = anomaly_summary(result.anomaly_runs)
     for line in anomaly_verdict(summary).splitlines():
         rows.append({"item": "anomaly", "statement": plain(line)})
     res = stats.resolution(summary, BASELINE)
