@@ -310,3 +310,15 @@ def test_a_resumed_study_counts_the_extra_blocks_it_already_ran_against_its_budg
     runs2, bench = _run(again)
     assert len(runs2) == len(runs) and bench.seen == []
     assert json.loads((tmp_path / "adaptive.json").read_text())["stopped"] == "time_budget"
+
+
+def test_adaptive_decisions_reach_the_progress_channel(tmp_path, monkeypatch):
+    channel = tmp_path / "progress.txt"
+    monkeypatch.setenv("LOGBENCH_PROGRESS", str(channel))
+    study = _study(tmp_path, target_halfwidth=0.03, max_repeats=5)
+    runs, _ = _run(study)
+    text = channel.read_text()
+    extra = int((runs["repeat"] >= study.repeats).sum())
+    assert f"adaptive: block 4 for 1 cell(s) wider than ±3 %; 3 more runs, {len(study.plan()) + 3} planned" in text
+    assert "adaptive blocks stopped: " in text
+    assert f"{len(runs)}/{len(study.plan()) + extra} runs recorded in" in text

@@ -78,13 +78,14 @@ class Study:
     warmup_blocks: int
     seed: int
     output_dir: object  # pathlib.Path of this study's raw records
-    processed_dir: object  # pathlib.Path or None: where the tidy summary goes (never for smoke)
+    processed_dir: object  # pathlib.Path or None: where the tidy summary goes (data/processed only when publish)
     idle_state: str = "hold"          # "hold" | "free": /dev/cpu_dma_latency held at 0 during runs, or not
     aa_control: bool = True           # add the A/A configuration "<baseline>_again"
     target_halfwidth: float | None = None   # relative ratio-CI half-width target for adaptive repeats
     time_budget_s: float | None = None      # wall-clock budget for the adaptive extra blocks
     max_repeats: int | None = None          # hard cap on blocks (repeats is the minimum)
     placement: str = "none"           # "none" | "split": server and load tool on separate CPUs (controls.Placement)
+    publish: bool = False             # True: the committed results, written to data/processed (studies.common)
 
     def __post_init__(self):
         if self.placement not in PLACEMENTS:

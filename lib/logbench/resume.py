@@ -18,7 +18,7 @@ from .environment import CHECKED
 from .errors import EnvironmentMismatch, LogbenchError
 
 # Where the output goes is not part of what the study measures.
-NOT_COMPARED = ("output_dir", "processed_dir")
+NOT_COMPARED = ("output_dir", "processed_dir", "publish")
 
 
 class ResumeRefused(LogbenchError):

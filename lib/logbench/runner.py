@@ -21,7 +21,7 @@ from typing import Protocol
 
 import pandas as pd
 
-from . import controls, records
+from . import controls, progress as progress_channel, records
 from .controls import ContextSwitches, IdleState, Placement
 from .design import VARIANT_SEP, Adaptive, PlannedRun, Study
 from .logsinks import Count, FileSink, wait_quiet
@@ -178,6 +178,11 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
     adaptive.block = max([study.repeats] + [p.block + 1 for p in ran])
     if resumed:
         print(f"{study.name}: resuming; {resumed} runs already recorded in {path}, {len(plan)} planned to go")
+    # The terminal's view (LOGBENCH_PROGRESS; the bar below stays in the notebook).
+    reporter = progress_channel.Reporter(study.name, schedule_key)
+    counter = progress_channel.RunCounter(
+        reporter, len(full_plan), done=len(full_plan) - len(plan), nominal_s=study.duration + study.warmup + 1,
+        budget_s=study.time_budget_s if study.adaptive else None)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -188,15 +193,18 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
     controls_of = getattr(bench, "controls_of", None)
 
     def one(planned: PlannedRun) -> None:
-        if controls_of is None:
-            run = _one(study, bench, planned, env_id, idle.in_force, place)
-        else:
-            # A study whose controls are its factors (the noise study) sets them per run, so both
-            # states interleave in one schedule; each is released before the next run.
-            idle_mode, placement = controls_of(study.configuration(planned.configuration))
-            with IdleState(idle_mode) as run_idle, Placement(placement) as run_place:
-                run = _one(study, bench, planned, env_id, run_idle.in_force, run_place)
+        what = counter.starting(planned.configuration, planned.clients, planned.warmup)
+        with reporter.phase(what):
+            if controls_of is None:
+                run = _one(study, bench, planned, env_id, idle.in_force, place)
+            else:
+                # A study whose controls are its factors (the noise study) sets them per run, so both
+                # states interleave in one schedule; each is released before the next run.
+                idle_mode, placement = controls_of(study.configuration(planned.configuration))
+                with IdleState(idle_mode) as run_idle, Placement(placement) as run_place:
+                    run = _one(study, bench, planned, env_id, run_idle.in_force, run_place)
         records.append(path, run)
+        counter.finished()
         ran.append(planned)
         if not planned.warmup:
             values.setdefault((planned.configuration, planned.clients), []).append(run.tps)
@@ -218,9 +226,17 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
                 if bar is not None:
                     bar.total += len(block)
                     bar.refresh()
+                wide = len(adaptive.wide(values))
+                counter.grown(len(block), f"block {adaptive.block} for {wide} cell(s) wider than "
+                                         f"±{100 * study.target_halfwidth:.3g} %")
                 for planned in block:
                     one(planned)
+            if study.adaptive:
+                reporter.say(f"adaptive blocks stopped: {adaptive.stopped}")
     finally:
+        reporter.say(f"{counter.done}/{counter.planned} runs recorded in {path} · "
+                     f"{progress_channel.duration(time.monotonic() - counter.t0)}")
+        reporter.close()
         if bar is not None:
             bar.close()
         _write_json(Path(study.output_dir) / "schedule.json", [p.__dict__ for p in ran], schedule_key)

@@ -1,11 +1,35 @@
-"""``python -m logbench.studies --list`` (name, engine, post, notebook per study) or ``--committed``
-(per study: its notebook and the papermill arguments of its committed run, tab-separated)."""
+"""``python -m logbench.studies --list`` (name, engine, post, notebook per study), ``--committed``
+(per study: its notebook and the papermill arguments of its committed run, tab-separated) or ``--usage``
+(per study: its notebook, title and own parameters, for ``bash run.sh``'s usage text)."""
 
 from __future__ import annotations
 
 import argparse
 
 from . import specs
+from .common import SHARED
+
+# Parameters every study notebook has besides SHARED: named once in the usage text, not per study.
+COMMON_PARAMETERS = ("profile", "backend", "image", "output_dir", "processed_dir", "publish", "seed")
+
+
+def own_parameters(notebook: str) -> list[str]:
+    """The parameters of a study notebook's parameters cell that are its own (not shared by every study)."""
+    import papermill
+
+    from .. import paths
+
+    found = papermill.inspect_notebook(str(paths.NOTEBOOKS / notebook))
+    return [n for n in found if n not in SHARED and n not in COMMON_PARAMETERS]
+
+
+def usage() -> str:
+    """One line per study: the number to pass to ``bash run.sh study``, notebook, title, its own parameters."""
+    lines = []
+    for s in specs():
+        lines.append(f"  {s.notebook[:2]}  {s.notebook:<28} {s.title}")
+        lines.append(f"      -p " + ", ".join(own_parameters(s.notebook)))
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -14,7 +38,12 @@ def main(argv: list[str] | None = None) -> None:
     group.add_argument("--list", action="store_true", help="one line per study: name, engine, post, notebook, title")
     group.add_argument("--committed", action="store_true",
                        help="one line per study: notebook <TAB> papermill -p arguments of the committed run")
+    group.add_argument("--usage", action="store_true",
+                       help="per study: number, notebook, title, and its own papermill parameters")
     args = ap.parse_args(argv)
+    if args.usage:
+        print(usage())
+        return
     for s in specs():
         if args.list:
             print("\t".join((s.name, s.engine, s.post_id, s.notebook, s.title)))

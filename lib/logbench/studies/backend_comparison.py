@@ -126,4 +126,4 @@ design_summary = pg.design_summary
 SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="PostgreSQL log destinations, local vs container", post=POST,
     baseline=BASELINE, notebook="03_local_vs_container.ipynb", seed=20130905,
-    experiment="000/cached_prepared_select", committed={"profile": "standard"}, paper_order=4)
+    experiment="000/cached_prepared_select", committed={"profile": "standard", "publish": True}, paper_order=4)

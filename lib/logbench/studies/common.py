@@ -8,7 +8,8 @@ and hands the rest to this module:
   output paths, noise controls), resolved against its profile and checked;
 - :func:`run_study` — interrupt handling -> start the stack -> environment -> write the study ->
   execute -> write the processed files;
-- :func:`environment_table`, :func:`ci`, :func:`load_processed`.
+- :func:`environment_table`, :func:`ci`, :func:`load_processed`;
+- :func:`beside_reference` — this run's ratios beside the committed reference machine's (one cell per notebook).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import contextlib
 import datetime as dt
 import secrets
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,8 +45,8 @@ class StudySpec:
     # the post's ratios keyed by our configuration names; called with the study's runs (or None)
     published: Callable[[pd.DataFrame | None], pd.DataFrame] | None = None
     experiment: str = ""  # the post's experiment in data/raw/reference (fallback for the figure)
-    # papermill parameters of the committed (standard) run
-    committed: Mapping[str, object] = field(default_factory=lambda: {"profile": "standard"})
+    # papermill parameters of the committed (standard) run; "publish": True lets it write data/processed
+    committed: Mapping[str, object] = field(default_factory=lambda: {"profile": "standard", "publish": True})
     # papermill parameters of each nbval run of its notebook (tests/test_notebooks.py)
     smoke: tuple[Mapping[str, object], ...] = ({"profile": "smoke"},)
     paper_order: int = 100  # where the paper (and the findings' study table) lists it: lower first
@@ -68,14 +70,26 @@ def output_path(name: str, profile: str, given: object = None) -> Path:
     return paths.RESULTS / name / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def processed_path(profile: str, given: object = None) -> Path | None:
-    """Where the tidy summary goes: given, else data/processed — except a smoke run, which writes none.
+def processed_path(profile: str, given: object = None, *, publish: bool = False,
+                   output_dir: object = None) -> Path | None:
+    """Where the tidy tables go — the one place that decides whether a run may replace the committed
+    processed files (issue 17): ``given``, else data/processed for a published run (``publish=True``:
+    the committed-results workflow), else ``<output_dir>/processed`` (a user's run keeps its own
+    results; a smoke run's output_dir is a temporary directory). Without an output_dir, None: none written.
 
-    The one place that decides whether a run may replace the committed processed files (issue 17).
+    Only ``publish=True`` may write data/processed, also when named as ``given``; a smoke run is never published.
     """
+    if publish and profile == "smoke":
+        raise ParameterError("publish", publish, "False for a smoke run (its numbers are not results)")
     if given:
-        return Path(given)
-    return None if profile == "smoke" else paths.PROCESSED
+        out = Path(given)
+        if not publish and out.resolve() == paths.PROCESSED.resolve():
+            raise ParameterError("processed_dir", given, "any directory but data/processed, which only a run "
+                                 "with publish=True (the committed results) writes")
+        return out
+    if publish:
+        return paths.PROCESSED
+    return Path(output_dir) / "processed" if output_dir else None
 
 
 def with_baseline(baseline: str, chosen: tuple[str, ...]) -> tuple[str, ...]:
@@ -86,7 +100,7 @@ def with_baseline(baseline: str, chosen: tuple[str, ...]) -> tuple[str, ...]:
 # -- parameters --------------------------------------------------------------------------------------------
 
 SHARED = ("clients", "repeats", "duration", "warmup", "warmup_blocks", "seed", "output_dir", "processed_dir",
-          *design.CONTROL_FIELDS)
+          "publish", *design.CONTROL_FIELDS)
 
 
 def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Callable[[str, object], object]:
@@ -98,19 +112,22 @@ def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Call
 def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, object]], *,
                  whole_seconds: bool = False, clients: object = None, repeats: object = None,
                  duration: object = None, warmup: object = None, warmup_blocks: object = 0, seed: object = None,
-                 output_dir: object = None, processed_dir: object = None, idle_state: object = None,
+                 output_dir: object = None, processed_dir: object = None, publish: object = False,
+                 idle_state: object = None,
                  aa_control: object = None, target_halfwidth: object = None, time_budget_s: object = None,
                  max_repeats: object = None, placement: object = None, **unknown: object) -> dict[str, object]:
     """The :class:`~logbench.design.Study` fields every study shares, checked (ParameterError otherwise).
 
     ``whole_seconds``: duration and warm-up are whole seconds (the load tool takes no fractions).
     The noise controls and adaptive repeats (None: the profile's value) are checked by the Study itself.
+    ``publish``: True only for the committed results (writes data/processed, see :func:`processed_path`).
     """
     if unknown:
         name = sorted(unknown)[0]
         raise ParameterError(name, unknown[name], f"a parameter of study {spec.name!r}; the shared ones are "
                              + ", ".join(SHARED))
     d = profile_lookup(profile, profiles)
+    publish = params.boolean("publish", publish)
     number, non_negative = ((params.positive_int, params.non_negative_int) if whole_seconds
                             else (params.positive_number, params.non_negative_number))
     controls = design.control_fields(profiles[profile], idle_state=idle_state, aa_control=aa_control,
@@ -124,8 +141,9 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
         warmup=non_negative("warmup", d("warmup", warmup)),
         warmup_blocks=params.non_negative_int("warmup_blocks", warmup_blocks),
         seed=params.non_negative_int("seed", spec.seed if seed is None else seed),
-        output_dir=output_path(spec.name, profile, output_dir),
-        processed_dir=processed_path(profile, processed_dir),
+        output_dir=(out := output_path(spec.name, profile, output_dir)),
+        processed_dir=processed_path(profile, processed_dir, publish=publish, output_dir=out),
+        publish=publish,
         **controls,
     )
 
@@ -162,14 +180,31 @@ def run_study(study: Study, start: Callable[[contextlib.ExitStack], tuple[object
     ``execute(study, bench, env, progress)`` returns (runs, switches) (default: the whole schedule on
     the bench); ``tables(result)`` gives the processed tables (``summary`` -> ``<name>.csv``).
     """
+    from .. import progress as channel
+
+    reporter = channel.Reporter(study.name)
     with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
-        bench, env = start(stack)
+        stack.callback(reporter.close)
+        t0 = time.monotonic()
+        reporter.say(f"{study.profile} profile; raw runs in {study.output_dir}; starting the servers")
+        with reporter.phase("starting the servers (and loading the data)"):
+            bench, env = start(stack)
+        reporter.say(f"servers up in {channel.duration(time.monotonic() - t0)}: {env_label(env)}")
         runner.write_study(study, env)
         runs, switches = execute(study, bench, env, progress)
+        reporter.say("stopping the servers")
     result = StudyResult(study, runs, env, tuple(switches))
     if study.processed_dir is not None:
         records.write_processed(study.name, Path(study.processed_dir), env, tables(result))
+        reporter.say(f"processed tables in {study.processed_dir}")
     return result
+
+
+def env_label(env: Mapping) -> str:
+    """'<server version> (<backend>)' per server of an environment record (one, or its variants)."""
+    variants = env["variants"] if "variants" in env else {"": env}
+    return "; ".join(f"{label + ': ' if label else ''}{e.get('server_version', '?')} ({e.get('backend', '?')})"
+                     for label, e in variants.items())
 
 
 def load_processed(name: str, *tables: str, processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, ...]:
@@ -278,3 +313,114 @@ def resolution_note(summary: pd.DataFrame, baseline: str) -> str:
     head = ("**Warning:** " + " ".join(warnings)) if warnings else (
         "Every A/A interval contains 1: the instrument shows no bias at this resolution.")
     return head + "\n\n" + "\n".join(lines)
+
+
+# -- your machine beside the reference machine -----------------------------------------------------------
+
+ENVIRONMENT_ROWS = {"CPU": "cpu_model", "cores": "cpu_count", "memory (GiB)": "memory_bytes", "kernel": "kernel",
+                    "OS": "os", "clocksource": "clocksource", "server": "server_version", "backend": "backend",
+                    "env_id": "env_id"}
+
+
+@dataclass(frozen=True)
+class Beside:
+    """The user's run beside the committed reference: ``cells`` (ratio [95 % CI] (n) of each, cell by cell),
+    ``environment`` (machine and server of each), ``note`` (what is compared, or why nothing is)."""
+
+    note: str
+    cells: pd.DataFrame | None = None
+    environment: pd.DataFrame | None = None
+
+    def _repr_html_(self) -> str:
+        import html
+
+        parts = [f"<p>{html.escape(self.note)}</p>"]
+        for frame in (self.cells, self.environment):
+            if frame is not None:
+                parts.append(frame.to_html())
+        return "\n".join(parts)
+
+    def __str__(self) -> str:
+        parts = [self.note]
+        for frame in (self.cells, self.environment):
+            if frame is not None:
+                parts.append(frame.to_string())
+        return "\n\n".join(parts)
+
+
+def _environments(env: Mapping | None) -> dict[str, Mapping]:
+    if not env:
+        return {}
+    return dict(env["variants"]) if "variants" in env else {"": env}
+
+
+def environment_beside(yours: Mapping | None, reference: Mapping | None) -> pd.DataFrame:
+    """Rows CPU, cores, memory, kernel, OS, clocksource, server, backend, env_id; one column per server of
+    each side ('yours', 'reference'; 'yours (local)', ... for a study on several servers)."""
+    cols = {}
+    for side, env in (("yours", yours), ("reference", reference)):
+        for label, e in _environments(env).items():
+            values = {}
+            for row, key in ENVIRONMENT_ROWS.items():
+                v = e.get(key)
+                values[row] = f"{v / 2**30:.1f}" if key == "memory_bytes" and isinstance(v, (int, float)) else v
+            cols[f"{side} ({label})" if label else side] = values
+    return pd.DataFrame(cols).reindex(list(ENVIRONMENT_ROWS)).fillna("–")
+
+
+def beside_reference(spec_or_name: StudySpec | str, summary: pd.DataFrame, keys: list[str] | None = None, *,
+                     environment: Mapping | None = None, publish: bool = False,
+                     reference_dir: Path = paths.PROCESSED) -> Beside:
+    """This run's ratios beside the committed reference machine's, cell by cell, and both environments.
+
+    One cell per study notebook, after the run (tag it ``nbval-ignore-output``)::
+
+        from logbench.studies import common
+        common.beside_reference(study_mod.SPEC, summary, environment=result.environment, publish=study.publish)
+
+    ``spec_or_name``: the study's spec, or the stem of its processed files (a named profile's own stem,
+    ``stem(name, profile)``); the reference is ``<reference_dir>/<stem>.csv`` and ``<stem>_environment.json``
+    (data/processed: what the committed run published). ``summary``: this run's summary, in the processed
+    summary's columns (ratio, ratio_ci_low, ratio_ci_high, n). ``keys``: the columns that name a cell
+    (default: the summary's columns before ``n`` that the reference has too, e.g. configuration, clients;
+    regime and test in study 04, backend in 03, control in 00). ``environment``: this run's environment
+    record (``result.environment``; a study on several servers: ``{"variants": {label: record}}``).
+    ``publish``: this run is the reference itself (``study.publish``): the note says so, no comparison.
+    Baseline rows (ratio 1 by definition) are left out.
+    """
+    stem = spec_or_name.name if isinstance(spec_or_name, StudySpec) else str(spec_or_name)
+    ref_csv, ref_env = Path(reference_dir) / f"{stem}.csv", Path(reference_dir) / f"{stem}_environment.json"
+    if publish:
+        return Beside(f"This run is the published reference (publish=True): its tables are {ref_csv} and "
+                      f"{ref_env.name}, which later runs on other machines are compared with; nothing to compare "
+                      "it with here.")
+    if not ref_csv.exists():
+        return Beside(f"No committed reference for {stem!r} ({ref_csv} is absent): nothing to compare this run with.",
+                      environment=environment_beside(environment, None))
+    import json
+
+    from ..plots import fmt_ci
+
+    ref = pd.read_csv(ref_csv)
+    ref_environment = json.loads(ref_env.read_text()) if ref_env.exists() else None
+    if keys is None:
+        cols = list(summary.columns)
+        keys = [c for c in cols[:cols.index("n")] if c in ref.columns]
+    missing = [k for k in keys if k not in summary.columns or k not in ref.columns]
+    if missing:
+        raise KeyError(f"beside_reference: key column(s) {missing} not in both this run's summary and {ref_csv}")
+
+    def cells(frame: pd.DataFrame) -> pd.DataFrame:
+        rows = frame[frame["ratio_ci_low"].notna() | frame["ratio_ci_high"].notna()]
+        text = [fmt_ci(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"], int(r["n"])) for _, r in rows.iterrows()]
+        return rows[keys].assign(text=text).drop_duplicates(keys).set_index(keys)["text"]
+
+    yours, theirs = cells(summary), cells(ref)
+    table = pd.concat({"yours: ratio [95 % CI] (n)": yours, "reference: ratio [95 % CI] (n)": theirs}, axis=1)
+    # this run's cells first, in its order; then cells only the reference ran
+    order = list(yours.index) + [i for i in theirs.index if i not in set(yours.index)]
+    table = table.reindex(order).fillna("–")
+    note = (f"Throughput ratio to the baseline, this run beside the committed reference run ({ref_csv.name}), "
+            "each with its own 95 % interval and n; the machines differ (below), so a difference is a finding "
+            "about the machines only where both runs' A/A controls show no bias.")
+    return Beside(note, table, environment_beside(environment, ref_environment))

@@ -54,7 +54,7 @@ SKIP_SECONDS = 2
 SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="The instrument: noise, controls and the 1-client anomaly",
     post="", baseline=f"free{VARIANT_SEP}{BASELINE}", notebook="00_instrument.ipynb", seed=20261123,
-    committed={"profile": "standard"}, smoke=({"profile": "smoke"},), paper_order=0, measures_logging=False)
+    committed={"profile": "standard", "publish": True}, smoke=({"profile": "smoke"},), paper_order=0, measures_logging=False)
 
 PROFILES: dict[str, dict[str, object]] = {
     "smoke": {"clients": [1], "repeats": 1, "series_s": 6, "anomaly_clients": [1], "anomaly_repeats": 2,
@@ -85,6 +85,7 @@ class InstrumentStudy:
     anomaly: ControlledStudy
     controls: tuple[str, ...]
     processed_dir: Path | None
+    publish: bool = False  # the committed results: processed tables and figure into data/processed, paper/figures
 
 
 def _labelled(configs: tuple[Configuration, ...], labels) -> tuple[Configuration, ...]:
@@ -95,9 +96,11 @@ def _labelled(configs: tuple[Configuration, ...], labels) -> tuple[Configuration
 def define(profile: str = "standard", controls: object = None, clients: object = None, repeats: object = None,
            series_s: object = None, anomaly_clients: object = None, anomaly_repeats: object = None,
            duration: object = None, warmup: object = None, scale: object = None, seed: object = None,
-           output_dir: object = None, processed_dir: object = None, pg_bindir: object = None) -> InstrumentStudy:
+           output_dir: object = None, processed_dir: object = None, publish: object = False,
+           pg_bindir: object = None) -> InstrumentStudy:
     """Check every parameter and freeze both schedules; raises ParameterError before anything starts."""
     d = common.profile_lookup(profile, PROFILES)
+    publish = params.boolean("publish", publish)
     chosen = params.name_list("controls", list(CONTROLS) if controls is None else controls, CONTROLS)
     series_s = params.positive_int("series_s", d("series_s", series_s))
     if series_s <= SKIP_SECONDS + 1:
@@ -112,7 +115,8 @@ def define(profile: str = "standard", controls: object = None, clients: object =
                                      processed_dir=None, warmup=warmup, idle_state="free", placement="none",
                                      target_halfwidth="off", **shared)
         configs = pg.configurations(destinations, pg.DESTINATIONS, engine["pg_bindir"], engine["base"], "prepared")
-        return pg.checked(ControlledStudy(**{**fields, "name": f"{NAME}_{name}"}, **engine,
+        # the parts write no processed tables of their own: run() writes the study's after both
+        return pg.checked(ControlledStudy(**{**fields, "name": f"{NAME}_{name}", "processed_dir": None}, **engine,
                                           configurations=_labelled(configs, labels),
                                           progress=1 if name == "series" else 0))
 
@@ -121,7 +125,8 @@ def define(profile: str = "standard", controls: object = None, clients: object =
     anomaly = part("anomaly", ANOMALY_DESTINATIONS, ANOMALY_CONTROLS, clients=d("anomaly_clients", anomaly_clients),
                    repeats=d("anomaly_repeats", anomaly_repeats), duration=d("duration", duration))
     return InstrumentStudy(profile=profile, series=series, anomaly=anomaly, controls=tuple(chosen),
-                           processed_dir=common.processed_path(profile, processed_dir))
+                           processed_dir=common.processed_path(profile, processed_dir, publish=publish, output_dir=out),
+                           publish=publish)
 
 
 class ControlledBench:

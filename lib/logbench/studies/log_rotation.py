@@ -579,5 +579,5 @@ def finding(summary: pd.DataFrame) -> str:
 
 SPEC = common.StudySpec(
     name=NAME, engine="mariadb", title="Rotating a busy MariaDB slow log", post=POST, baseline=BASELINE,
-    notebook="06_log_rotation.ipynb", seed=20121122, committed={"profile": "standard", "backend": "local"},
+    notebook="06_log_rotation.ipynb", seed=20121122, committed={"profile": "standard", "backend": "local", "publish": True},
     smoke=({"profile": "smoke", "backend": "local"},), paper_order=3)

@@ -186,5 +186,5 @@ def _published(runs: pd.DataFrame | None) -> pd.DataFrame:
 SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="PostgreSQL log destinations", post=POST, baseline=BASELINE,
     notebook="02_pg_destinations.ipynb", seed=20130905, published=_published, experiment="000/cached_prepared_select",
-    committed={"profile": "standard", "backend": "local"},
+    committed={"profile": "standard", "backend": "local", "publish": True},
     smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=1)
