@@ -163,7 +163,10 @@ def answer(target: Path) -> str:
     lines = [f"== {spec.title} ({loc.name}, {loc.profile or '?'} profile"
              + (", published to data/processed" if loc.publish else "") + ")"]
     summary_csv = loc.processed_dir / f"{loc.stem}.csv" if loc.processed_dir is not None else None
-    if summary_csv is None or not summary_csv.exists():
+    if summary_csv is None:
+        lines.append("no processed tables found: a smoke run without output_dir writes into a temporary directory "
+                     "(its notebook prints where); pass -p output_dir DIR to keep them")
+    elif not summary_csv.exists():
         lines.append(f"no processed tables at {_rel(summary_csv)}: the run did not finish, or wrote none")
     else:
         summary = pd.read_csv(summary_csv)
