@@ -140,10 +140,15 @@ def resolution_lines(summary: pd.DataFrame, baseline: str) -> list[str]:
     if res.empty:
         return ["no A/A control ran: this run has no measure of its own resolution"]
     keys = list(res.columns[: list(res.columns).index("aa_ratio")])
-    return [", ".join(f"{k} {getattr(r, k)}" for k in keys) + f": A/A ratio {fmt_ci(r.aa_ratio, r.ci_low, r.ci_high, r.n)}"
-            f", ±{100 * r.relative_half_width:.1f} % — " + ("contains 1" if r.contains_1 else "EXCLUDES 1: "
-                                                            "ratios here carry a bias of that size")
-            for r in res.itertuples()]
+
+    def verdict(r) -> str:
+        if pd.isna(r.ci_low) or pd.isna(r.ci_high):
+            return "no interval (too few runs): no resolution measured"
+        return (f"±{100 * r.relative_half_width:.1f} % — "
+                + ("contains 1" if r.contains_1 else "EXCLUDES 1: ratios here carry a bias of that size"))
+
+    return [", ".join(f"{k} {getattr(r, k)}" for k in keys)
+            + f": A/A ratio {fmt_ci(r.aa_ratio, r.ci_low, r.ci_high, r.n)}, {verdict(r)}" for r in res.itertuples()]
 
 
 def _rel(p: Path | None) -> str:
