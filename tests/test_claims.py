@@ -182,6 +182,19 @@ def test_clients_scale_by_clients_per_core():
     assert conc.here == (2,)
 
 
+def test_post_001_levels_map_per_core_to_study_04s_levels():
+    """Post 001's 1 / 20 / 100 connections on 4 cores are 1, 10 and 50 on 2 cores: the levels study 04 runs."""
+    from logbench.studies import mysql_slowlog
+
+    rule = C.claim_rules.rule_for("001-cpu-all")
+    conc = C.concurrency_here(C._int_list(rule.clients), rule, C.claim_rules.post_cores("001; 002"), 2)
+    assert conc.here == (1, 10, 50) and not conc.infeasible and "25 per core = 50 clients here" in conc.how
+    assert tuple(mysql_slowlog.post_levels(2).values()) == conc.here
+    assert tuple(mysql_slowlog.PROFILES["standard"]["clients"]) == conc.here
+    # without the rule's own limit, 50 clients on 2 cores exceeds the default per-core limit
+    assert C.concurrency_here((100,), C.claim_rules.ClaimRule(), 4, 2).infeasible == (100,)
+
+
 def test_a_configuration_mismatch_gives_no_verdict(monkeypatch):
     """The post ran something our runs did not: the verdict is 'not comparable: <why>', our number still shown."""
     req = C.claim_rules.Requirement("column", "query_mode", "simple", "the post ran simple; ours ran {have}")
