@@ -50,7 +50,10 @@ def test_study_02_under_a_memory_limit_records_an_io_bound_regime_run_by_run(tmp
         assert e["regime"] == "io_bound" and e["memory_usage_bytes"] <= 80 * 2**20
     # a named profile's processed files have a stem of their own; "smoke" keeps the study's
     assert m.common.stem("pg_destinations", "io_bound") == "pg_destinations_io_bound"
-    assert (tmp_path / "processed" / "pg_destinations_runs.csv").exists()
+    processed = __import__("pandas").read_csv(tmp_path / "processed" / "pg_destinations_runs.csv")
+    assert set(processed["regime"]) == {"io_bound"}  # the column the claims read the regime from
+    check = m.regime_check(result.runs).set_index("configuration")
+    assert list(check["io_bound runs"]) == [1, 1] and (check["blks_read share (mean)"] > 0.1).all()
 
 
 def test_a_run_is_io_bound_only_when_its_misses_came_from_storage():

@@ -99,15 +99,18 @@ SLOW_RECORD_BYTES = Requirement("bytes_per_record", "log_bytes", 444.0,
                                 "queries/s); ours are {have} bytes, so a byte rate is not the same quantity",
                                 tolerance=0.25)
 
+IO_BOUND_STUDY = "pg_destinations_io_bound"  # common.stem("pg_destinations", "io_bound")
 _CONTENTION = ClaimRule(concurrency=SIMULTANEOUS, requires=(PREPARED,))
 _BELOW_SATURATION = ClaimRule(here_clients="cores", requires=(PREPARED,))
 _POST_001_LEVELS = ClaimRule(clients="1;20;100", max_clients_per_core=25)
 
 RULES: dict[str, ClaimRule] = {
-    "000-io-fastest": ClaimRule(requires=(SIMPLE, MIN_DURATION)),
-    "000-io-free": ClaimRule(requires=(SIMPLE, MIN_DURATION)),
-    "000-io-syslog-loss": ClaimRule(requires=(SIMPLE, MIN_DURATION)),
-    "000-io-rate": ClaimRule(requires=(SIMPLE, MIN_DURATION)),
+    # Post 000's IO-bound half: study 02's "io_bound" profile (its processed stem), runs marked io_bound by
+    # their own pg_stat_database counters under a memory limit (benches.postgres.io_regime).
+    "000-io-fastest": ClaimRule(requires=(SIMPLE, MIN_DURATION), study=IO_BOUND_STUDY),
+    "000-io-free": ClaimRule(requires=(SIMPLE, MIN_DURATION), study=IO_BOUND_STUDY),
+    "000-io-syslog-loss": ClaimRule(requires=(SIMPLE, MIN_DURATION), study=IO_BOUND_STUDY),
+    "000-io-rate": ClaimRule(requires=(SIMPLE, MIN_DURATION), study=IO_BOUND_STUDY),
     "000-cached-cost": ClaimRule(requires=(PREPARED, MIN_DURATION)),
     "000-cached-similar": ClaimRule(requires=(PREPARED, MIN_DURATION)),
     "000-cached-syslog-kept": ClaimRule(requires=(PREPARED, MIN_DURATION, RATE_LIMITED)),

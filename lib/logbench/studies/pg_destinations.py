@@ -121,8 +121,44 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
                          "logger_cpu_s"), list(DESTINATIONS))
 
 
+@dataclass(frozen=True)
+class IoNumbers:
+    """A memory-limited run's own counters (benches.postgres.PgBench.measure): its regime, verified."""
+
+    regime: str
+    blks_read: int
+    blks_hit: int
+    memory_limit_hits: int
+    page_cache_growth_bytes: int
+
+
+def with_regime(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs with the IO-bound regime's counters as columns (``regime`` is what the claims read), when recorded."""
+    if not runs["extra"].map(lambda e: "regime" in e).any():
+        return runs
+    out = common.measured_columns(runs, IoNumbers)
+    out["blks_read_share"] = out["blks_read"] / (out["blks_read"] + out["blks_hit"])
+    return out
+
+
+def regime_check(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration × clients: the share of shared-buffer misses (pg_stat_database), the memory limit's
+    hits, and how many measured runs were IO-bound by their own counters. Empty without a memory limit."""
+    r = with_regime(runs[~runs["warmup"].astype(bool)])
+    if "regime" not in r:
+        return pd.DataFrame()
+    g = r.groupby(["configuration", "clients"], sort=False)
+    return pd.DataFrame({
+        "runs": g.size(), "io_bound runs": g["regime"].agg(lambda x: int((x == "io_bound").sum())),
+        "blks_read share (mean)": g["blks_read_share"].mean(), "blks_read (mean)": g["blks_read"].mean(),
+        "blks_hit (mean)": g["blks_hit"].mean(), "memory limit hits (mean)": g["memory_limit_hits"].mean(),
+    }).reset_index()
+
+
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
-    return {"summary": summary(result.runs), "runs": records.flatten(result.runs)}
+    tables = {"summary": summary(result.runs), "runs": records.flatten(with_regime(result.runs))}
+    check = regime_check(result.runs)
+    return {**tables, "regime": check} if len(check) else tables
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
