@@ -3,8 +3,9 @@
 Post 000 ran its IO-bound half on a 29 GB database; here the server's processes go into a
 memory cgroup of their own whose limit counts the page cache their reads bring in, and the data
 files are evicted from the page cache before the run, so the data no longer fits however much
-RAM the machine has. The cgroup is created under this process's own memory cgroup (cgroup v2:
-``/sys/fs/cgroup/<ours>/``; v1: the ``memory`` hierarchy), never elsewhere, and removed on exit.
+RAM the machine has. The cgroup is created under this process's own memory cgroup (cgroup v1: the
+``memory`` hierarchy) or, on cgroup v2, under the root where the memory controller is enabled for
+children; it is removed on exit, its processes moved back first.
 
 :func:`available` says whether this machine allows it (checked before any server starts);
 :class:`MemoryLimit` is the context manager; :func:`evict` drops files from the page cache
@@ -35,14 +36,11 @@ def _own_memory_cgroup() -> tuple[Path, str] | None:
             d = CGROUP_ROOT / "memory" / path.lstrip("/")
             if (d / "memory.limit_in_bytes").exists():
                 return d, "v1"
-    for line in lines:
-        hid, controllers, path = line.split(":", 2)
-        if hid == "0":
-            for root in (CGROUP_ROOT, CGROUP_ROOT / "unified"):
-                d = root / path.lstrip("/")
-                ctl = d / "cgroup.controllers"
-                if ctl.exists() and "memory" in ctl.read_text().split():
-                    return d, "v2"
+    # cgroup v2 (unified): a cgroup that holds processes cannot give its children controllers ("no internal
+    # processes"), so the limit goes under the root, whose children get the memory controller (systemd enables it).
+    subtree = CGROUP_ROOT / "cgroup.subtree_control"
+    if subtree.exists() and "memory" in subtree.read_text().split():
+        return CGROUP_ROOT, "v2"
     return None
 
 

@@ -25,7 +25,6 @@ import pymysql
 
 from .. import capture, digest, environment, params, paths, records
 from ..benches import mariadb as mb
-from ..errors import ParameterError
 from . import common
 
 NAME = "mysql_digest"
