@@ -376,3 +376,19 @@ def test_published_text_from_reference():
     assert r.loc["001-cpu-all", "published"].startswith("0.88 (1); 0.80 (20); 0.94 (100)")
     assert r.loc["003-56-duration", "published"] == "0.51 (56)"
     assert (r["published_source"] == "reference").sum() == (r["published_ids"] != "").sum()
+
+
+def test_post_000s_io_bound_claims_read_study_02s_io_bound_files():
+    """The four 000-io-* claims are judged on the io_bound profile's processed stem, where each run's regime is
+    recorded from its own counters (runs that were not IO-bound are left out by the regime filter)."""
+    from logbench.studies import common, pg_destinations
+
+    stem = common.stem(pg_destinations.NAME, "io_bound")
+    assert "io_bound" in pg_destinations.PROFILES
+    for cid in ("000-io-fastest", "000-io-free", "000-io-syslog-loss", "000-io-rate"):
+        assert C.claim_rules.rule_for(cid).study == stem
+    runs = pd.DataFrame({"regime": ["io_bound", "cached", "io_bound"], "configuration": ["a", "a", "a"],
+                         "clients": [1, 1, 1]})
+    study = C.StudyData(stem, "postgresql", "none", runs, None, {})
+    sub, _ = C.restrict(study, "", "io_bound")
+    assert len(sub.runs) == 2

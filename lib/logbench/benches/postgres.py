@@ -380,4 +380,6 @@ def design_summary(study: PgStudy) -> dict[str, object]:
         "warm-up per run (s)": study.warmup, "scale": study.scale, "query mode": study.query_mode,
         "syslog rate limit": study.syslog_rate_limit, "log directory on": study.log_dir_on, "seed": study.seed,
         "output": str(study.output_dir),
+        **({"memory limit (MB, page cache included)": study.memory_limit_mb,
+            "shared_buffers": study.base.get("shared_buffers")} if study.memory_limit_mb else {}),
     }
