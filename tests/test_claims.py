@@ -182,6 +182,19 @@ def test_clients_scale_by_clients_per_core():
     assert conc.here == (2,)
 
 
+def test_post_001_levels_map_per_core_to_study_04s_levels():
+    """Post 001's 1 / 20 / 100 connections on 4 cores are 1, 10 and 50 on 2 cores: the levels study 04 runs."""
+    from logbench.studies import mysql_slowlog
+
+    rule = C.claim_rules.rule_for("001-cpu-all")
+    conc = C.concurrency_here(C._int_list(rule.clients), rule, C.claim_rules.post_cores("001; 002"), 2)
+    assert conc.here == (1, 10, 50) and not conc.infeasible and "25 per core = 50 clients here" in conc.how
+    assert tuple(mysql_slowlog.post_levels(2).values()) == conc.here
+    assert tuple(mysql_slowlog.PROFILES["standard"]["clients"]) == conc.here
+    # without the rule's own limit, 50 clients on 2 cores exceeds the default per-core limit
+    assert C.concurrency_here((100,), C.claim_rules.ClaimRule(), 4, 2).infeasible == (100,)
+
+
 def test_a_configuration_mismatch_gives_no_verdict(monkeypatch):
     """The post ran something our runs did not: the verdict is 'not comparable: <why>', our number still shown."""
     req = C.claim_rules.Requirement("column", "query_mode", "simple", "the post ran simple; ours ran {have}")
@@ -363,3 +376,19 @@ def test_published_text_from_reference():
     assert r.loc["001-cpu-all", "published"].startswith("0.88 (1); 0.80 (20); 0.94 (100)")
     assert r.loc["003-56-duration", "published"] == "0.51 (56)"
     assert (r["published_source"] == "reference").sum() == (r["published_ids"] != "").sum()
+
+
+def test_post_000s_io_bound_claims_read_study_02s_io_bound_files():
+    """The four 000-io-* claims are judged on the io_bound profile's processed stem, where each run's regime is
+    recorded from its own counters (runs that were not IO-bound are left out by the regime filter)."""
+    from logbench.studies import common, pg_destinations
+
+    stem = common.stem(pg_destinations.NAME, "io_bound")
+    assert "io_bound" in pg_destinations.PROFILES
+    for cid in ("000-io-fastest", "000-io-free", "000-io-syslog-loss", "000-io-rate"):
+        assert C.claim_rules.rule_for(cid).study == stem
+    runs = pd.DataFrame({"regime": ["io_bound", "cached", "io_bound"], "configuration": ["a", "a", "a"],
+                         "clients": [1, 1, 1]})
+    study = C.StudyData(stem, "postgresql", "none", runs, None, {})
+    sub, _ = C.restrict(study, "", "io_bound")
+    assert len(sub.runs) == 2

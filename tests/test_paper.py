@@ -43,6 +43,7 @@ CODE_CONSTANTS = {
     "regression.BYTES_PER_KB": regression.BYTES_PER_KB,
     "stats.CONFIDENCE_PERCENT": round(100 * stats.CONFIDENCE),
     **{f"claim_rules.POST_CORES.{p}": c for p, c in claim_rules.POST_CORES.items() if c is not None},
+    "claim_rules.POST_001_MAX_PER_CORE": claim_rules.POST_001_MAX_PER_CORE,
 }
 
 

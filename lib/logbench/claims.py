@@ -468,7 +468,8 @@ def concurrency_here(post_clients: tuple[int, ...], rule: ClaimRule, post_cores:
     """Map a post's client counts to this machine (see the module docstring, step 1)."""
     if not post_clients:
         return Concurrency((), (), "")
-    limit = MAX_CLIENTS_PER_CORE * cores
+    per_core = rule.max_clients_per_core or MAX_CLIENTS_PER_CORE
+    limit = per_core * cores
     if rule.concurrency == claim_rules.SIMULTANEOUS:
         ok = tuple(k for k in post_clients if k <= cores)
         bad = tuple(k for k in post_clients if k > cores)
@@ -482,14 +483,14 @@ def concurrency_here(post_clients: tuple[int, ...], rule: ClaimRule, post_cores:
         bad = tuple(k for k in post_clients if k > limit)
         return Concurrency(ok, bad, "the post does not state its cores: its client counts are used as they are",
                            f"needs {_join(bad)} clients and the post's cores are not stated; this machine has "
-                           f"{cores} cores and the rule allows at most {MAX_CLIENTS_PER_CORE} × {cores} = {limit}")
+                           f"{cores} cores and the rule allows at most {per_core} × {cores} = {limit}")
     mapped = {k: max(1, int(round(k * cores / post_cores))) for k in post_clients}
     ok = tuple(dict.fromkeys(v for v in mapped.values() if v <= limit))
     bad = tuple(k for k, v in mapped.items() if v > limit)
     how = "; ".join(f"the post's {k} clients on {post_cores} cores = {fmt(k / post_cores, 2)} per core = "
                     f"{v} clients here" for k, v in mapped.items())
     return Concurrency(ok, bad, how, f"needs {_join(bad)} clients on {post_cores} cores, more than "
-                                     f"{MAX_CLIENTS_PER_CORE} per core")
+                                     f"{per_core} per core")
 
 
 def requirement_mismatch(req: Requirement, runs: pd.DataFrame) -> str:
@@ -531,7 +532,7 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
                   regression: pd.DataFrame | None) -> tuple[dict, list[dict]]:
     rule = claim_rules.rule_for(c["claim_id"])
     c = c.copy()
-    for col in ("study", "where", "configuration", "reference"):
+    for col in ("study", "where", "configuration", "reference", "clients"):
         if getattr(rule, col):
             c[col] = getattr(rule, col)
     if rule.metric:

@@ -389,6 +389,7 @@ CONSTANTS = {
     "regression.BYTES_PER_KB": regression.BYTES_PER_KB,
     "stats.CONFIDENCE_PERCENT": round(100 * CONFIDENCE),
     **{f"claim_rules.POST_CORES.{p}": c for p, c in claim_rules.POST_CORES.items() if c is not None},
+    "claim_rules.POST_001_MAX_PER_CORE": claim_rules.POST_001_MAX_PER_CORE,
 }
 
 
@@ -533,7 +534,8 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
     doc["posts_table"] = table(_posts_table(), "posts")
     for key, name in (("confidence", "stats.CONFIDENCE_PERCENT"), ("max_clients_per_core", "claims.MAX_CLIENTS_PER_CORE"),
                       ("cooks_factor", "regression.COOKS_FACTOR"),
-                      ("bytes_per_kb", "regression.BYTES_PER_KB")):
+                      ("bytes_per_kb", "regression.BYTES_PER_KB"),
+                      ("max_clients_per_core_001", "claim_rules.POST_001_MAX_PER_CORE")):
         nums.add(key, {"kind": "constant", "name": name})
 
     studies, status = load_studies(processed_dir)
@@ -717,6 +719,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
             doc["verdicts"].append(v)
 
     anomaly(doc, nums, studies, processed_dir, gen)
+    digest_section(doc, processed_dir, gen)
     doc["instrument_figure"] = figure("instrument_cv")
     threats(doc, nums, studies, processed_dir)
 
@@ -771,6 +774,32 @@ def anomaly(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path, gen:
         t[["item", "statement"]].to_csv(p, index=False, lineterminator="\n")
         doc["instrument"] = f"{GENERATED}/{p.name}"
         doc["tables"].append(doc["instrument"])
+
+
+# Written by study 09 (notebooks/09_mysql_digest): pt-query-digest's fingerprints of a captured full slow log,
+# ranked, with the ebook's rows-examined / rows-sent reading. The paper prints its top rows when it exists.
+DIGEST = "mysql_digest.csv"
+DIGEST_ROWS = 12
+
+
+def digest_section(doc: dict, processed_dir: Path, gen: Path) -> None:
+    """The digest's top fingerprints as display strings (``doc['digest']``: its CSV, or '' until study 09 ran)."""
+    src = processed_dir / DIGEST
+    doc["digest"] = ""
+    if not src.exists():
+        return
+    d = pd.read_csv(src, keep_default_na=False, na_values=[""]).head(DIGEST_ROWS)
+    t = pd.DataFrame({
+        "rank": d["rank"].astype(int).astype(str), "ours": d["statement"].fillna("").astype(str),
+        "fingerprint": d["fingerprint"].astype(str).str.slice(0, 60), "count": d["count"].astype(int).astype(str),
+        "share of time": (100 * d["time_share"]).map(lambda v: f"{fmt(v)} %"),
+        "p95 (ms)": (1e3 * d["time_p95_s"]).map(fmt), "sent / query (A)": d["rows_sent_per_query"].map(fmt),
+        "B": d["examined_per_table"].map(fmt), "B / A": d["ratio"].astype(float).map(fmt),
+        "reading": d["reading"].astype(str)})
+    p = gen / "digest.csv"
+    t.to_csv(p, index=False, lineterminator="\n")
+    doc["digest"] = f"{GENERATED}/{p.name}"
+    doc["tables"].append(doc["digest"])
 
 
 def threats(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path) -> None:

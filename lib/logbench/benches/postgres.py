@@ -18,7 +18,7 @@ from ..design import PlannedRun, Study
 from ..logsinks import FileSink
 from ..runner import Measurement
 from ..servers import postgres as pgserver
-from ..servers import process
+from ..servers import memlimit, process
 from ..servers.process import is_root
 from ..servers.syslog import FACILITY_FILE, FACILITY_TCP, FACILITY_UDP, NamespaceLogHost, SyslogPair, rsyslogd_binary
 from ..errors import SettingError
@@ -86,6 +86,9 @@ class PgStudy(Study):
     image: str | None
     # (label, backend, image) per server when one schedule spans several; configurations are then "label/name".
     variants: tuple[tuple[str, str, str | None], ...] = ()
+    # A memory cgroup limit (MB) on the server's processes, page cache included, with the data evicted from the
+    # page cache before the runs: the IO-bound regime on a dataset smaller than RAM (servers.memlimit). None: none.
+    memory_limit_mb: int | None = None
 
     @property
     def needs_syslog(self) -> bool:
@@ -202,8 +205,9 @@ class PgBench:
     progress = 0
 
     def __init__(self, study: PgStudy, pg: pgserver.LocalPostgres, pgbench: Pgbench,
-                 syslog: SyslogPair | None, log_dir: Path):
+                 syslog: SyslogPair | None, log_dir: Path, memory_limit: memlimit.MemoryLimit | None = None):
         self.study, self.pg, self.pgbench, self.syslog, self.log_dir = study, pg, pgbench, syslog, log_dir
+        self.memory_limit = memory_limit
         self.backend = pg.backend
         self.server_version = pg.version()
         self.query_mode = study.query_mode
@@ -223,22 +227,50 @@ class PgBench:
         sw = self.pg.apply(configuration.settings)
         if sw.kind != "none":
             self.switches.append((sw.kind, sw.seconds))
+        if sw.kind == "restart" and self.memory_limit is not None:
+            # A restarted server is a new process tree: into the cgroup again, from a cold cache again.
+            self.memory_limit.add_tree(self.pg.pid)
+            memlimit.evict(self.pg.datadir)
         return sw
 
     def warm(self, run: PlannedRun, seconds: float) -> None:
         self.pgbench.run(run.clients, max(1, int(seconds)), self.study.query_mode)
 
+    def block_counters(self) -> tuple[int, int]:
+        """pg_stat_database's (blks_read, blks_hit) of the pgbench database, once the run's backends are gone
+        (a backend flushes its counters when it exits)."""
+        process.children_settled(self.pg.pid, lambda p: "[local]" in " ".join(p.cmdline()))
+        with self.pg.connect() as conn:
+            row = conn.execute("SELECT blks_read, blks_hit FROM pg_stat_database "
+                               "WHERE datname = current_database()").fetchone()
+        return int(row[0]), int(row[1])
+
     def measure(self, run: PlannedRun, seconds: float) -> Measurement:
         prefix = Path(self.study.output_dir) / "txlog" / f"run{run.position:04d}"
         prefix.parent.mkdir(parents=True, exist_ok=True)
+        # Only a memory-limited server's runs read the counters (their regime is checked run by run).
+        limited = self.memory_limit is not None
+        if limited:
+            read0, hit0 = self.block_counters()
+            mem0 = self.memory_limit.stats()
         r = self.pgbench.run(run.clients, seconds, self.study.query_mode, log_prefix=prefix,
                              sampling_rate=self.study.sampling_rate, progress=self.progress)
+        blocks = {}
+        if limited:
+            read1, hit1 = self.block_counters()
+            blocks = {"blks_read": read1 - read0, "blks_hit": hit1 - hit0}
+            mem = self.memory_limit.stats()
+            blocks.update(memory_limit_hits=mem["limit_hits"] - mem0["limit_hits"], memory_usage_bytes=mem["usage_bytes"],
+                          page_cache_bytes=mem["file_bytes"],
+                          page_cache_growth_bytes=mem["file_bytes"] - mem0["file_bytes"])
+            blocks["regime"] = io_regime(blocks["blks_read"], blocks["blks_hit"], blocks["memory_limit_hits"],
+                                         blocks["page_cache_growth_bytes"])
         return Measurement(
             transactions=r.transactions, failed=r.failed, tps=r.tps, latency_mean_ms=r.latency_avg_ms,
             latency_stddev_ms=r.latency_stddev_ms, latency_p50_ms=r.latency_p50_ms, latency_p95_ms=r.latency_p95_ms,
             latency_p99_ms=r.latency_p99_ms, latency_samples=r.latency_samples, wall_s=r.wall_seconds,
             threads=run.clients, extra={"command": " ".join(r.command[1:]),
-                                        "initial_connection_ms": r.initial_connection_ms,
+                                        "initial_connection_ms": r.initial_connection_ms, **blocks,
                                         **({"progress_tps": list(r.progress_tps)} if self.progress else {})},
         )
 
@@ -270,6 +302,22 @@ class PgBench:
         return filesystem_of(self.log_dir)
 
 
+# A run is IO-bound when at least this share of the blocks it needed missed shared buffers (pg_stat_database)
+# and those misses came from storage, not the page cache: the memory limit was reached while it ran (the cache
+# was full and reclaiming), or its page cache grew by at least half the bytes of the blocks missed (they were
+# read in during the run).
+IO_BOUND_MISS_SHARE = 0.1
+BLOCK_BYTES = 8192
+
+
+def io_regime(blks_read: int, blks_hit: int, limit_hits: int, page_cache_growth: int) -> str:
+    """'io_bound' or 'cached' for one run, by the server's own counters (see IO_BOUND_MISS_SHARE)."""
+    total = blks_read + blks_hit
+    missed = total > 0 and blks_read / total >= IO_BOUND_MISS_SHARE
+    from_storage = limit_hits > 0 or page_cache_growth >= 0.5 * blks_read * BLOCK_BYTES
+    return "io_bound" if missed and from_storage else "cached"
+
+
 def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
                 image: str | None = None) -> tuple[PgBench, dict]:
     """Start one backend's log directory, syslog daemons, server and dataset inside ``stack``."""
@@ -292,15 +340,24 @@ def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
                                          **server_kw))
     pgb = Pgbench(pg.binary("pgbench"), pg.conninfo)
     init_s = pgb.initialise(study.scale)
+    limit, limited = None, {}
+    if study.memory_limit_mb:
+        limit = stack.enter_context(memlimit.MemoryLimit(study.memory_limit_mb * 2**20))
+        limit.add_tree(pg.pid)
+        with pg.connect() as conn:
+            conn.execute("CHECKPOINT")  # dirty pages stay in the page cache: write them before evicting
+        limited = {"memory_limit_bytes": limit.limit_bytes, "memory_cgroup": str(limit.path),
+                   "evicted_bytes": memlimit.evict(pg.datadir)}
     tools = {"pgbench": pgb.version(), "postgres": environment.tool_version([str(pg.binary("postgres")), "--version"])}
     if syslog is not None:
         tools["rsyslogd"] = environment.tool_version([rsyslogd_binary(), "-v"])
     env = environment.collect(
         server_version=pg.version(), tools=tools,
         extra={**environment.pg_test_timing(pg.binary("pg_test_timing")), "pgbench_init_s": init_s,
-               "log_dir_on": study.log_dir_on, "backend": pg.backend, "image": getattr(pg, "image", None)},
+               "log_dir_on": study.log_dir_on, "backend": pg.backend, "image": getattr(pg, "image", None),
+               **limited},
     )
-    return PgBench(study, pg, pgb, syslog, log_dir), env
+    return PgBench(study, pg, pgb, syslog, log_dir, limit), env
 
 
 def start(study: PgStudy, stack: contextlib.ExitStack) -> tuple[object, dict]:
@@ -323,4 +380,6 @@ def design_summary(study: PgStudy) -> dict[str, object]:
         "warm-up per run (s)": study.warmup, "scale": study.scale, "query mode": study.query_mode,
         "syslog rate limit": study.syslog_rate_limit, "log directory on": study.log_dir_on, "seed": study.seed,
         "output": str(study.output_dir),
+        **({"memory limit (MB, page cache included)": study.memory_limit_mb,
+            "shared_buffers": study.base.get("shared_buffers")} if study.memory_limit_mb else {}),
     }

@@ -50,6 +50,7 @@ class StudySpec:
     # papermill parameters of each nbval run of its notebook (tests/test_notebooks.py)
     smoke: tuple[Mapping[str, object], ...] = ({"profile": "smoke"},)
     paper_order: int = 100  # where the paper (and the findings' study table) lists it: lower first
+    extra_committed: tuple[Mapping[str, object], ...] = ()  # further committed runs (named profiles)
     # False for a study of the instrument itself (notebook 00): no logging configurations, no line cost
     measures_logging: bool = True
 
@@ -59,6 +60,11 @@ class StudySpec:
 
 
 # -- paths -----------------------------------------------------------------------------------------------
+
+def stem(name: str, profile: str) -> str:
+    """The processed/raw stem of a run: a study's own named profile gets files of its own."""
+    return name if profile in ("smoke", "standard", "full") else f"{name}_{profile}"
+
 
 def output_path(name: str, profile: str, given: object = None) -> Path:
     """Raw records: given, else results/<name>/<UTC time>; a smoke run goes to a fresh temporary
@@ -105,7 +111,8 @@ SHARED = ("clients", "repeats", "duration", "warmup", "warmup_blocks", "seed", "
 
 def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Callable[[str, object], object]:
     """Check ``profile``; returns ``d(name, value)``: the value, or the profile's default when it is None."""
-    params.choice("profile", profile, params.PROFILES)
+    # A study's own named profiles (e.g. study 02's "io_bound") are accepted beside the shared three.
+    params.choice("profile", profile, tuple(dict.fromkeys((*params.PROFILES, *profiles))))
     return lambda name, value: params.from_profile(name, value, profile, profiles)
 
 
@@ -141,7 +148,7 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
         warmup=non_negative("warmup", d("warmup", warmup)),
         warmup_blocks=params.non_negative_int("warmup_blocks", warmup_blocks),
         seed=params.non_negative_int("seed", spec.seed if seed is None else seed),
-        output_dir=(out := output_path(spec.name, profile, output_dir)),
+        output_dir=(out := output_path(stem(spec.name, profile), profile, output_dir)),
         processed_dir=processed_path(profile, processed_dir, publish=publish, output_dir=out),
         publish=publish,
         **controls,
@@ -195,7 +202,7 @@ def run_study(study: Study, start: Callable[[contextlib.ExitStack], tuple[object
         reporter.say("stopping the servers")
     result = StudyResult(study, runs, env, tuple(switches))
     if study.processed_dir is not None:
-        records.write_processed(study.name, Path(study.processed_dir), env, tables(result))
+        records.write_processed(stem(study.name, study.profile), Path(study.processed_dir), env, tables(result))
         reporter.say(f"processed tables in {study.processed_dir}")
     return result
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import environment, params, paths, records, runner, stats
+from .. import claim_rules, environment, params, paths, records, runner, stats
 from ..benches import mariadb as mb
 from ..benches.mariadb import BACKENDS  # noqa: F401  (the study's allowed backends)
 from ..design import PlannedRun
@@ -69,6 +69,9 @@ CONFIGURATIONS: dict[str, tuple[dict, tuple[str, ...], str]] = {
 REFERENCE_KEYS = {"none": "off", "slow_log_1s": "slow_1s", "slow_log_all": "slow_all",
                   "slow_log_all_devnull": "slow_all_devnull"}
 REFERENCE_EXPERIMENTS = {"cpu": ("001/cpu_bound", "001/cpu_bound_devnull"), "io": ("001/io_bound",)}
+# Post 001's connections and its machine's cores (claim_rules.POST_CORES): its levels here are
+# connections per core x this machine's cores (``post_levels``), as the claims map them.
+POST_CLIENTS = (1, 20, 100)
 # InnoDB bytes per sysbench row (data + secondary index), measured on MariaDB 10.11: sizes the regimes.
 BYTES_PER_ROW = 250
 
@@ -77,20 +80,28 @@ PROFILES: dict[str, dict[str, object]] = {
     "smoke": {"cells": ["cpu/oltp_point_select"], "clients": [2], "repeats": 2, "duration": 1,
               "warmup": 0, "tables": 1, "table_size": 2000, "buffer_pool_cpu": "64M", "buffer_pool_io": "8M",
               "restart_warmup": 0, "target_halfwidth": None},
-    # the committed run: ~11 minutes on two cores (data ~100 MB); the post's two regimes with the DBT2
-    # stand-in, and the highest statement rate (point selects) where the data is cached
-    "standard": {"cells": ["cpu/oltp_read_write", "io/oltp_read_write", "cpu/oltp_point_select"], "clients": [1, 8],
-                 "repeats": 5, "duration": 2, "warmup": 0, "tables": 4, "table_size": 100000,
-                 "buffer_pool_cpu": "512M", "buffer_pool_io": "16M", "restart_warmup": 2,
-                 # 8 configurations with the A/A control: ~11 min, then up to 4 min of adaptive blocks
-                 # (shared out over the cells)
-                 "target_halfwidth": 0.03, "time_budget_s": 240, "max_repeats": 15},
-    # paper-grade: longer runs, ~2 GB of data, three concurrencies
-    "full": {"cells": list(CELLS), "clients": [1, 8, 32],
+    # the committed run: ~13 minutes on two cores (data ~100 MB); the post's two regimes with the DBT2
+    # stand-in, and the highest statement rate (point selects) where the data is cached; the post's
+    # 1 / 20 / 100 connections on 4 cores, mapped by connections per core (POST_CLIENTS)
+    "standard": {"cells": ["cpu/oltp_read_write", "io/oltp_read_write", "cpu/oltp_point_select"],
+                 "clients": [1, 10, 50], "repeats": 3, "duration": 2, "warmup": 0, "tables": 4,
+                 "table_size": 100000, "buffer_pool_cpu": "512M", "buffer_pool_io": "16M", "restart_warmup": 2,
+                 # 8 configurations with the A/A control x 3 levels x 3 cells = 72 runs a block at ~2.65 s a
+                 # run (the last committed run: 288 runs in 760 s): 3 blocks ~9.5 min, then up to 3 min of
+                 # adaptive blocks (shared out over the cells) -> ~13 min with the start and the data load
+                 "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8},
+    # paper-grade: longer runs, ~2 GB of data, the post's three concurrencies per core
+    "full": {"cells": list(CELLS), "clients": [1, 10, 50],
              "repeats": 5, "duration": 30, "warmup": 5, "tables": 8, "table_size": 1000000,
              "buffer_pool_cpu": "4G", "buffer_pool_io": "128M", "restart_warmup": 10,
              "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 20},
 }
+
+
+def post_levels(cores: int, post_cores: int = claim_rules.POST_CORES["001"], post_clients: tuple[int, ...] = POST_CLIENTS) -> dict[int, int]:
+    """The post's connection counts -> ours at the same connections per core (at least 1), the mapping
+    the claims use (``claims.concurrency_here``): on 2 cores 1 -> 1, 20 -> 10, 100 -> 50."""
+    return {k: max(1, int(round(k * cores / post_cores))) for k in post_clients}
 
 
 def size_bytes(name: str, value: object) -> int:
@@ -461,6 +472,24 @@ def finding_rates(summary: pd.DataFrame) -> str:
     return (f"The highest log rate was `{top['configuration']}` ({top['regime']}, {top['test']}, {top['clients']} "
             f"clients): {top['log_bytes_per_s_mean'] / 1e6:.3g} MB/s at {top['qps_mean']:,.0f} queries/s "
             f"({top['log_bytes_per_query_mean']:.0f} bytes per statement); the post saw ~10 MB/s at 20–25 k queries/s.")
+
+
+# Post 001's slow log: ~10 MB/s at 20–25k queries/s (claims.csv 001-cpu-rate) = 400–500 bytes per logged query.
+POST_BYTES_PER_QUERY = (400, 500)
+
+
+def finding_standin(summary: pd.DataFrame, cores: int) -> str:
+    """What sysbench standing in for DBT2 changes, with our bytes per logged statement from the summary,
+    and the post's connection counts as they map here."""
+    g = summary[(summary["configuration"] == "slow_all") & summary["log_bytes_per_query_mean"].notna()]
+    per_test = g.groupby("test", sort=False)["log_bytes_per_query_mean"].median()
+    ours = "; ".join(f"`{t}` {b:.0f} B" for t, b in per_test.items()) or "no `slow_all` runs"
+    levels = ", ".join(f"{k} → {v}" for k, v in post_levels(cores).items())
+    ran = sorted(int(c) for c in summary["clients"].unique())
+    return (f"Bytes per logged statement (`slow_all`, median over cells and levels): {ours}; the post's "
+            f"{POST_BYTES_PER_QUERY[0]}–{POST_BYTES_PER_QUERY[1]} B (10 MB/s at 20–25k queries/s). The post's "
+            f"connections on its {claim_rules.POST_CORES['001']} cores at the same connections per core on this "
+            f"machine's {cores}: {levels}; this run: {', '.join(map(str, ran))} clients.")
 
 
 SPEC = common.StudySpec(

@@ -8,6 +8,7 @@ arrived (the post's syslog kept ~0.5 % of them and nobody saw it in the tps).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +35,19 @@ PROFILES: dict[str, dict[str, object]] = {
     "full": {"clients": [1, 4, 8], "repeats": 5, "duration": 30, "warmup": 5, "scale": 200, "sampling_rate": 0.01,
              "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 20},
 }
+# The post's IO-bound half (scale 2000, 29 GB, simple protocol, its five configurations) made on a small dataset:
+# the server's processes get a memory cgroup limit (page cache included) far under the data, with the data
+# evicted from the page cache before the runs; every run records pg_stat_database blks_read / blks_hit and is
+# marked io_bound only when its own counters say so (benches.postgres.io_regime). The post's 1 / 4 / 8 workers
+# on 4 cores are 1 / 2 / 4 here per core. ~11 min: pgbench -i of scale 60 (~0.9 GB) ~1 min, 6 configurations
+# with the A/A control x 3 levels x 3 blocks of ~7.5 s runs ~7 min, then up to 3 min of adaptive blocks.
+PROFILES["io_bound"] = {
+    "clients": [1, 2, 4], "repeats": 3, "duration": 5, "warmup": 1, "scale": 60, "sampling_rate": 0.05,
+    "query_mode": "simple", "shared_buffers": "32MB", "memory_limit_mb": 192,
+    "destinations": ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp"],
+    "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8}
+# Data per pgbench scale unit (post 000: scale 200 = 2997 MB); the IO-bound data must exceed the limit this often.
+BYTES_PER_SCALE, IO_BOUND_FACTOR = 15e6, 4
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,23 +56,56 @@ class PgDestinationsStudy(pg.PgStudy):
 
 
 def define(profile: str = "standard", destinations: object = None, scale: object = None,
-           query_mode: str = "prepared", syslog_rate_limit: object = False, log_dir_on: str = "disk",
-           sampling_rate: object = None, shared_buffers: str = "128MB", extra_settings: object = None,
+           query_mode: object = None, syslog_rate_limit: object = False, log_dir_on: str = "disk",
+           sampling_rate: object = None, shared_buffers: object = None, extra_settings: object = None,
            backend: str = "auto", image: object = None, versions: object = None, pg_bindir: object = None,
-           **shared: object) -> PgDestinationsStudy:
+           memory_limit_mb: object = None, **shared: object) -> PgDestinationsStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
-    ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...)."""
+    ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...).
+    ``query_mode``, ``shared_buffers``, ``destinations``, ``memory_limit_mb``: None takes the profile's, if it has one."""
     d = common.profile_lookup(profile, PROFILES)
-    chosen = params.name_list("destinations", list(DESTINATIONS) if destinations is None else destinations, DESTINATIONS)
-    engine = pg.pg_fields(backend=backend, image=image, scale=d("scale", scale), query_mode=query_mode,
+    own = PROFILES[profile]
+    destinations = own.get("destinations", list(DESTINATIONS)) if destinations is None else destinations
+    chosen = params.name_list("destinations", destinations, DESTINATIONS)
+    engine = pg.pg_fields(backend=backend, image=image, scale=d("scale", scale),
+                          query_mode=own.get("query_mode", "prepared") if query_mode is None else query_mode,
                           syslog_rate_limit=syslog_rate_limit, log_dir_on=log_dir_on,
-                          sampling_rate=d("sampling_rate", sampling_rate), shared_buffers=shared_buffers,
+                          sampling_rate=d("sampling_rate", sampling_rate),
+                          shared_buffers=own.get("shared_buffers", "128MB") if shared_buffers is None else shared_buffers,
                           extra_settings=extra_settings, pg_bindir=pg_bindir)
+    limit = own.get("memory_limit_mb") if memory_limit_mb is None else memory_limit_mb
+    limit = None if limit in (None, 0, "None", "none") else params.positive_int("memory_limit_mb", limit)
+    if limit is not None:
+        _check_memory_limit(limit, engine, profile)
     study = PgDestinationsStudy(
-        **common.study_fields(SPEC, profile, PROFILES, **shared), **engine,
+        **common.study_fields(SPEC, profile, PROFILES, **shared), **engine, memory_limit_mb=limit,
         configurations=pg.configurations(common.with_baseline(BASELINE, chosen), DESTINATIONS, engine["pg_bindir"],
                                      engine["base"], engine["query_mode"]))
     return pg.checked(study, versions)
+
+
+def _check_memory_limit(limit_mb: int, engine: dict, profile: str) -> None:
+    """The IO-bound regime's preconditions, before any server starts."""
+    from ..errors import ParameterError
+    from ..servers import memlimit
+
+    if engine["backend"] != "local":
+        raise ParameterError("memory_limit_mb", limit_mb, "None with the container backend (the limit is a cgroup "
+                             "on the local server's processes): set backend to 'local'")
+    why = memlimit.available()
+    if why:
+        raise ParameterError("memory_limit_mb", limit_mb, f"None on this machine: {why}")
+    buffers = engine["base"].get("shared_buffers", "128MB")
+    m = re.fullmatch(r"(\d+)\s*(kB|MB|GB)", str(buffers))
+    buffers_mb = int(m.group(1)) * {"kB": 1 / 1024, "MB": 1, "GB": 1024}[m.group(2)] if m else 128
+    if limit_mb < buffers_mb + 64:
+        raise ParameterError("memory_limit_mb", limit_mb, f"at least shared_buffers ({buffers}) + 64 MB: the "
+                             "server's own memory counts against the limit")
+    data_mb = engine["scale"] * BYTES_PER_SCALE / 2**20
+    if profile != "smoke" and data_mb < IO_BOUND_FACTOR * limit_mb:
+        raise ParameterError("scale", engine["scale"], f"at least {IO_BOUND_FACTOR} x the memory limit in data "
+                             f"(scale {engine['scale']} ≈ {data_mb:.0f} MB against {limit_mb} MB), or the regime is "
+                             "not IO-bound; raise the scale or lower memory_limit_mb")
 
 
 def run(study: pg.PgStudy, *, progress: bool = True) -> common.StudyResult:
@@ -74,8 +121,44 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
                          "logger_cpu_s"), list(DESTINATIONS))
 
 
+@dataclass(frozen=True)
+class IoNumbers:
+    """A memory-limited run's own counters (benches.postgres.PgBench.measure): its regime, verified."""
+
+    regime: str
+    blks_read: int
+    blks_hit: int
+    memory_limit_hits: int
+    page_cache_growth_bytes: int
+
+
+def with_regime(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs with the IO-bound regime's counters as columns (``regime`` is what the claims read), when recorded."""
+    if not runs["extra"].map(lambda e: "regime" in e).any():
+        return runs
+    out = common.measured_columns(runs, IoNumbers)
+    out["blks_read_share"] = out["blks_read"] / (out["blks_read"] + out["blks_hit"])
+    return out
+
+
+def regime_check(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration × clients: the share of shared-buffer misses (pg_stat_database), the memory limit's
+    hits, and how many measured runs were IO-bound by their own counters. Empty without a memory limit."""
+    r = with_regime(runs[~runs["warmup"].astype(bool)])
+    if "regime" not in r:
+        return pd.DataFrame()
+    g = r.groupby(["configuration", "clients"], sort=False)
+    return pd.DataFrame({
+        "runs": g.size(), "io_bound runs": g["regime"].agg(lambda x: int((x == "io_bound").sum())),
+        "blks_read share (mean)": g["blks_read_share"].mean(), "blks_read (mean)": g["blks_read"].mean(),
+        "blks_hit (mean)": g["blks_hit"].mean(), "memory limit hits (mean)": g["memory_limit_hits"].mean(),
+    }).reset_index()
+
+
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
-    return {"summary": summary(result.runs), "runs": records.flatten(result.runs)}
+    tables = {"summary": summary(result.runs), "runs": records.flatten(with_regime(result.runs))}
+    check = regime_check(result.runs)
+    return {**tables, "regime": check} if len(check) else tables
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -187,4 +270,5 @@ SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="PostgreSQL log destinations", post=POST, baseline=BASELINE,
     notebook="02_pg_destinations.ipynb", seed=20130905, published=_published, experiment="000/cached_prepared_select",
     committed={"profile": "standard", "backend": "local", "publish": True},
-    smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=1)
+    smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=1,
+    extra_committed=({"profile": "io_bound", "backend": "local", "publish": True},))

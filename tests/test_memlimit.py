@@ -1,0 +1,77 @@
+"""The memory limit that makes study 02's IO-bound regime: a real cgroup caps what a process's reads may cache."""
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from logbench.servers import memlimit
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(bool(memlimit.available()), reason=memlimit.available() or "")
+def test_a_reader_in_the_cgroup_caches_no_more_than_the_limit():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+        data = Path(d) / "data"
+        data.write_bytes(b"\1" * (96 * 2**20))
+        assert memlimit.evict(Path(d)) == 96 * 2**20
+        with memlimit.MemoryLimit(32 * 2**20) as lim:
+            reader = subprocess.Popen(["sh", "-c", "read x; cat \"$0\" > /dev/null", str(data)], stdin=subprocess.PIPE)
+            assert lim.add_tree(reader.pid) == 1
+            reader.communicate(b"go\n", timeout=60)
+            s = lim.stats()
+            # 96 MB read through a 32 MB limit: the cache stayed under it, the limit reclaimed the rest
+            assert s["usage_bytes"] <= 32 * 2**20 and 0 < s["file_bytes"] <= 32 * 2**20 and s["limit_hits"] > 0
+            path = lim.path
+        assert not path.exists()
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(bool(memlimit.available()), reason=memlimit.available() or "")
+def test_study_02_under_a_memory_limit_records_an_io_bound_regime_run_by_run(tmp_path):
+    """A PostgreSQL whose processes may cache 80 MB of a ~150 MB pgbench database: every run misses shared
+    buffers and hits the limit, by the server's own counters, and says so in its record."""
+    from logbench.studies import pg_destinations as m
+
+    study = m.define("smoke", backend="local", destinations=["stderr"], clients=[2], repeats=1, duration=2,
+                     scale=10, shared_buffers="16MB", memory_limit_mb=80, query_mode="simple", aa_control=False,
+                     output_dir=tmp_path / "raw", processed_dir=tmp_path / "processed")
+    result = m.run(study, progress=False)
+    env = result.environment
+    assert env["memory_limit_bytes"] == 80 * 2**20 and env["evicted_bytes"] > 100 * 2**20
+    assert not __import__("pathlib").Path(env["memory_cgroup"]).exists()  # removed with the server
+    runs = result.runs[~result.runs["warmup"].astype(bool)]
+    assert len(runs) == 2  # the baseline and stderr
+    for e in runs["extra"]:
+        # misses of shared buffers, read from storage: the page cache filled (or the limit reclaimed it)
+        assert e["blks_read"] > 0.1 * (e["blks_read"] + e["blks_hit"])
+        assert e["memory_limit_hits"] > 0 or e["page_cache_growth_bytes"] >= 0.5 * 8192 * e["blks_read"]
+        assert e["regime"] == "io_bound" and e["memory_usage_bytes"] <= 80 * 2**20
+    # a named profile's processed files have a stem of their own; "smoke" keeps the study's
+    assert m.common.stem("pg_destinations", "io_bound") == "pg_destinations_io_bound"
+    processed = __import__("pandas").read_csv(tmp_path / "processed" / "pg_destinations_runs.csv")
+    assert set(processed["regime"]) == {"io_bound"}  # the column the claims read the regime from
+    check = m.regime_check(result.runs).set_index("configuration")
+    assert list(check["io_bound runs"]) == [1, 1] and (check["blks_read share (mean)"] > 0.1).all()
+
+
+def test_a_run_is_io_bound_only_when_its_misses_came_from_storage():
+    from logbench.benches.postgres import io_regime
+
+    assert io_regime(500, 500, 3, 0) == "io_bound"  # half missed, the limit reclaimed during the run
+    assert io_regime(500, 500, 0, 500 * 8192) == "io_bound"  # half missed, all of it read into the cache
+    assert io_regime(500, 500, 0, 0) == "cached"  # the misses were in the page cache already
+    assert io_regime(10, 990, 5, 0) == "cached" and io_regime(0, 0, 0, 0) == "cached"
+
+
+def test_io_bound_profile_is_refused_where_it_cannot_be_io_bound():
+    from logbench.errors import ParameterError
+    from logbench.studies import pg_destinations as m
+
+    with pytest.raises(ParameterError, match="scale"):
+        m.define("io_bound", backend="local", scale=20)
+    with pytest.raises(ParameterError, match="memory_limit_mb"):
+        m.define("io_bound", backend="local", memory_limit_mb=40)
+    with pytest.raises(ParameterError, match="profile"):
+        m.define("no_such_profile", backend="local")
