@@ -48,6 +48,7 @@ class StudySpec:
     # papermill parameters of each nbval run of its notebook (tests/test_notebooks.py)
     smoke: tuple[Mapping[str, object], ...] = ({"profile": "smoke"},)
     paper_order: int = 100  # where the paper (and the findings' study table) lists it: lower first
+    extra_committed: tuple[Mapping[str, object], ...] = ()  # further committed runs (named profiles)
     # False for a study of the instrument itself (notebook 00): no logging configurations, no line cost
     measures_logging: bool = True
 
@@ -57,6 +58,11 @@ class StudySpec:
 
 
 # -- paths -----------------------------------------------------------------------------------------------
+
+def stem(name: str, profile: str) -> str:
+    """The processed/raw stem of a run: a study's own named profile gets files of its own."""
+    return name if profile in ("smoke", "standard", "full") else f"{name}_{profile}"
+
 
 def output_path(name: str, profile: str, given: object = None) -> Path:
     """Raw records: given, else results/<name>/<UTC time>; a smoke run goes to a fresh temporary
@@ -90,8 +96,9 @@ SHARED = ("clients", "repeats", "duration", "warmup", "warmup_blocks", "seed", "
 
 
 def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Callable[[str, object], object]:
-    """Check ``profile``; returns ``d(name, value)``: the value, or the profile's default when it is None."""
-    params.choice("profile", profile, params.PROFILES)
+    """Check ``profile`` (smoke/standard/full, or a study's own named profile: a key of ``profiles``);
+    returns ``d(name, value)``: the value, or the profile's default when it is None."""
+    params.choice("profile", profile, tuple(dict.fromkeys((*params.PROFILES, *profiles))))
     return lambda name, value: params.from_profile(name, value, profile, profiles)
 
 
@@ -116,15 +123,17 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
     controls = design.control_fields(profiles[profile], idle_state=idle_state, aa_control=aa_control,
                                      target_halfwidth=target_halfwidth, time_budget_s=time_budget_s,
                                      max_repeats=max_repeats, placement=placement)
+    # A named profile's runs are a study of their own in the records and the processed files (common.stem).
+    name = stem(spec.name, profile)
     return dict(
-        name=spec.name, engine=spec.engine, profile=profile,
+        name=name, engine=spec.engine, profile=profile,
         clients=params.int_list("clients", d("clients", clients)),
         repeats=params.positive_int("repeats", d("repeats", repeats)),
         duration=number("duration", d("duration", duration)),
         warmup=non_negative("warmup", d("warmup", warmup)),
         warmup_blocks=params.non_negative_int("warmup_blocks", warmup_blocks),
         seed=params.non_negative_int("seed", spec.seed if seed is None else seed),
-        output_dir=output_path(spec.name, profile, output_dir),
+        output_dir=output_path(name, profile, output_dir),
         processed_dir=processed_path(profile, processed_dir),
         **controls,
     )
