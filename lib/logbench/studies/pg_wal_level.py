@@ -37,7 +37,7 @@ POST_IMPORT_RATIO = 35.0  # "a 35 fold increase in the amount of xlog" (minimal 
 
 # duration: nominal seconds of a run, for the runner's pacing only (runs are fixed-size, not timed).
 PROFILES: dict[str, dict[str, object]] = {
-    "smoke": {"clients": [1], "repeats": 2, "duration": 1, "warmup": 0, "scale": 1, "transactions": 200},
+    "smoke": {"clients": [1], "repeats": 1, "duration": 1, "warmup": 0, "scale": 1, "transactions": 200},
     # ~7.5 min on two cores (estimate): 8 runs a block (3 levels + A/A, 2 phases) x 5 blocks; an import run
     # (initdb, start, scale 20 step by step, stop) ~6 s, an OLTP run (restart, checkpoint, 2 s warm-up,
     # 20,000 transactions at ~1,500-2,000 tps on 2 clients) ~16 s
@@ -209,6 +209,17 @@ def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, ...]:
     return common.load_processed(NAME, "summary", "ratios", "steps", processed_dir=processed_dir)
+
+
+def per_level(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary as the notebook shows it: per phase and level, mean [95 % CI] (n)."""
+    rows = []
+    for _, r in summary.iterrows():
+        rows.append({"phase": r["phase"], "configuration": r["configuration"], "clients": r["clients"],
+                     "WAL bytes": common.ci(r, "wal_lsn_bytes", 4), "full-page images": common.ci(r, "wal_fpi", 3),
+                     "WAL bytes / transaction": common.ci(r, "wal_lsn_bytes_per_tx", 4),
+                     "tps (import: rows/s)": common.ci(r, "tps", 4), "ratio to minimal": common.ci(r, "ratio", 3)})
+    return pd.DataFrame(rows).set_index(["phase", "configuration", "clients"])
 
 
 def design_summary(study: WalLevelStudy) -> dict[str, object]:
