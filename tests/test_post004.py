@@ -10,6 +10,7 @@ import pytest
 from logbench import paths
 from logbench.benches import pg_sessions, pg_wal
 from logbench.errors import ParameterError
+from logbench.servers import process
 from logbench.servers.postgres import LocalPostgres
 from logbench.settings import Settings
 from logbench.studies import common
@@ -97,10 +98,14 @@ def test_minimal_takes_the_skip_path_on_import(log_dir):
 
 # -- sessions held open --------------------------------------------------------------------------------------
 
-def backends(pg) -> int:
-    with pg.connect() as c:
-        return int(c.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
-                   .fetchone()[0]) - 1
+def backends(pg, want: int) -> int:
+    """Other client backends, once they number ``want`` or 10 s passed (pgbench's backends exit after it returns)."""
+    def count() -> int:
+        with pg.connect() as c:
+            return int(c.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
+                       .fetchone()[0]) - 1
+    process.wait_until(lambda: count() == want, timeout=10.0)
+    return count()
 
 
 @pytest.mark.integration
@@ -111,15 +116,15 @@ def test_sessions_are_open_during_a_run_and_gone_after_even_after_a_failure(log_
         bench = Pgbench(pg.binary("pgbench"), pg.conninfo)
         bench.initialise(1)
         with pg_sessions.SessionPool(pg, n, kind) as pool:
-            assert pool.count() == n and pool.count(state) == n
+            assert pool.settled(n) == (n, n)
             r = bench.run(2, 1, "prepared")
             assert r.transactions > 0 and pool.count(state) == n
-        assert pool.count() == 0 and backends(pg) == 0
+        assert pool.count() == 0 and backends(pg, 0) == 0
         with pytest.raises(RuntimeError, match="mid-run"):
             with pg_sessions.SessionPool(pg, n, kind) as pool:
-                assert backends(pg) == n
+                assert backends(pg, n) == n
                 raise RuntimeError("mid-run")
-        assert pool.count() == 0 and backends(pg) == 0
+        assert pool.count() == 0 and backends(pg, 0) == 0
         # the slots are free again: as many new connections as the sessions held
         conns = [psycopg.connect(**pg.conninfo) for _ in range(n)]
         for c in conns:

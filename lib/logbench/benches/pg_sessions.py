@@ -76,6 +76,17 @@ class SessionPool:
                 args.append(state)
             return int(c.execute(q, args).fetchone()[0])
 
+    def settled(self, n: int, timeout: float = 30.0) -> tuple[int, int]:
+        """(sessions open, sessions in their kind's state) once both reach ``n`` or ``timeout`` passes: a sent
+        pg_sleep shows as 'active' only once its backend has read it."""
+        state = {"sleep": "active", "idle": "idle", "none": None}[self.kind]
+        deadline = time.monotonic() + timeout
+        while True:
+            opened, in_state = self.count(), (self.count(state) if state else 0)
+            if (opened, in_state if state else n) == (n, n) or time.monotonic() > deadline:
+                return opened, (in_state if state else opened)
+            time.sleep(0.05)
+
     def close(self, timeout: float = 60.0) -> None:
         with contextlib.suppress(psycopg.Error):
             with self.server.connect() as c:
@@ -128,8 +139,7 @@ class SessionsBench:
     def measure(self, run, seconds: float) -> Measurement:
         kind, n = self.sessions_of(self._configuration, run.clients)
         with SessionPool(self.inner.pg, n, kind) as pool:
-            opened = pool.count()
-            state = pool.count({"sleep": "active", "idle": "idle"}[kind]) if n else 0
+            opened, state = pool.settled(n)
             if opened != n or state != n:
                 raise ToolError(f"{n} {kind} sessions wanted, pg_stat_activity shows {opened} ({state} {kind})")
             memory = server_memory_mb(self.inner.pg.pid)
