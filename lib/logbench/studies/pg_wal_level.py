@@ -204,7 +204,7 @@ def findings(runs: pd.DataFrame) -> pd.DataFrame:
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
     runs = result.runs
     return {"summary": summary(runs), "ratios": ratios(runs), "steps": steps(runs), "findings": findings(runs),
-            "runs": records.flatten(runs)}
+            "runs": records.flatten(common.measured_columns(runs, WalNumbers))}
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, ...]:
