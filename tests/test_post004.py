@@ -146,3 +146,13 @@ def test_log_statement_all_record_counts_are_exact(tmp_path, query_mode):
     # one "statement:" (simple) or "execute <name>:" (prepared) record per transaction, none lost or extra
     assert (logged["log_records_expected"] == logged["transactions"]).all()
     assert (logged["log_records_received"] == logged["log_records_expected"]).all()
+
+
+@pytest.mark.integration
+def test_a_restart_setting_set_at_its_running_value_settles_by_restart(log_dir):
+    # max_connections = 100 is the default: a reload neither moves its source nor flags a pending restart
+    with server(log_dir) as pg:
+        sw = pg.apply(Settings.of("postgresql", {"max_connections": 100}))
+        assert sw.kind == "restart" and pg.effective(pg.applied) == {"max_connections": None}
+        assert pg.apply(Settings.of("postgresql", {"max_connections": 100, "log_min_duration_statement": 0})).kind \
+            == "reload"
