@@ -38,10 +38,10 @@ POST_IMPORT_RATIO = 35.0  # "a 35 fold increase in the amount of xlog" (minimal 
 # duration: nominal seconds of a run, for the runner's pacing only (runs are fixed-size, not timed).
 PROFILES: dict[str, dict[str, object]] = {
     "smoke": {"clients": [1], "repeats": 1, "duration": 1, "warmup": 0, "scale": 1, "transactions": 200},
-    # ~7.5 min on two cores (estimate): 8 runs a block (3 levels + A/A, 2 phases) x 5 blocks; an import run
+    # ~6-8.5 min on two cores (estimate): 8 runs a block (3 levels + A/A, 2 phases) x 5 blocks; an import run
     # (initdb, start, scale 20 step by step, stop) ~6 s, an OLTP run (restart, checkpoint, 2 s warm-up,
-    # 20,000 transactions at ~1,500-2,000 tps on 2 clients) ~16 s
-    "standard": {"clients": [2], "repeats": 5, "duration": 20, "warmup": 2, "scale": 20, "transactions": 20_000},
+    # 15,000 transactions at ~1,000-2,000 tps on 2 clients; the smoke run saw ~1,100 at 1 client) ~12-19 s
+    "standard": {"clients": [2], "repeats": 5, "duration": 15, "warmup": 2, "scale": 20, "transactions": 15_000},
     # the post's scale 100 and its 160,000 transactions per OLTP run
     "full": {"clients": [2], "repeats": 5, "duration": 160, "warmup": 5, "scale": 100, "transactions": 160_000},
 }
