@@ -261,7 +261,8 @@ def test_synthetic_paper_builds_and_prints_the_processed_numbers(synthetic_build
     check_build(root / "build", processed)
     doc = json.loads((root / "build" / "generated" / "numbers.json").read_text())
     assert [s["name"] for s in doc["studies"]] == ["pg_destinations", "mysql_slowlog"]
-    assert [m["name"] for m in doc["missing_studies"]] == ["log_rotation", "backend_comparison"]
+    assert [m["name"] for m in doc["missing_studies"]] == [
+        s.name for s in report.KNOWN_STUDIES if s.name not in ("pg_destinations", "mysql_slowlog")]
     assert [e["engine"] for e in doc["engines"]] == ["mariadb", "postgresql"] and doc["has_findings"]
     my = doc["studies"][1]
     assert [f["cell"] for f in my["figures"]] == ["cpu, oltp_read_write", "io, oltp_read_write"]
@@ -315,6 +316,21 @@ def test_instrument_findings_are_printed_when_present(tmp_path, synthetic_build)
         copy / report.INSTRUMENT_FINDINGS, index=False)
     pdf = report.build(copy, root / "figures", tmp_path / "build")
     assert squash("The A/A ratio is 0.998 [0.981, 1.015] (synthetic).") in squash(pdf_text(pdf))
+
+
+def test_a_studys_own_findings_are_printed_in_its_section_and_it_stays_out_of_the_regression(tmp_path,
+                                                                                             synthetic_build):
+    root, processed, _ = synthetic_build
+    copy = tmp_path / "processed"
+    shutil.copytree(processed, copy)
+    runs = pd.read_csv(processed / "pg_destinations_runs.csv").assign(study="pg_wal_level")
+    runs.to_csv(copy / "pg_wal_level_runs.csv", index=False)
+    pd.DataFrame({"item": ["x"], "statement": ["WAL bytes of the import, replica/minimal: 41.2 (synthetic)."]}).to_csv(
+        copy / report.STUDY_FINDINGS.format(name="pg_wal_level"), index=False)
+    studies = report.load_studies(copy)[0]
+    assert "pg_wal_level" not in set(report.regression_findings(studies).prepared["study"])
+    pdf = report.build(copy, root / "figures", tmp_path / "build")
+    assert squash("WAL bytes of the import, replica/minimal: 41.2 (synthetic).") in squash(pdf_text(pdf))
 
 
 def test_rebuild_is_byte_identical(synthetic_build):

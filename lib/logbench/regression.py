@@ -91,6 +91,8 @@ def family_term(family: str) -> str:
 NOT_LINE_COST = {
     "log_rotation": "its configurations differ in how the log is rotated, not in what is logged; the extra "
                     "records are tracer queries, whose count per transaction grows as the run slows",
+    "pg_wal_level": "its configurations differ in how much WAL is written (wal_level), not in what is logged",
+    "pg_idle_connections": "its configurations differ in max_connections and open sessions, not in what is logged",
 }
 AA_SUFFIX = "_again"
 

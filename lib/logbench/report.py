@@ -64,6 +64,34 @@ KNOWN_STUDIES: tuple[StudyInfo, ...] = tuple(
     StudyInfo(s.name, s.engine, s.title, s.post_id, s.experiment) for s in studies_registry.specs()
     if s.measures_logging)
 
+
+def _profile_studies() -> tuple[StudyInfo, ...]:
+    """A study's further committed runs (named profiles, ``StudySpec.extra_committed``) are studies of their own
+    in the processed files (``common.stem``); a profile that redoes another post names it in its module's
+    ``PROFILE_POSTS`` (profile -> (seed file, experiment))."""
+    from .studies.common import stem
+
+    out = []
+    for s in studies_registry.specs():
+        posts = getattr(studies_registry.module(s.name), "PROFILE_POSTS", {})
+        for extra in s.extra_committed:
+            profile = str(extra.get("profile", ""))
+            post, experiment = posts.get(profile, (s.post, s.experiment))
+            out.append(StudyInfo(stem(s.name, profile), s.engine, f"{s.title} (profile {profile})", post[:3],
+                                 experiment))
+    return tuple(out)
+
+
+KNOWN_STUDIES += _profile_studies()
+# Each study's own statements (``<study>_findings.csv``: item, statement; numbers printed by its code from its data),
+# printed in its section of the paper.
+STUDY_FINDINGS = "{name}_findings.csv"
+
+
+def _spec(name: str):
+    """The registry's spec of a study's own name (None for a named profile's stem or an unknown study)."""
+    return next((s for s in studies_registry.specs() if s.name == name), None)
+
 FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail")
 
 # English glosses of titles the paper's embedded fonts cannot set (post 003 is in Chinese).
@@ -81,8 +109,8 @@ def _info(name: str) -> StudyInfo:
 
 
 def _baseline(name: str, summary: pd.DataFrame | None, runs: pd.DataFrame) -> str:
-    if name in {s.name for s in KNOWN_STUDIES}:
-        return studies_registry.spec(name).baseline
+    if _spec(name) is not None:
+        return _spec(name).baseline
     if summary is not None and "ratio" in summary.columns:
         ones = summary[(summary["ratio"] == 1) & summary["ratio_ci_low"].isna()]
         if len(ones):
@@ -211,7 +239,7 @@ def cell_slug(cell: dict[str, str]) -> str:
 def study_published(name: str, runs: pd.DataFrame | None = None) -> pd.DataFrame | None:
     """The post's ratios for a study's figure: the study's own (its spec's ``published``, keyed by our
     configuration names), else the reference data of the registry's experiment."""
-    if name in {s.name for s in KNOWN_STUDIES} and studies_registry.spec(name).published is not None:
+    if _spec(name) is not None and _spec(name).published is not None:
         try:
             return studies_registry.spec(name).published(runs)
         except (OSError, ValueError, KeyError, TypeError):
@@ -610,6 +638,11 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
                         # Logging faster than not logging, beyond the CI: not a cost, the anomaly (see its section).
                         entry["cheapest"].append({"key": base, "label": label,
                                                   "above_one": bool(best["ratio_ci_low"] > 1)})
+        own = processed_dir / STUDY_FINDINGS.format(name=name)
+        entry["findings"] = ""
+        if own.exists():
+            t = pd.read_csv(own, dtype=str, keep_default_na=False)
+            entry["findings"] = table(t[["item", "statement"]], f"study_{name}_findings")
         env_file = f"{name}_environment.json"
         if (processed_dir / env_file).exists():
             entry["has_env"] = True

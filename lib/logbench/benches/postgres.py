@@ -72,6 +72,28 @@ DESTINATIONS: dict[str, tuple[dict, tuple[str, ...]]] = {
 }
 
 
+# How every statement is logged (study 02's ``statement_logging``): post 000's log_min_duration_statement = 0
+# (statement and duration in one record, after execution), or post 004's log_statement = all (a statement
+# record before execution). The records each leaves are :func:`statement_records`'.
+STATEMENT_LOGGING = {
+    "min_duration_0": {"log_min_duration_statement": 0},
+    "log_statement_all": {"log_statement": "all"},
+}
+
+
+def with_statement_logging(table: dict[str, tuple], mechanism: str) -> dict[str, tuple]:
+    """``table`` (name -> (settings over BASE, sinks)) with every logging configuration's
+    log_min_duration_statement = 0 replaced by ``mechanism``'s settings; the baseline stays as it is."""
+    params.choice("statement_logging", mechanism, STATEMENT_LOGGING)
+    out = {}
+    for name, (settings, *rest) in table.items():
+        if settings.get("log_min_duration_statement") == 0:
+            settings = {k: v for k, v in settings.items() if k != "log_min_duration_statement"}
+            settings.update(STATEMENT_LOGGING[mechanism])
+        out[name] = (settings, *rest)
+    return out
+
+
 @dataclass(frozen=True, kw_only=True)
 class PgStudy(Study):
     """What every PostgreSQL study shares; a study subclasses it with its own parameters."""

@@ -114,10 +114,13 @@ class PostgresServer:
         def settled() -> tuple[bool, list[str]]:
             with self.connect() as c:
                 rows = c.execute(
-                    "SELECT name, sourcefile, pending_restart FROM pg_settings WHERE name = ANY(%s)", [sorted(names)]
-                ).fetchall()
-            pending = [n for n, _, p in rows if p]
-            done = all(p or ((src == auto_conf) == (n in wanted)) for n, src, p in rows)
+                    "SELECT name, sourcefile, pending_restart, context FROM pg_settings WHERE name = ANY(%s)",
+                    [sorted(names)]).fetchall()
+            # A reload never moves a postmaster setting to another source, and flags no pending restart when
+            # its value stays the same (max_connections = 100 set at its default): only a restart settles it.
+            pending = [n for n, src, p, ctx in rows
+                       if p or (ctx == "postmaster" and (src == auto_conf) != (n in wanted))]
+            done = all(n in pending or ((src == auto_conf) == (n in wanted)) for n, src, _, _ in rows)
             return done, pending
 
         deadline = time.monotonic() + timeout

@@ -110,8 +110,8 @@ SHARED = ("clients", "repeats", "duration", "warmup", "warmup_blocks", "seed", "
 
 
 def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Callable[[str, object], object]:
-    """Check ``profile``; returns ``d(name, value)``: the value, or the profile's default when it is None."""
-    # A study's own named profiles (e.g. study 02's "io_bound") are accepted beside the shared three.
+    """Check ``profile`` (smoke/standard/full, or a study's own named profile: a key of ``profiles``);
+    returns ``d(name, value)``: the value, or the profile's default when it is None."""
     params.choice("profile", profile, tuple(dict.fromkeys((*params.PROFILES, *profiles))))
     return lambda name, value: params.from_profile(name, value, profile, profiles)
 
@@ -140,15 +140,17 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
     controls = design.control_fields(profiles[profile], idle_state=idle_state, aa_control=aa_control,
                                      target_halfwidth=target_halfwidth, time_budget_s=time_budget_s,
                                      max_repeats=max_repeats, placement=placement)
+    # A named profile's runs are a study of their own in the records and the processed files (common.stem).
+    name = stem(spec.name, profile)
     return dict(
-        name=spec.name, engine=spec.engine, profile=profile,
+        name=name, engine=spec.engine, profile=profile,
         clients=params.int_list("clients", d("clients", clients)),
         repeats=params.positive_int("repeats", d("repeats", repeats)),
         duration=number("duration", d("duration", duration)),
         warmup=non_negative("warmup", d("warmup", warmup)),
         warmup_blocks=params.non_negative_int("warmup_blocks", warmup_blocks),
         seed=params.non_negative_int("seed", spec.seed if seed is None else seed),
-        output_dir=(out := output_path(stem(spec.name, profile), profile, output_dir)),
+        output_dir=(out := output_path(name, profile, output_dir)),
         processed_dir=processed_path(profile, processed_dir, publish=publish, output_dir=out),
         publish=publish,
         **controls,
@@ -202,7 +204,7 @@ def run_study(study: Study, start: Callable[[contextlib.ExitStack], tuple[object
         reporter.say("stopping the servers")
     result = StudyResult(study, runs, env, tuple(switches))
     if study.processed_dir is not None:
-        records.write_processed(stem(study.name, study.profile), Path(study.processed_dir), env, tables(result))
+        records.write_processed(study.name, Path(study.processed_dir), env, tables(result))
         reporter.say(f"processed tables in {study.processed_dir}")
     return result
 

@@ -34,6 +34,13 @@ PROFILES: dict[str, dict[str, object]] = {
     # paper-grade: longer runs, the post's cached scale
     "full": {"clients": [1, 4, 8], "repeats": 5, "duration": 30, "warmup": 5, "scale": 200, "sampling_rate": 0.01,
              "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 20},
+    # Post 004's comparison (its own stem, common.stem): log_statement = all to no file / a log file (stderr
+    # through the collector: the post's "Logfiles") / syslog, read-only pgbench at 4 clients per core (its 32 on
+    # 8 cores; 8 here), its scale 100. ~6 min: 4 configurations with the A/A control x 6 blocks of ~13 s runs
+    # (+ ~3 s switch and drain each) after a ~1.5 min pgbench -i.
+    "post004": {"destinations": ["none", "stderr", "syslog"], "clients": [8], "repeats": 6, "duration": 10,
+                "warmup": 2, "scale": 100, "sampling_rate": 0.01, "statement_logging": "log_statement_all",
+                "query_mode": "simple"},
 }
 # The post's IO-bound half (scale 2000, 29 GB, simple protocol, its five configurations) made on a small dataset:
 # the server's processes get a memory cgroup limit (page cache included) far under the data, with the data
@@ -48,6 +55,8 @@ PROFILES["io_bound"] = {
     "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8}
 # Data per pgbench scale unit (post 000: scale 200 = 2997 MB); the IO-bound data must exceed the limit this often.
 BYTES_PER_SCALE, IO_BOUND_FACTOR = 15e6, 4
+# Named profiles that redo another post than this study's own: which post and experiment their figure shows.
+PROFILE_POSTS = {"post004": ("004_5cd3e575f4305811.txt", "004/log_statement")}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,7 +65,8 @@ class PgDestinationsStudy(pg.PgStudy):
 
 
 def define(profile: str = "standard", destinations: object = None, scale: object = None,
-           query_mode: object = None, syslog_rate_limit: object = False, log_dir_on: str = "disk",
+           query_mode: object = None, statement_logging: object = None, syslog_rate_limit: object = False,
+           log_dir_on: str = "disk",
            sampling_rate: object = None, shared_buffers: object = None, extra_settings: object = None,
            backend: str = "auto", image: object = None, versions: object = None, pg_bindir: object = None,
            memory_limit_mb: object = None, **shared: object) -> PgDestinationsStudy:
@@ -65,10 +75,12 @@ def define(profile: str = "standard", destinations: object = None, scale: object
     ``query_mode``, ``shared_buffers``, ``destinations``, ``memory_limit_mb``: None takes the profile's, if it has one."""
     d = common.profile_lookup(profile, PROFILES)
     own = PROFILES[profile]
-    destinations = own.get("destinations", list(DESTINATIONS)) if destinations is None else destinations
-    chosen = params.name_list("destinations", destinations, DESTINATIONS)
-    engine = pg.pg_fields(backend=backend, image=image, scale=d("scale", scale),
-                          query_mode=own.get("query_mode", "prepared") if query_mode is None else query_mode,
+    chosen = params.name_list("destinations", own.get("destinations", list(DESTINATIONS)) if destinations is None
+                              else destinations, DESTINATIONS)
+    mechanism = own.get("statement_logging", "min_duration_0") if statement_logging is None else statement_logging
+    table = pg.with_statement_logging(DESTINATIONS, mechanism)
+    query_mode = own.get("query_mode", "prepared") if query_mode is None else query_mode
+    engine = pg.pg_fields(backend=backend, image=image, scale=d("scale", scale), query_mode=query_mode,
                           syslog_rate_limit=syslog_rate_limit, log_dir_on=log_dir_on,
                           sampling_rate=d("sampling_rate", sampling_rate),
                           shared_buffers=own.get("shared_buffers", "128MB") if shared_buffers is None else shared_buffers,
@@ -79,7 +91,7 @@ def define(profile: str = "standard", destinations: object = None, scale: object
         _check_memory_limit(limit, engine, profile)
     study = PgDestinationsStudy(
         **common.study_fields(SPEC, profile, PROFILES, **shared), **engine, memory_limit_mb=limit,
-        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), DESTINATIONS, engine["pg_bindir"],
+        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), table, engine["pg_bindir"],
                                      engine["base"], engine["query_mode"]))
     return pg.checked(study, versions)
 
@@ -261,6 +273,40 @@ def beside_post(summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["configuration", "clients"])
 
 
+def published_for(study: pg.PgStudy) -> pd.DataFrame:
+    """The post's ratios this run compares with: a named profile's own post (PROFILE_POSTS, its log files as
+    our ``stderr``, its clients mapped per core to this machine), else post 000's by query mode."""
+    if study.profile not in PROFILE_POSTS:
+        return published_ratios(study.query_mode)
+    import os
+
+    from .. import claim_rules, reference
+
+    post, experiment = PROFILE_POSTS[study.profile]
+    d = reference.published_ratios(post, experiment)
+    d = d[d["metric"] == "throughput"].copy()
+    d["configuration_key"] = d["configuration_key"].replace({"log_statement_all_file": "stderr",
+                                                             "log_statement_all_syslog": "syslog"})
+    per_core = d["clients"].astype(float) / claim_rules.POST_CORES[post[:3]]
+    d["clients"] = (per_core * (os.cpu_count() or 1)).round().astype(int)
+    return d.reset_index(drop=True)
+
+
+def logger_share(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
+    """Per configuration and clients: the syslog daemons' CPU as a share of one core (logger CPU seconds over the
+    run's wall seconds; the post: 85 %) with its CI, and the records received against those expected."""
+    m = common.split_variant(runs)
+    m = m.assign(logger_share=m["logger_cpu_s"] / m["wall_s"], received=m["log_records_received"],
+                 expected=m["log_records_expected"])
+    rows = []
+    for (cfg, clients), g in m.groupby(["configuration", "clients"], sort=False):
+        e = stats.mean_ci(g["logger_share"])
+        rows.append({"configuration": cfg, "clients": clients, "n": e.n, "logger_share_mean": e.value,
+                     "logger_share_ci_low": e.low, "logger_share_ci_high": e.high,
+                     "records_expected": int(g["expected"].sum()), "records_received": int(g["received"].sum())})
+    return common.configuration_order(pd.DataFrame(rows), ["configuration", "clients"], {"configuration": list(DESTINATIONS)})
+
+
 def _published(runs: pd.DataFrame | None) -> pd.DataFrame:
     mode = str(runs["query_mode"].iloc[0]) if runs is not None and "query_mode" in runs and len(runs) else "prepared"
     return published_ratios(mode)
@@ -270,5 +316,6 @@ SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="PostgreSQL log destinations", post=POST, baseline=BASELINE,
     notebook="02_pg_destinations.ipynb", seed=20130905, published=_published, experiment="000/cached_prepared_select",
     committed={"profile": "standard", "backend": "local", "publish": True},
-    smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=1,
-    extra_committed=({"profile": "io_bound", "backend": "local", "publish": True},))
+    extra_committed=({"profile": "post004", "backend": "local", "publish": True},
+                     {"profile": "io_bound", "backend": "local", "publish": True}),
+    smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=1)

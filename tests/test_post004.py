@@ -1,0 +1,158 @@
+"""Post 004's three experiments: WAL by wal_level, log_statement = all per sink, sessions held open (real servers)."""
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from logbench import paths
+from logbench.benches import pg_sessions, pg_wal
+from logbench.errors import ParameterError
+from logbench.servers import process
+from logbench.servers.postgres import LocalPostgres
+from logbench.settings import Settings
+from logbench.studies import common
+from logbench.studies import pg_destinations, pg_idle_connections, pg_wal_level
+from logbench.workloads.pgbench import Pgbench
+
+from conftest import needs_root
+
+
+@pytest.fixture
+def log_dir():
+    d = Path(tempfile.mkdtemp(prefix="logbench-test-", dir=paths.scratch_root()))
+    d.chmod(0o755)
+    yield d / "log"
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def server(log_dir, **settings) -> LocalPostgres:
+    return LocalPostgres(Settings.of("postgresql", {**pg_wal.WAL_BASE, **settings}), log_dir=log_dir)
+
+
+# -- bad input: before any server starts ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("build, parameter", [
+    (lambda: pg_wal_level.define(profile="smoke", levels=["minimal", "hot_standby"]), "levels"),
+    (lambda: pg_wal_level.define(profile="smoke", transactions=0), "transactions"),
+    (lambda: pg_wal_level.define(profile="smoke", transactions=-5), "transactions"),
+    (lambda: pg_idle_connections.define(profile="smoke", sessions=10_000), "sessions"),
+    (lambda: pg_idle_connections.define(profile="smoke", max_connections=[2]), "max_connections"),
+    (lambda: pg_idle_connections.define(profile="smoke", kinds=["busy"]), "kinds"),
+    (lambda: pg_destinations.define(profile="smoke", backend="local", statement_logging="log_all"),
+     "statement_logging"),
+    (lambda: pg_wal_level.define(profile="post004"), "profile"),
+])
+def test_bad_input_names_the_parameter(build, parameter):
+    with pytest.raises(ParameterError) as e:
+        build()
+    assert e.value.parameter == parameter
+
+
+def test_a_named_profile_has_its_own_stem():
+    assert common.stem("pg_destinations", "standard") == "pg_destinations"
+    study = pg_destinations.define(profile="post004", backend="local")
+    assert study.name == "pg_destinations_post004" and "pg_destinations_post004" in str(study.output_dir)
+    assert {c.name for c in study.configurations} == {"none", "stderr", "syslog"}
+    assert all(c.settings.get("log_statement") == "all" and "log_min_duration_statement" not in c.settings
+               for c in study.configurations if c.name != "none")
+    assert dict(pg_destinations.SPEC.extra_committed[0])["profile"] == "post004"
+    # the default keeps post 000's mechanism
+    std = pg_destinations.define(profile="standard", backend="local")
+    assert std.name == "pg_destinations" and std.query_mode == "prepared"
+    assert all(c.settings.get("log_min_duration_statement") == "0" for c in std.configurations if c.name != "none")
+
+
+# -- WAL -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_wal_bytes_grow_with_a_known_insert(log_dir):
+    rows, pad = 5_000, 200
+    with server(log_dir) as pg:
+        with pg.connect() as c:
+            c.execute("CREATE TABLE known (id int, pad text)")
+        before = pg_wal.wal_counters(pg)
+        with pg.connect() as c:
+            c.execute("INSERT INTO known SELECT i, repeat('x', %s) FROM generate_series(1, %s) i", [pad, rows])
+        grew = pg_wal.wal_counters(pg).minus(before)
+    # every heap tuple is in the WAL (replica, a table not created in this transaction): at least its payload
+    assert grew["wal_records"] >= rows
+    assert grew["wal_lsn_bytes"] >= rows * pad
+    assert grew["wal_bytes"] >= rows * pad
+
+
+@pytest.mark.integration
+def test_minimal_takes_the_skip_path_on_import(log_dir):
+    got = {}
+    for level in ("minimal", "replica"):
+        with server(log_dir, **pg_wal.WAL_LEVELS[level]) as pg:
+            got[level] = pg_wal.import_steps(pg, scale=1, fillfactor=70, generate="g")
+    assert got["minimal"]["wal_skipped"] and not got["replica"]["wal_skipped"]
+    # the data itself (~19 MB at scale 1, fillfactor 70) is in replica's WAL, not in minimal's
+    assert got["replica"]["gen_wal_lsn_bytes"] > 0.5 * got["replica"]["data_bytes"]
+    assert got["minimal"]["gen_wal_lsn_bytes"] < pg_wal.SKIP_FRACTION * got["replica"]["gen_wal_lsn_bytes"]
+
+
+# -- sessions held open --------------------------------------------------------------------------------------
+
+def backends(pg, want: int) -> int:
+    """Other client backends, once they number ``want`` or 10 s passed (pgbench's backends exit after it returns)."""
+    def count() -> int:
+        with pg.connect() as c:
+            return int(c.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
+                       .fetchone()[0]) - 1
+    process.wait_until(lambda: count() == want, timeout=10.0)
+    return count()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("kind, state", [("sleep", "active"), ("idle", "idle")])
+def test_sessions_are_open_during_a_run_and_gone_after_even_after_a_failure(log_dir, kind, state):
+    n = 25
+    with server(log_dir, max_connections=40) as pg:
+        bench = Pgbench(pg.binary("pgbench"), pg.conninfo)
+        bench.initialise(1)
+        with pg_sessions.SessionPool(pg, n, kind) as pool:
+            assert pool.settled(n) == (n, n)
+            r = bench.run(2, 1, "prepared")
+            assert r.transactions > 0 and pool.count(state) == n
+        assert pool.count() == 0 and backends(pg, 0) == 0
+        with pytest.raises(RuntimeError, match="mid-run"):
+            with pg_sessions.SessionPool(pg, n, kind) as pool:
+                assert backends(pg, n) == n
+                raise RuntimeError("mid-run")
+        assert pool.count() == 0 and backends(pg, 0) == 0
+        # the slots are free again: as many new connections as the sessions held
+        conns = [psycopg.connect(**pg.conninfo) for _ in range(n)]
+        for c in conns:
+            c.close()
+
+
+# -- log_statement = all: exact record counts per sink --------------------------------------------------------
+
+@needs_root
+@pytest.mark.integration
+@pytest.mark.parametrize("query_mode", ["simple", "prepared"])
+def test_log_statement_all_record_counts_are_exact(tmp_path, query_mode):
+    study = pg_destinations.define(profile="smoke", backend="local", statement_logging="log_statement_all",
+                                   destinations=["none", "stderr", "csvlog"], query_mode=query_mode, clients=[2],
+                                   repeats=1, aa_control=False, output_dir=tmp_path / "out")
+    runs = pg_destinations.run(study, progress=False).runs
+    logged = runs[runs["configuration"] != "none"]
+    assert len(logged) == 2
+    # one "statement:" (simple) or "execute <name>:" (prepared) record per transaction, none lost or extra
+    assert (logged["log_records_expected"] == logged["transactions"]).all()
+    assert (logged["log_records_received"] == logged["log_records_expected"]).all()
+
+
+@pytest.mark.integration
+def test_a_restart_setting_set_at_its_running_value_settles_by_restart(log_dir):
+    # max_connections = 100 is the default: a reload neither moves its source nor flags a pending restart
+    with server(log_dir) as pg:
+        sw = pg.apply(Settings.of("postgresql", {"max_connections": 100}))
+        assert sw.kind == "restart" and pg.effective(pg.applied) == {"max_connections": None}
+        assert pg.apply(Settings.of("postgresql", {"max_connections": 100, "log_min_duration_statement": 0})).kind \
+            == "reload"
