@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import cleanup, environment, params, paths, runner
 from ..design import PlannedRun, Study
-from ..logsinks import FileSink
+from ..logsinks import FileSink, wait_quiet
 from ..runner import Measurement
 from ..servers import postgres as pgserver
 from ..servers import process
@@ -28,6 +28,10 @@ from ..workloads.pgbench import (QUERY_MODES, RECORD_MARKER, RECORDS_PER_CONNECT
 from .backend import filesystem_of, resolve_backend
 
 LOG_DIR_ON = ("disk", "tmpfs")
+# With logging_collector = off every backend writes its lines to the server's own stderr: this file in the
+# study's log directory (opened O_APPEND by the launcher), counted as the sink "stderr_direct".
+STDERR_DIRECT = "postgresql_direct.log"
+STDERR_DIRECT_SINK = "stderr_direct"
 
 # Post 000's baseline (its pg_settings listing): the collector on, stderr to a file,
 # no statement logging; timestamps in UTC rather than 'Poland' so runs compare anywhere.
@@ -86,6 +90,11 @@ class PgStudy(Study):
     image: str | None
     # (label, backend, image) per server when one schedule spans several; configurations are then "label/name".
     variants: tuple[tuple[str, str, str | None], ...] = ()
+    # Contention evidence per measured run (logbench.contention): backends' wchan sampled at this rate (0: off),
+    # their and the collector's context switches, the block reads and hits of the run (pg_stat_database);
+    # perf_profile: a perf cpu-clock profile during the warm-up of each cell's first measured run.
+    wchan_hz: float = 0.0
+    perf_profile: bool = False
 
     @property
     def needs_syslog(self) -> bool:
@@ -94,6 +103,12 @@ class PgStudy(Study):
     @property
     def needs_remote(self) -> bool:
         return any("remote_syslog" in c.destinations for c in self.configurations)
+
+    @property
+    def needs_direct_stderr(self) -> bool:
+        """A configuration runs with logging_collector = off: the server's stderr must go to a file of the
+        study's log directory (``STDERR_DIRECT``), where the backends write their lines themselves."""
+        return any(STDERR_DIRECT_SINK in c.destinations for c in self.configurations)
 
 
 def pg_fields(*, backend: str, image: object, scale: object, query_mode: str, syslog_rate_limit: object,
@@ -213,7 +228,10 @@ class PgBench:
             "stderr": FileSink("stderr", log_dir / "postgresql.log"),
             "csvlog": FileSink("csvlog", log_dir / "postgresql.csv"),
             "jsonlog": FileSink("jsonlog", log_dir / "postgresql.json"),
+            STDERR_DIRECT_SINK: FileSink(STDERR_DIRECT_SINK, log_dir / STDERR_DIRECT),
         }
+        self._profiled: set[tuple[str, int]] = set()
+        self._pending_profile: dict[str, object] = {}
         if syslog is not None:
             self._sinks["syslog"] = FileSink("syslog", syslog.files.local)
             if syslog.files.remote is not None:
@@ -223,23 +241,61 @@ class PgBench:
         sw = self.pg.apply(configuration.settings)
         if sw.kind != "none":
             self.switches.append((sw.kind, sw.seconds))
+            if any(_MARK not in r.markers for r in configuration.records):
+                # Bare duration lines cannot be told from those of the switch's own queries, which may still be
+                # in the collector's pipe: let them land before the run marks its sinks.
+                wait_quiet(self.sinks(configuration))
         return sw
 
     def warm(self, run: PlannedRun, seconds: float) -> None:
+        cell = (run.configuration, run.clients)
+        if self.study.perf_profile and not run.warmup and cell not in self._profiled:
+            # The cell's first measured run: its warm-up is profiled, so the profiler never slows a measured run.
+            from .. import contention
+
+            self._profiled.add(cell)
+            data = Path(self.study.output_dir) / "profiles" / f"run{run.position:04d}.perf.data"
+            with contention.PerfRecord(data):
+                self.pgbench.run(run.clients, max(1, int(seconds)), self.study.query_mode)
+            self._pending_profile = {"profile": data.name,
+                                     "profile_top": contention.summarise_profiles([({}, data)])}
+            data.unlink(missing_ok=True)
+            return
         self.pgbench.run(run.clients, max(1, int(seconds)), self.study.query_mode)
+
+    def _blocks(self) -> tuple[int, int]:
+        # This session logs nothing: its statements must not count among the run's records.
+        with self.pg.connect(options="-c log_statement=none -c log_duration=off "
+                                     "-c log_min_duration_statement=-1") as c:
+            return c.execute("SELECT sum(blks_read), sum(blks_hit) FROM pg_stat_database").fetchone()
 
     def measure(self, run: PlannedRun, seconds: float) -> Measurement:
         prefix = Path(self.study.output_dir) / "txlog" / f"run{run.position:04d}"
         prefix.parent.mkdir(parents=True, exist_ok=True)
-        r = self.pgbench.run(run.clients, seconds, self.study.query_mode, log_prefix=prefix,
-                             sampling_rate=self.study.sampling_rate, progress=self.progress)
+        evidence: dict[str, object] = {}
+        if self.study.wchan_hz > 0:
+            from .. import contention
+
+            read0, hit0 = self._blocks()
+            with contention.WchanSampler(self.pg.pid, self.study.wchan_hz) as sampler:
+                r = self.pgbench.run(run.clients, seconds, self.study.query_mode, log_prefix=prefix,
+                                     sampling_rate=self.study.sampling_rate, progress=self.progress)
+            # A backend adds its block counts to pg_stat_database when it exits: wait until the run's have.
+            process.children_settled(self.pg.pid, lambda p: "[local]" in " ".join(p.cmdline()))
+            read1, hit1 = self._blocks()
+            evidence = {**sampler.result.as_extra(), "blks_read": int(read1 - read0), "blks_hit": int(hit1 - hit0)}
+        else:
+            r = self.pgbench.run(run.clients, seconds, self.study.query_mode, log_prefix=prefix,
+                                 sampling_rate=self.study.sampling_rate, progress=self.progress)
+        evidence, self._pending_profile = {**evidence, **self._pending_profile}, {}
         return Measurement(
             transactions=r.transactions, failed=r.failed, tps=r.tps, latency_mean_ms=r.latency_avg_ms,
             latency_stddev_ms=r.latency_stddev_ms, latency_p50_ms=r.latency_p50_ms, latency_p95_ms=r.latency_p95_ms,
             latency_p99_ms=r.latency_p99_ms, latency_samples=r.latency_samples, wall_s=r.wall_seconds,
             threads=run.clients, extra={"command": " ".join(r.command[1:]),
                                         "initial_connection_ms": r.initial_connection_ms,
-                                        **({"progress_tps": list(r.progress_tps)} if self.progress else {})},
+                                        **({"progress_tps": list(r.progress_tps)} if self.progress else {}),
+                                        **evidence},
         )
 
     def sinks(self, configuration: Configuration) -> list[FileSink]:
@@ -288,6 +344,8 @@ def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
     if study.needs_syslog:
         syslog = stack.enter_context(SyslogPair(remote=study.needs_remote, rate_limit=study.syslog_rate_limit,
                                                 log_dir=log_dir, remote_host=host_kind))
+    if study.needs_direct_stderr and backend == "local":
+        server_kw["stderr_file"] = log_dir / STDERR_DIRECT
     pg = stack.enter_context(server_kind(study.base, log_dir=log_dir, syslog_socket=syslog.socket if syslog else None,
                                          **server_kw))
     pgb = Pgbench(pg.binary("pgbench"), pg.conninfo)
