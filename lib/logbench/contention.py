@@ -237,7 +237,8 @@ class PerfRecord:
     def __enter__(self) -> "PerfRecord":
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
-            [perf_binary() or "perf", "record", "-q", "-e", "cpu-clock", "-g", "-a", "-F", str(self.frequency),
+            # -B -N: no build-id collection at the end (seconds per profile, and nothing is symbolised elsewhere)
+            [perf_binary() or "perf", "record", "-q", "-B", "-N", "-e", "cpu-clock", "-g", "-a", "-F", str(self.frequency),
              "-o", str(self.path)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True)
         time.sleep(0.1)  # perf opens its events before the load starts
@@ -276,13 +277,24 @@ def parse_report(text: str, children: bool) -> list[dict[str, object]]:
     return rows
 
 
-def top_symbols(data: Path, n: int = 15, *, children: bool = False) -> list[dict[str, object]]:
-    """The ``n`` top symbols of a perf.data file: by self time, or by time including callees (``children``),
-    the view in which the post showed ``errfinish`` and ``EmitErrorReport``."""
+# The processes of a run: the server's and the load tool's (this machine is shared; a system-wide profile
+# also samples whatever else runs, which is left out, and the percentages are of these processes' samples).
+PROFILED_COMMANDS = ("postgres", "pgbench")
+
+
+def report_rows(data: Path, comms: Sequence[str] = PROFILED_COMMANDS) -> list[dict[str, object]]:
+    """Every symbol of a perf.data file above 0.5 % with callees, with its self and with-callees shares (one
+    ``perf report --children``: a symbol's self share never exceeds its share with callees, so none is missed)."""
     argv = [perf_binary() or "perf", "report", "-i", str(data), "--stdio", "-g", "none", "--sort",
-            "comm,dso,sym", "--percent-limit", "0.5", "--children" if children else "--no-children"]
+            "comm,dso,sym", "--percent-limit", "0.5", "--children", "--comms", ",".join(comms),
+            "--percentage", "relative"]
     r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    rows = parse_report(r.stdout, children)
+    return parse_report(r.stdout, children=True)
+
+
+def top_symbols(rows: list[dict[str, object]], n: int = 15, *, children: bool = False) -> list[dict[str, object]]:
+    """The ``n`` top symbols: by self time, or by time including callees (``children``), the view in which
+    the post showed ``errfinish`` and ``EmitErrorReport``."""
     key = "children_pct" if children else "self_pct"
     return sorted(rows, key=lambda x: -(x[key] or 0))[:n]
 
@@ -294,7 +306,8 @@ def summarise_profiles(paths: Sequence[tuple[dict[str, object], Path]], n: int =
     for keys, data in paths:
         if not Path(data).is_file():
             continue
+        rows = report_rows(Path(data))
         for view, children in (("self", False), ("children", True)):
-            for rank, row in enumerate(top_symbols(Path(data), n, children=children), 1):
+            for rank, row in enumerate(top_symbols(rows, n, children=children), 1):
                 out.append({**keys, "view": view, "rank": rank, **row})
     return out

@@ -255,8 +255,8 @@ class PgBench:
 
             self._profiled.add(cell)
             data = Path(self.study.output_dir) / "profiles" / f"run{run.position:04d}.perf.data"
-            with contention.PerfRecord(data):
-                self.pgbench.run(run.clients, max(1, int(seconds)), self.study.query_mode)
+            with contention.PerfRecord(data):  # at least 2 s: a profile of a few hundred samples says little
+                self.pgbench.run(run.clients, max(2, int(seconds)), self.study.query_mode)
             self._pending_profile = {"profile": data.name,
                                      "profile_top": contention.summarise_profiles([({}, data)])}
             data.unlink(missing_ok=True)

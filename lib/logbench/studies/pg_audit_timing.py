@@ -48,11 +48,11 @@ CONFIGURATIONS: dict[str, tuple[dict, tuple[str, ...]]] = {
 }
 PROFILES: dict[str, dict[str, object]] = {
     # seconds: tests and nbval (warm-up 1 s so the perf profile is exercised)
-    "smoke": {"configurations": ["none", "log_duration", PIPE, DIRECT], "clients": [2], "repeats": 2, "duration": 1,
+    "smoke": {"configurations": ["none", PIPE, DIRECT], "clients": [2], "repeats": 2, "duration": 1,
               "warmup": 1, "scale": 1, "sampling_rate": 0.1, "wchan_hz": 100, "timing_repeats": 2},
     # the committed run, ≤ 10 min on two cores: 9 configurations (with the A/A control) × 3 levels (1, 4 and 32
     # per core) × 3 blocks = 81 runs of ~4.5 s (2 s measured, 1 s warm-up, ~1.5 s switch, drain, settle) ≈ 6 min,
-    # + 27 profiled warm-ups (~2 s each) ≈ 1 min, + ~15 s set-up: ~7.5 min; no adaptive blocks
+    # + 27 profiled warm-ups (2 s, ~3 s more each) ≈ 1.5 min, + ~15 s set-up: ~8 min; no adaptive blocks
     "standard": {"configurations": list(CONFIGURATIONS), "clients": [2, 8, 64], "repeats": 3, "duration": 2,
                  "warmup": 1, "scale": 10, "sampling_rate": 0.02, "wchan_hz": 100, "timing_repeats": 5},
     "full": {"configurations": list(CONFIGURATIONS), "clients": [1, 2, 4, 8, 16, 32, 64], "repeats": 5,
@@ -182,9 +182,10 @@ def io_timing_cost(runs: pd.DataFrame, loop_ns: float) -> pd.DataFrame:
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
     loops, hist = clock_tables(result.environment)
-    return {"summary": summary(result.runs, int(result.environment.get("cpu_count") or 1)),
-            "profiles": profiles(result.runs), "clock": loops, "clock_histogram": hist,
-            "io_timing": io_timing_cost(result.runs, float(loops["loop_ns"].iloc[0])),
+    summ = summary(result.runs, int(result.environment.get("cpu_count") or 1))
+    io = io_timing_cost(result.runs, float(loops["loop_ns"].iloc[0]))
+    return {"summary": summ, "profiles": profiles(result.runs), "clock": loops, "clock_histogram": hist,
+            "io_timing": io, "findings": paper_findings(summ, loops, io),
             "runs": records.flatten(result.runs)}
 
 
@@ -255,6 +256,73 @@ def finding_clock(loops: pd.DataFrame) -> str:
     r = loops.iloc[0]
     return (f"pg_test_timing here: {fmt_ci(r['loop_ns'], r['loop_ns_ci_low'], r['loop_ns_ci_high'], int(r['n']))} "
             f"ns per loop (clocksource `{r['clocksource']}`), beside the post's {r['post_loop_ns']} ns.")
+
+
+# The post's symbols (its profiles of the 56- and 112-client runs) and what each is called in a kernel and a
+# PostgreSQL of today: its CentOS 7 kernel's pipe_write/pipe_wait/mutex_lock are anon_pipe_write and
+# __mutex_lock.constprop.0 in 6.x; _mcount/__mcount_internal exist only in a binary built for gprof (-pg).
+POST_SYMBOLS = {"errfinish": ("errfinish",), "EmitErrorReport": ("EmitErrorReport",),
+                "write_csvlog": ("write_csvlog",), "pipe_write": ("pipe_write",), "pipe_wait": ("pipe_wait",),
+                "mutex_lock": ("mutex_lock",), "osq_lock": ("osq_lock",), "mutex_spin_on_owner": ("mutex_spin_on_owner",),
+                "__mcount_internal": ("mcount",), "_raw_spin_unlock_irqrestore": ("_raw_spin_unlock_irqrestore",)}
+
+
+def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) -> pd.DataFrame:
+    """The post's symbols with its percentages, beside ours (with callees, summed over processes and over
+    the symbols of today's kernel that match its name) in one profiled cell."""
+    post = post_profiles()
+    # A call graph drawn by caller (the post's last one) shows shares of its parent, 100 % at each root: not
+    # shares of the samples, so it is left out.
+    relative = post[(post["metric"] == "perf_callgraph_share") & (post["percent"] >= 99.99)]["profile"].unique()
+    post = post[~((post["metric"] == "perf_callgraph_share") & post["profile"].isin(relative))]
+    ours = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)
+                & (prof["view"] == "children")] if len(prof) else prof
+    rows = []
+    for sym, parts in POST_SYMBOLS.items():
+        theirs = post[post["symbol"] == sym]
+        hit = ours[ours["symbol"].map(lambda x: any(p in str(x) for p in parts))] if len(ours) else ours
+        top = theirs.loc[theirs["percent"].idxmax()] if len(theirs) else None
+        rows.append({"symbol": sym, "post (max over its profiles, %)": None if top is None else top["percent"],
+                     "post: in": "–" if top is None else top["profile"].split(" (")[0],
+                     f"ours: {configuration} @ {clients} (%, with callees)":
+                         float(hit["children_pct"].sum()) if len(hit) else 0.0,
+                     "ours: matched": ", ".join(sorted(set(hit["symbol"].astype(str)))) if len(hit) else "–"})
+    return pd.DataFrame(rows).set_index("symbol")
+
+
+def top_table(prof: pd.DataFrame, configuration: str, clients: int, view: str = "self", n: int = 10) -> pd.DataFrame:
+    if not len(prof):
+        return prof
+    g = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients) & (prof["view"] == view)]
+    return g.sort_values("rank").head(n)[["command", "object", "symbol",
+                                          "self_pct" if view == "self" else "children_pct"]]
+
+
+def configuration_table(study: pg.PgStudy) -> pd.DataFrame:
+    """Each configuration: the settings it changes from the base, and where its records are counted."""
+    rows = []
+    for c in study.configurations:
+        changed = {k: v for k, v in c.settings.items() if study.base.get(k) != v}
+        rows.append({"configuration": c.name, "settings (over the base)":
+                     ", ".join(f"{k}={v}" for k, v in changed.items()) or "(base only)",
+                     "sinks": ", ".join(c.destinations) or "–",
+                     "records per transaction": "; ".join(f"{r.kind} {r.per_transaction:g}" for r in c.records) or "0"})
+    return pd.DataFrame(rows).set_index("configuration")
+
+
+def paper_findings(summ: pd.DataFrame, loops: pd.DataFrame, io: pd.DataFrame) -> pd.DataFrame:
+    """The statements the paper prints under this study (plain text; every number read from the tables)."""
+    plain = lambda t: t.replace("**", "").replace("`", "").replace("- ", "", 1)  # noqa: E731
+    rows = [{"item": f"ratios_{i}", "statement": plain(x)} for i, x in enumerate(finding_ratios(summ).splitlines())]
+    rows += [{"item": f"pipe_{i}", "statement": "The pipe pair: " + plain(x)}
+             for i, x in enumerate(finding_pipe(summ).splitlines())]
+    rows.append({"item": "clock", "statement": plain(finding_clock(loops))})
+    for r in io.itertuples():
+        rows.append({"item": f"io_timing_{r.clients}", "statement": (
+            f"track_io_timing alone at {r.clients} clients added {fmt_ci(r.added_us_per_tx, r.ci_low, r.ci_high, r.n)} "
+            f"µs per transaction; its {r.blocks_read_per_tx:.3g} block reads per transaction predict "
+            f"{r.predicted_us_per_tx:.3g} µs of clock reads.")})
+    return pd.DataFrame(rows, columns=["item", "statement"])
 
 
 design_summary = pg.design_summary
