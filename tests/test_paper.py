@@ -260,7 +260,7 @@ def test_synthetic_paper_builds_and_prints_the_processed_numbers(synthetic_build
     check_build(root / "build", processed)
     doc = json.loads((root / "build" / "generated" / "numbers.json").read_text())
     assert [s["name"] for s in doc["studies"]] == ["pg_destinations", "mysql_slowlog"]
-    assert [m["name"] for m in doc["missing_studies"]] == ["log_rotation", "backend_comparison"]
+    assert [m["name"] for m in doc["missing_studies"]] == ["log_rotation", "backend_comparison", "pg_audit_timing"]
     assert [e["engine"] for e in doc["engines"]] == ["mariadb", "postgresql"] and doc["has_findings"]
     my = doc["studies"][1]
     assert [f["cell"] for f in my["figures"]] == ["cpu, oltp_read_write", "io, oltp_read_write"]
@@ -314,6 +314,18 @@ def test_instrument_findings_are_printed_when_present(tmp_path, synthetic_build)
         copy / report.INSTRUMENT_FINDINGS, index=False)
     pdf = report.build(copy, root / "figures", tmp_path / "build")
     assert squash("The A/A ratio is 0.998 [0.981, 1.015] (synthetic).") in squash(pdf_text(pdf))
+
+
+def test_a_studys_own_findings_are_printed_under_its_section(tmp_path, synthetic_build):
+    root, processed, _ = synthetic_build
+    copy = tmp_path / "processed"
+    shutil.copytree(processed, copy)
+    pd.DataFrame({"item": ["pipe_2"], "statement": ["The pipe pair at 2 clients: 0.912 [0.9, 0.93] (synthetic)."]}
+                 ).to_csv(copy / report.STUDY_FINDINGS.format(name="pg_destinations"), index=False)
+    pdf = report.build(copy, root / "figures", tmp_path / "build")
+    text = squash(pdf_text(pdf))
+    section = text.index(squash("Study: PostgreSQL log destinations"))
+    assert text.index(squash("The pipe pair at 2 clients: 0.912 [0.9, 0.93] (synthetic).")) > section
 
 
 def test_rebuild_is_byte_identical(synthetic_build):
