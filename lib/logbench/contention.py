@@ -241,8 +241,24 @@ class PerfRecord:
             [perf_binary() or "perf", "record", "-q", "-B", "-N", "-e", "cpu-clock", "-g", "-a", "-F", str(self.frequency),
              "-o", str(self.path)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True)
-        time.sleep(0.1)  # perf opens its events before the load starts
+        self._wait_started()
         return self
+
+    def _wait_started(self, timeout: float = 10.0) -> None:
+        """Return once perf samples: it first writes a header, then a record of every existing process
+        (a second or more on a loaded machine), then its samples in buffered bursts; the load must not start
+        (and end) before that, or the profile is empty."""
+        deadline, last, since = time.monotonic() + timeout, -1, time.monotonic()
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                size = self.path.stat().st_size
+            except OSError:
+                size = -1
+            if size != last:
+                last, since = size, time.monotonic()
+            elif size > 4096 and time.monotonic() - since >= 0.2:
+                return
+            time.sleep(0.05)
 
     def __exit__(self, *exc) -> None:
         import signal
@@ -299,15 +315,13 @@ def top_symbols(rows: list[dict[str, object]], n: int = 15, *, children: bool = 
     return sorted(rows, key=lambda x: -(x[key] or 0))[:n]
 
 
-def summarise_profiles(paths: Sequence[tuple[dict[str, object], Path]], n: int = 15) -> list[dict[str, object]]:
-    """One row per (profile, view, symbol): each profile's key columns, then its top ``n`` symbols by self
-    time and by time with callees."""
+def summarise_profiles(paths: Sequence[tuple[dict[str, object], Path]]) -> list[dict[str, object]]:
+    """One row per (profile, symbol above 0.5 % with callees): each profile's key columns, its rank by time
+    with callees, the self and with-callees shares."""
     out = []
     for keys, data in paths:
         if not Path(data).is_file():
             continue
-        rows = report_rows(Path(data))
-        for view, children in (("self", False), ("children", True)):
-            for rank, row in enumerate(top_symbols(rows, n, children=children), 1):
-                out.append({**keys, "view": view, "rank": rank, **row})
+        for rank, row in enumerate(top_symbols(report_rows(Path(data)), n=10**6, children=True), 1):
+            out.append({**keys, "rank": rank, **row})
     return out

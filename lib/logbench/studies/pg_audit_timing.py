@@ -143,12 +143,14 @@ def summary(runs: pd.DataFrame, cores: int) -> pd.DataFrame:
     """Per configuration × clients: tps and its ratio to none (Fieller CI), loss, and the contention evidence."""
     s = common.summary_per_variant(with_evidence(runs[~runs["warmup"].astype(bool)]), BASELINE, ALSO,
                                    list(CONFIGURATIONS))
-    s.insert(s.columns.get_loc("clients") + 1, "clients_per_core", s["clients"] / cores)
+    # after n: the columns before it are the summary's keys, and a key other than configuration and clients would
+    # split the study into cells (logbench.report)
+    s.insert(s.columns.get_loc("n") + 1, "clients_per_core", s["clients"] / cores)
     return s
 
 
 def profiles(runs: pd.DataFrame) -> pd.DataFrame:
-    """The perf summaries taken during each cell's first warm-up: configuration, clients, view, rank, symbol."""
+    """The perf summaries taken during each cell's first warm-up: configuration, clients, rank, symbol, shares."""
     rows = [{"configuration": r.configuration, "clients": r.clients, **p}
             for r in runs.itertuples() for p in (r.extra or {}).get("profile_top", [])]
     return pd.DataFrame(rows)
@@ -275,8 +277,7 @@ def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) ->
     # shares of the samples, so it is left out.
     relative = post[(post["metric"] == "perf_callgraph_share") & (post["percent"] >= 99.99)]["profile"].unique()
     post = post[~((post["metric"] == "perf_callgraph_share") & post["profile"].isin(relative))]
-    ours = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)
-                & (prof["view"] == "children")] if len(prof) else prof
+    ours = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)] if len(prof) else prof
     rows = []
     for sym, parts in POST_SYMBOLS.items():
         theirs = post[post["symbol"] == sym]
@@ -291,11 +292,12 @@ def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) ->
 
 
 def top_table(prof: pd.DataFrame, configuration: str, clients: int, view: str = "self", n: int = 10) -> pd.DataFrame:
+    """A profiled cell's top ``n`` symbols by self time (``view`` 'self') or with callees ('children')."""
     if not len(prof):
         return prof
-    g = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients) & (prof["view"] == view)]
-    return g.sort_values("rank").head(n)[["command", "object", "symbol",
-                                          "self_pct" if view == "self" else "children_pct"]]
+    col = "self_pct" if view == "self" else "children_pct"
+    g = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)]
+    return g.sort_values(col, ascending=False).head(n)[["command", "object", "symbol", col]]
 
 
 def configuration_table(study: pg.PgStudy) -> pd.DataFrame:
