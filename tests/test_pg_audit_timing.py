@@ -28,6 +28,17 @@ Histogram of timing durations:
 """
 
 
+# perf report --stdio -g none --sort comm,dso,sym --children (perf 6.1), captured once
+PERF_REPORT = """# Children      Self  Command   Shared Object         Symbol
+# ........  ........  ........  ....................  .........................................
+#
+    67.09%     0.00%  postgres  libc.so.6             [.] __libc_start_call_main
+    13.45%     0.36%  postgres  postgres              [.] errfinish
+     7.75%     7.75%  postgres  [kernel.kallsyms]     [k] _raw_spin_unlock_irqrestore
+     3.88%     3.88%  pgbench   [kernel.kallsyms]     [k] finish_task_switch.isra.0
+"""
+
+
 @pytest.fixture
 def scratch():
     """A directory the server's unprivileged user can reach (pytest's tmp_path is closed to it)."""
@@ -61,6 +72,18 @@ def test_wchan_categories_and_the_clock_parser():
     assert hist["below_us"].tolist() == [1, 2, 4, 8] and hist["count"].iloc[0] == 27836070
     # two clock reads per timed block read, at 34.72 ns each: 0.5 blocks per transaction cost 0.03472 µs
     assert clock.predicted_cost_us(0.5, loop) == pytest.approx(0.03472)
+
+
+def test_perf_report_rows_and_views():
+    rows = contention.parse_report(PERF_REPORT, children=True)
+    assert [(r["command"], r["symbol"], r["children_pct"], r["self_pct"], r["space"]) for r in rows] == [
+        ("postgres", "__libc_start_call_main", 67.09, 0.0, "user"), ("postgres", "errfinish", 13.45, 0.36, "user"),
+        ("postgres", "_raw_spin_unlock_irqrestore", 7.75, 7.75, "kernel"),
+        ("pgbench", "finish_task_switch.isra.0", 3.88, 3.88, "kernel")]
+    assert [r["symbol"] for r in contention.top_symbols(rows, 2)] == ["_raw_spin_unlock_irqrestore",
+                                                                      "finish_task_switch.isra.0"]
+    assert [r["symbol"] for r in contention.top_symbols(rows, 2, children=True)] == ["__libc_start_call_main",
+                                                                                     "errfinish"]
 
 
 @pytest.mark.integration

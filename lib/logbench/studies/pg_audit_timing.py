@@ -254,6 +254,24 @@ def finding_pipe(summ: pd.DataFrame) -> str:
     return "\n".join(lines) or "The pipe pair did not run."
 
 
+def finding_contention(summ: pd.DataFrame, configuration: str = "log_statement_all_duration") -> str:
+    """Per level: how much of the backends' time went to a pipe wait or a lock, and how often the collector woke."""
+    g = summ[summ["configuration"] == configuration]
+    return "\n".join(
+        f"- **{r.clients} client(s) ({r.clients_per_core:.3g} per core), `{configuration}`:** backends blocked in a pipe "
+        f"write {100 * r.wchan_pipe_share_mean:.2g} % and on a lock {100 * r.wchan_lock_share_mean:.2g} % of samples, "
+        f"running {100 * r.wchan_running_share_mean:.2g} %; {r.backend_ctx_voluntary_per_tx_mean:.3g} voluntary "
+        f"switches per transaction; the collector woke {r.collector_ctx_voluntary_per_s_mean:,.0f} times a second."
+        for r in g.itertuples()) or f"`{configuration}` did not run."
+
+
+def finding_io_timing(io: pd.DataFrame) -> str:
+    return "\n".join(
+        f"- track_io_timing alone at {r.clients} clients added {fmt_ci(r.added_us_per_tx, r.ci_low, r.ci_high, r.n)} "
+        f"µs per transaction; its {r.blocks_read_per_tx:.3g} block reads per transaction predict "
+        f"{r.predicted_us_per_tx:.3g} µs of clock reads." for r in io.itertuples()) or "track_io_timing alone did not run."
+
+
 def finding_clock(loops: pd.DataFrame) -> str:
     r = loops.iloc[0]
     return (f"pg_test_timing here: {fmt_ci(r['loop_ns'], r['loop_ns_ci_low'], r['loop_ns_ci_high'], int(r['n']))} "
@@ -319,11 +337,7 @@ def paper_findings(summ: pd.DataFrame, loops: pd.DataFrame, io: pd.DataFrame) ->
     rows += [{"item": f"pipe_{i}", "statement": "The pipe pair: " + plain(x)}
              for i, x in enumerate(finding_pipe(summ).splitlines())]
     rows.append({"item": "clock", "statement": plain(finding_clock(loops))})
-    for r in io.itertuples():
-        rows.append({"item": f"io_timing_{r.clients}", "statement": (
-            f"track_io_timing alone at {r.clients} clients added {fmt_ci(r.added_us_per_tx, r.ci_low, r.ci_high, r.n)} "
-            f"µs per transaction; its {r.blocks_read_per_tx:.3g} block reads per transaction predict "
-            f"{r.predicted_us_per_tx:.3g} µs of clock reads.")})
+    rows += [{"item": f"io_timing_{i}", "statement": plain(x)} for i, x in enumerate(finding_io_timing(io).splitlines())]
     return pd.DataFrame(rows, columns=["item", "statement"])
 
 
