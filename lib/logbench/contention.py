@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import psutil
 
 # What a sample of a sleeping backend is, by the kernel function it sleeps in. Kernels name a blocked pipe
@@ -325,3 +326,64 @@ def summarise_profiles(paths: Sequence[tuple[dict[str, object], Path]]) -> list[
         for rank, row in enumerate(top_symbols(report_rows(Path(data)), n=10**6, children=True), 1):
             out.append({**keys, "rank": rank, **row})
     return out
+
+
+# -- the readings as columns, and a profile beside a published one --------------------------------------------
+
+@dataclass(frozen=True)
+class Evidence:
+    """The per-run readings a bench records in a run's ``extra`` (:meth:`ContentionSample.as_extra`)."""
+
+    wchan_samples: float
+    wchan_running_share: float
+    wchan_pipe_share: float
+    wchan_lock_share: float
+    wchan_client_share: float
+    wchan_other_share: float
+    backend_ctx_voluntary: float
+    backend_ctx_involuntary: float
+    collector_ctx_voluntary: float
+    collector_ctx_involuntary: float
+    blks_read: float
+
+
+def with_evidence(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs with the readings as columns, per transaction (backends' switches, block reads), per second (the
+    collector's switches; NaN without a collector) and the time per transaction (µs)."""
+    import dataclasses
+
+    r = runs.copy()
+    for f in dataclasses.fields(Evidence):
+        r[f.name] = pd.to_numeric(r["extra"].map(lambda e, n=f.name: (e or {}).get(n)), errors="coerce").astype(float)
+    tx = r["transactions"].astype(float).where(r["transactions"] > 0)
+    for c in ("backend_ctx_voluntary", "backend_ctx_involuntary", "blks_read"):
+        r[f"{c}_per_tx"] = r[c] / tx
+    for c in ("collector_ctx_voluntary", "collector_ctx_involuntary"):
+        r[f"{c}_per_s"] = r[c].where(r[c] >= 0) / r["wall_s"].astype(float)
+    r["us_per_tx"] = 1e6 / r["tps"].astype(float)
+    return r
+
+
+def top_table(rows: pd.DataFrame, view: str = "self", n: int = 10) -> pd.DataFrame:
+    """A profile's top ``n`` symbols by self time (``view`` 'self') or with callees ('children')."""
+    if not len(rows):
+        return rows
+    col = "self_pct" if view == "self" else "children_pct"
+    return rows.sort_values(col, ascending=False).head(n)[["command", "object", "symbol", col]]
+
+
+def beside_reference(rows: pd.DataFrame, reference: pd.DataFrame, symbols: dict[str, tuple[str, ...]],
+                     label: str) -> pd.DataFrame:
+    """Each published symbol (``reference``: profile, symbol, percent) with its largest share, beside ours (with
+    callees, summed over processes and over the symbols whose names contain one of ``symbols[name]``: kernels
+    and builds rename functions)."""
+    out = []
+    for sym, parts in symbols.items():
+        theirs = reference[reference["symbol"] == sym]
+        hit = rows[rows["symbol"].map(lambda x: any(p in str(x) for p in parts))] if len(rows) else rows
+        top = theirs.loc[theirs["percent"].idxmax()] if len(theirs) else None
+        out.append({"symbol": sym, "post (max over its profiles, %)": None if top is None else top["percent"],
+                    "post: in": "–" if top is None else top["profile"].split(" (")[0],
+                    f"{label} (%, with callees)": float(hit["children_pct"].sum()) if len(hit) else 0.0,
+                    "ours: matched": ", ".join(sorted(set(hit["symbol"].astype(str)))) if len(hit) else "–"})
+    return pd.DataFrame(out).set_index("symbol")

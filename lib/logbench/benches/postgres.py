@@ -372,6 +372,21 @@ def start(study: PgStudy, stack: contextlib.ExitStack) -> tuple[object, dict]:
     return runner.SplitBench(benches, envs), {"variants": envs}
 
 
+def configuration_table(study: PgStudy):
+    """Each configuration: the settings it changes from the base, where its records are counted, and how many
+    records of each kind a transaction must leave there."""
+    import pandas as pd
+
+    rows = []
+    for c in study.configurations:
+        changed = {k: v for k, v in c.settings.items() if study.base.get(k) != v}
+        rows.append({"configuration": c.name, "settings (over the base)":
+                     ", ".join(f"{k}={v}" for k, v in changed.items()) or "(base only)",
+                     "sinks": ", ".join(c.destinations) or "–",
+                     "records per transaction": "; ".join(f"{r.kind} {r.per_transaction:g}" for r in c.records) or "0"})
+    return pd.DataFrame(rows).set_index("configuration")
+
+
 def design_summary(study: PgStudy) -> dict[str, object]:
     """A PostgreSQL study's design as the notebooks show it (planned runs before any adaptive block)."""
     plan = study.plan()

@@ -107,32 +107,6 @@ def run(study: AuditTimingStudy, *, progress: bool = True) -> common.StudyResult
 
 # -- tables ------------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Evidence:  # the per-run contention readings (run.extra), as columns
-    wchan_samples: float
-    wchan_running_share: float
-    wchan_pipe_share: float
-    wchan_lock_share: float
-    wchan_client_share: float
-    wchan_other_share: float
-    backend_ctx_voluntary: float
-    backend_ctx_involuntary: float
-    collector_ctx_voluntary: float
-    collector_ctx_involuntary: float
-    blks_read: float
-
-
-def with_evidence(runs: pd.DataFrame) -> pd.DataFrame:
-    r = common.measured_columns(runs, Evidence)
-    tx = r["transactions"].astype(float).where(r["transactions"] > 0)
-    for c in ("backend_ctx_voluntary", "backend_ctx_involuntary", "blks_read"):
-        r[f"{c}_per_tx"] = r[c] / tx
-    for c in ("collector_ctx_voluntary", "collector_ctx_involuntary"):
-        r[f"{c}_per_s"] = r[c].where(r[c] >= 0) / r["wall_s"].astype(float)
-    r["us_per_tx"] = 1e6 / r["tps"].astype(float)
-    return r
-
-
 ALSO = ("latency_mean_ms", "log_loss", "log_lines_per_s", "wchan_pipe_share", "wchan_lock_share",
         "wchan_running_share", "backend_ctx_voluntary_per_tx", "backend_ctx_involuntary_per_tx",
         "collector_ctx_voluntary_per_s", "collector_ctx_involuntary_per_s", "blks_read_per_tx", "us_per_tx",
@@ -141,7 +115,7 @@ ALSO = ("latency_mean_ms", "log_loss", "log_lines_per_s", "wchan_pipe_share", "w
 
 def summary(runs: pd.DataFrame, cores: int) -> pd.DataFrame:
     """Per configuration × clients: tps and its ratio to none (Fieller CI), loss, and the contention evidence."""
-    s = common.summary_per_variant(with_evidence(runs[~runs["warmup"].astype(bool)]), BASELINE, ALSO,
+    s = common.summary_per_variant(contention.with_evidence(runs[~runs["warmup"].astype(bool)]), BASELINE, ALSO,
                                    list(CONFIGURATIONS))
     # after n: the columns before it are the summary's keys, and a key other than configuration and clients would
     # split the study into cells (logbench.report)
@@ -169,7 +143,7 @@ def io_timing_cost(runs: pd.DataFrame, loop_ns: float) -> pd.DataFrame:
     clock reads predict (block reads per transaction × 2 reads × ns per read)."""
     from ..claims import difference_ci
 
-    r = with_evidence(runs[~runs["warmup"].astype(bool)])
+    r = contention.with_evidence(runs[~runs["warmup"].astype(bool)])
     rows = []
     for k, g in r.groupby("clients"):
         on, off = g[g["configuration"] == "io_timing"], g[g["configuration"] == BASELINE]
@@ -288,46 +262,22 @@ POST_SYMBOLS = {"errfinish": ("errfinish",), "EmitErrorReport": ("EmitErrorRepor
 
 
 def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) -> pd.DataFrame:
-    """The post's symbols with its percentages, beside ours (with callees, summed over processes and over
-    the symbols of today's kernel that match its name) in one profiled cell."""
+    """The post's symbols with its percentages, beside ours in one profiled cell (logbench.contention)."""
     post = post_profiles()
     # A call graph drawn by caller (the post's last one) shows shares of its parent, 100 % at each root: not
     # shares of the samples, so it is left out.
     relative = post[(post["metric"] == "perf_callgraph_share") & (post["percent"] >= 99.99)]["profile"].unique()
     post = post[~((post["metric"] == "perf_callgraph_share") & post["profile"].isin(relative))]
-    ours = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)] if len(prof) else prof
-    rows = []
-    for sym, parts in POST_SYMBOLS.items():
-        theirs = post[post["symbol"] == sym]
-        hit = ours[ours["symbol"].map(lambda x: any(p in str(x) for p in parts))] if len(ours) else ours
-        top = theirs.loc[theirs["percent"].idxmax()] if len(theirs) else None
-        rows.append({"symbol": sym, "post (max over its profiles, %)": None if top is None else top["percent"],
-                     "post: in": "–" if top is None else top["profile"].split(" (")[0],
-                     f"ours: {configuration} @ {clients} (%, with callees)":
-                         float(hit["children_pct"].sum()) if len(hit) else 0.0,
-                     "ours: matched": ", ".join(sorted(set(hit["symbol"].astype(str)))) if len(hit) else "–"})
-    return pd.DataFrame(rows).set_index("symbol")
+    cell = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)] if len(prof) else prof
+    return contention.beside_reference(cell, post, POST_SYMBOLS, f"ours: {configuration} @ {clients}")
 
 
 def top_table(prof: pd.DataFrame, configuration: str, clients: int, view: str = "self", n: int = 10) -> pd.DataFrame:
-    """A profiled cell's top ``n`` symbols by self time (``view`` 'self') or with callees ('children')."""
-    if not len(prof):
-        return prof
-    col = "self_pct" if view == "self" else "children_pct"
-    g = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)]
-    return g.sort_values(col, ascending=False).head(n)[["command", "object", "symbol", col]]
+    cell = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)] if len(prof) else prof
+    return contention.top_table(cell, view, n)
 
 
-def configuration_table(study: pg.PgStudy) -> pd.DataFrame:
-    """Each configuration: the settings it changes from the base, and where its records are counted."""
-    rows = []
-    for c in study.configurations:
-        changed = {k: v for k, v in c.settings.items() if study.base.get(k) != v}
-        rows.append({"configuration": c.name, "settings (over the base)":
-                     ", ".join(f"{k}={v}" for k, v in changed.items()) or "(base only)",
-                     "sinks": ", ".join(c.destinations) or "–",
-                     "records per transaction": "; ".join(f"{r.kind} {r.per_transaction:g}" for r in c.records) or "0"})
-    return pd.DataFrame(rows).set_index("configuration")
+configuration_table = pg.configuration_table
 
 
 def paper_findings(summ: pd.DataFrame, loops: pd.DataFrame, io: pd.DataFrame) -> pd.DataFrame:
