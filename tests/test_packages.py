@@ -97,6 +97,7 @@ PROGRAMS = {
     "python3": (_on_path("python3"), "scripts/setup.sh: the virtual environment"),
     "useradd": (_on_path("useradd"), "scripts/setup.sh: the logbench user"),
     "sha256sum": (_on_path("sha256sum"), "scripts/setup.sh: the pyproject.toml stamp"),
+    "perf": (_on_path("perf"), "contention.py: the cpu-clock profiles of study 05 (pg_audit_timing)"),
 }
 
 

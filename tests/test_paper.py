@@ -333,6 +333,18 @@ def test_a_studys_own_findings_are_printed_in_its_section_and_it_stays_out_of_th
     assert squash("WAL bytes of the import, replica/minimal: 41.2 (synthetic).") in squash(pdf_text(pdf))
 
 
+def test_a_studys_own_findings_are_printed_under_its_section(tmp_path, synthetic_build):
+    root, processed, _ = synthetic_build
+    copy = tmp_path / "processed"
+    shutil.copytree(processed, copy)
+    pd.DataFrame({"item": ["pipe_2"], "statement": ["The pipe pair at 2 clients: 0.912 [0.9, 0.93] (synthetic)."]}
+                 ).to_csv(copy / report.STUDY_FINDINGS.format(name="pg_destinations"), index=False)
+    pdf = report.build(copy, root / "figures", tmp_path / "build")
+    text = squash(pdf_text(pdf))
+    section = text.index(squash("Study: PostgreSQL log destinations"))
+    assert text.index(squash("The pipe pair at 2 clients: 0.912 [0.9, 0.93] (synthetic).")) > section
+
+
 def test_rebuild_is_byte_identical(synthetic_build):
     root, processed, pdf = synthetic_build
     again = report.build(processed, root / "figures", root / "build2")

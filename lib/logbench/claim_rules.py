@@ -103,8 +103,12 @@ IO_BOUND_STUDY = "pg_destinations_io_bound"  # common.stem("pg_destinations", "i
 
 POST004_RUN = "pg_destinations_post004"  # common.stem("pg_destinations", "post004")
 
-_CONTENTION = ClaimRule(concurrency=SIMULTANEOUS, requires=(PREPARED,))
-_BELOW_SATURATION = ClaimRule(here_clients="cores", requires=(PREPARED,))
+CSVLOG = Requirement("setting", "log_destination", "csvlog",
+                     "the post logged to csvlog (its example lines are CSV; write_csvlog in its profile); ours "
+                     "logged to {have}, whose records are shorter and skip the CSV quoting")
+# Post 003's claims are judged on study 05 (pg_audit_timing), whose configurations carry the post's names.
+_CONTENTION = ClaimRule(concurrency=SIMULTANEOUS, requires=(PREPARED, CSVLOG))
+_BELOW_SATURATION = ClaimRule(here_clients="cores", requires=(PREPARED, CSVLOG))
 # Post 001's 100 connections on 4 cores (25 per core) are connections, most of them waiting on locks and IO,
 # not runnable processes: allowed up to that many per core here (50 clients on 2 cores).
 POST_001_MAX_PER_CORE = 25
@@ -143,11 +147,16 @@ RULES: dict[str, ClaimRule] = {
     "003-56-io-timing": _CONTENTION,
     "003-28-small": _BELOW_SATURATION,
     "003-28-both": _BELOW_SATURATION,
+    # The pipe hypothesis, tested by removing the pipe: the same records in the same format written by each
+    # backend straight into the file (logging_collector = off) against through the collector's pipe, at every
+    # concurrency level the study ran. If the pipe is where the cost is, the direct writes are faster.
     "003-contention": ClaimRule(
-        study="pg_audit_timing",
-        rule_note="the post-003 study's own evidence (per-concurrency cost of a line); rule to be defined with it",
-        pending="judged on the post-003 study's own evidence (the cost of a line per concurrency level with "
-                "log_statement and log_duration); no rule on that study's data is defined yet"),
+        study="pg_audit_timing", metric="ratio", configuration="log_statement_all_duration_direct",
+        reference="log_statement_all_duration_pipe", low=1.0, requires=(PREPARED,),
+        rule_note="tps with logging_collector = off over tps through the collector's pipe (same records, stderr "
+                  "format), Fieller 95 % CI at each clients level: all above 1 → confirmed; any below 1 → "
+                  "refuted; else inconclusive"),
+    "003-timer": ClaimRule(study="pg_audit_timing"),
     # Study 02's profile "post004" runs the post's log_statement = all comparison (its own stem, common.stem).
     "004-file": ClaimRule(requires=(LOG_STATEMENT_ALL, SIMPLE), study=POST004_RUN),
     "004-syslog": ClaimRule(requires=(LOG_STATEMENT_ALL, SIMPLE), study=POST004_RUN),

@@ -73,6 +73,7 @@ from .stats import CONFIDENCE
 DESTINATION_FAMILY = {
     "stderr": "file", "csvlog": "file", "jsonlog": "file", "slow_file": "file", "general_file": "file",
     "syslog": "syslog", "remote_syslog": "remote_syslog", "slow_table": "table", "general_table": "table",
+    "stderr_direct": "file",  # logging_collector = off: each backend writes the server's stderr file itself
 }
 FAMILIES = ("file", "syslog", "remote_syslog", "table", "discarded")
 DISCARDED = "discarded"
@@ -93,6 +94,9 @@ NOT_LINE_COST = {
                     "records are tracer queries, whose count per transaction grows as the run slows",
     "pg_wal_level": "its configurations differ in how much WAL is written (wal_level), not in what is logged",
     "pg_idle_connections": "its configurations differ in max_connections and open sessions, not in what is logged",
+    "pg_audit_timing": "besides what is logged, its configurations switch track_io_timing (a cost without a "
+                       "record) and the logging collector (another path for the same line); its own notebook "
+                       "sets each against none per concurrency level",
 }
 AA_SUFFIX = "_again"
 

@@ -12,7 +12,8 @@ Three steps, each a function the notebook ``90_findings`` calls (and
    number with its provenance; CSV tables of display strings) and compiles
    ``paper/logbench.typ`` with the ``typst`` package into ``paper/logbench.pdf``.
 
-Hooks for other studies' findings: ``data/processed/instrument_findings.csv`` (columns ``item``,
+Hooks for other studies' findings: ``data/processed/<study>_findings.csv`` (columns ``item``, ``statement``;
+:data:`STUDY_FINDINGS`) is printed under that study's section; ``data/processed/instrument_findings.csv`` (columns ``item``,
 ``statement``; :data:`INSTRUMENT_FINDINGS`), written by the instrument study, is printed in the paper's
 section "Instrument resolution and the anomaly test"; A/A rows (``<baseline>_again``) in a study's summary
 are printed as that study's resolution and never as a logging configuration.
@@ -638,10 +639,14 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
                         # Logging faster than not logging, beyond the CI: not a cost, the anomaly (see its section).
                         entry["cheapest"].append({"key": base, "label": label,
                                                   "above_one": bool(best["ratio_ci_low"] > 1)})
+        # A study's own statements (its code printed each number from its data), under its section.
         own = processed_dir / STUDY_FINDINGS.format(name=name)
         entry["findings"] = ""
         if own.exists():
             t = pd.read_csv(own, dtype=str, keep_default_na=False)
+            missing = {"item", "statement"} - set(t.columns)
+            if missing:
+                raise ValueError(f"{own}: missing columns {sorted(missing)}; expected item, statement")
             entry["findings"] = table(t[["item", "statement"]], f"study_{name}_findings")
         env_file = f"{name}_environment.json"
         if (processed_dir / env_file).exists():
@@ -767,6 +772,9 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
 # sentence whose numbers its code printed from its data). The paper's section "Instrument resolution and the
 # anomaly test" prints these statements; until the file exists it says the test is pending.
 INSTRUMENT_FINDINGS = "instrument_findings.csv"
+# A study's own findings (columns ``item``, ``statement``), written by its processed_tables as the table
+# "findings"; printed under its section of the paper (e.g. pg_audit_timing: the pipe pair, the clock).
+STUDY_FINDINGS = "{name}_findings.csv"
 
 
 def faster_than_baseline(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import cleanup, environment, params, paths, runner
 from ..design import PlannedRun, Study
-from ..logsinks import FileSink
+from ..logsinks import FileSink, wait_quiet
 from ..runner import Measurement
 from ..servers import postgres as pgserver
 from ..servers import memlimit, process
@@ -28,6 +28,10 @@ from ..workloads.pgbench import (QUERY_MODES, RECORD_MARKER, RECORDS_PER_CONNECT
 from .backend import filesystem_of, resolve_backend
 
 LOG_DIR_ON = ("disk", "tmpfs")
+# With logging_collector = off every backend writes its lines to the server's own stderr: this file in the
+# study's log directory (opened O_APPEND by the launcher), counted as the sink "stderr_direct".
+STDERR_DIRECT = "postgresql_direct.log"
+STDERR_DIRECT_SINK = "stderr_direct"
 
 # Post 000's baseline (its pg_settings listing): the collector on, stderr to a file,
 # no statement logging; timestamps in UTC rather than 'Poland' so runs compare anywhere.
@@ -111,6 +115,11 @@ class PgStudy(Study):
     # A memory cgroup limit (MB) on the server's processes, page cache included, with the data evicted from the
     # page cache before the runs: the IO-bound regime on a dataset smaller than RAM (servers.memlimit). None: none.
     memory_limit_mb: int | None = None
+    # Contention evidence per measured run (logbench.contention): backends' wchan sampled at this rate (0: off),
+    # their and the collector's context switches, the block reads and hits of the run (pg_stat_database);
+    # perf_profile: a perf cpu-clock profile during the warm-up of each cell's first measured run.
+    wchan_hz: float = 0.0
+    perf_profile: bool = False
 
     @property
     def needs_syslog(self) -> bool:
@@ -119,6 +128,12 @@ class PgStudy(Study):
     @property
     def needs_remote(self) -> bool:
         return any("remote_syslog" in c.destinations for c in self.configurations)
+
+    @property
+    def needs_direct_stderr(self) -> bool:
+        """A configuration runs with logging_collector = off: the server's stderr must go to a file of the
+        study's log directory (``STDERR_DIRECT``), where the backends write their lines themselves."""
+        return any(STDERR_DIRECT_SINK in c.destinations for c in self.configurations)
 
 
 def pg_fields(*, backend: str, image: object, scale: object, query_mode: str, syslog_rate_limit: object,
@@ -239,7 +254,10 @@ class PgBench:
             "stderr": FileSink("stderr", log_dir / "postgresql.log"),
             "csvlog": FileSink("csvlog", log_dir / "postgresql.csv"),
             "jsonlog": FileSink("jsonlog", log_dir / "postgresql.json"),
+            STDERR_DIRECT_SINK: FileSink(STDERR_DIRECT_SINK, log_dir / STDERR_DIRECT),
         }
+        self._profiled: set[tuple[str, int]] = set()
+        self._pending_profile: dict[str, object] = {}
         if syslog is not None:
             self._sinks["syslog"] = FileSink("syslog", syslog.files.local)
             if syslog.files.remote is not None:
@@ -249,6 +267,10 @@ class PgBench:
         sw = self.pg.apply(configuration.settings)
         if sw.kind != "none":
             self.switches.append((sw.kind, sw.seconds))
+            if any(_MARK not in r.markers for r in configuration.records):
+                # Bare duration lines cannot be told from those of the switch's own queries, which may still be
+                # in the collector's pipe: let them land before the run marks its sinks.
+                wait_quiet(self.sinks(configuration))
         if sw.kind == "restart" and self.memory_limit is not None:
             # A restarted server is a new process tree: into the cgroup again, from a cold cache again.
             self.memory_limit.add_tree(self.pg.pid)
@@ -256,44 +278,72 @@ class PgBench:
         return sw
 
     def warm(self, run: PlannedRun, seconds: float) -> None:
+        cell = (run.configuration, run.clients)
+        if self.study.perf_profile and not run.warmup and cell not in self._profiled:
+            # The cell's first measured run: its warm-up is profiled, so the profiler never slows a measured run.
+            from .. import contention
+
+            self._profiled.add(cell)
+            data = Path(self.study.output_dir) / "profiles" / f"run{run.position:04d}.perf.data"
+            with contention.PerfRecord(data):  # at least 2 s: a profile of a few hundred samples says little
+                self.pgbench.run(run.clients, max(2, int(seconds)), self.study.query_mode)
+            self._pending_profile = {"profile": data.name,
+                                     "profile_top": contention.summarise_profiles([({}, data)])}
+            data.unlink(missing_ok=True)
+            return
         self.pgbench.run(run.clients, max(1, int(seconds)), self.study.query_mode)
 
     def block_counters(self) -> tuple[int, int]:
-        """pg_stat_database's (blks_read, blks_hit) of the pgbench database, once the run's backends are gone
-        (a backend flushes its counters when it exits)."""
+        """pg_stat_database's (blks_read, blks_hit), once the run's backends are gone (a backend adds its
+        counts when it exits), read by a session that logs nothing: its statements must not count among
+        the run's records."""
         process.children_settled(self.pg.pid, lambda p: "[local]" in " ".join(p.cmdline()))
-        with self.pg.connect() as conn:
-            row = conn.execute("SELECT blks_read, blks_hit FROM pg_stat_database "
-                               "WHERE datname = current_database()").fetchone()
+        with self.pg.connect(options="-c log_statement=none -c log_duration=off "
+                                     "-c log_min_duration_statement=-1") as c:
+            row = c.execute("SELECT sum(blks_read), sum(blks_hit) FROM pg_stat_database").fetchone()
         return int(row[0]), int(row[1])
 
     def measure(self, run: PlannedRun, seconds: float) -> Measurement:
         prefix = Path(self.study.output_dir) / "txlog" / f"run{run.position:04d}"
         prefix.parent.mkdir(parents=True, exist_ok=True)
-        # Only a memory-limited server's runs read the counters (their regime is checked run by run).
+        # Block counters: a memory-limited server's runs check their regime; a contention study's runs
+        # set track_io_timing's cost against the reads they made.
         limited = self.memory_limit is not None
-        if limited:
+        counted = limited or self.study.wchan_hz > 0
+        if counted:
             read0, hit0 = self.block_counters()
-            mem0 = self.memory_limit.stats()
-        r = self.pgbench.run(run.clients, seconds, self.study.query_mode, log_prefix=prefix,
-                             sampling_rate=self.study.sampling_rate, progress=self.progress)
-        blocks = {}
         if limited:
+            mem0 = self.memory_limit.stats()
+        sampling = contextlib.nullcontext()
+        if self.study.wchan_hz > 0:
+            from .. import contention
+
+            sampling = contention.WchanSampler(self.pg.pid, self.study.wchan_hz)
+        with sampling as sampler:
+            r = self.pgbench.run(run.clients, seconds, self.study.query_mode, log_prefix=prefix,
+                                 sampling_rate=self.study.sampling_rate, progress=self.progress)
+        evidence: dict[str, object] = {}
+        if counted:
             read1, hit1 = self.block_counters()
-            blocks = {"blks_read": read1 - read0, "blks_hit": hit1 - hit0}
+            evidence = {"blks_read": read1 - read0, "blks_hit": hit1 - hit0}
+        if sampler is not None:
+            evidence.update(sampler.result.as_extra())
+        if limited:
             mem = self.memory_limit.stats()
-            blocks.update(memory_limit_hits=mem["limit_hits"] - mem0["limit_hits"], memory_usage_bytes=mem["usage_bytes"],
-                          page_cache_bytes=mem["file_bytes"],
-                          page_cache_growth_bytes=mem["file_bytes"] - mem0["file_bytes"])
-            blocks["regime"] = io_regime(blocks["blks_read"], blocks["blks_hit"], blocks["memory_limit_hits"],
-                                         blocks["page_cache_growth_bytes"])
+            evidence.update(memory_limit_hits=mem["limit_hits"] - mem0["limit_hits"],
+                            memory_usage_bytes=mem["usage_bytes"], page_cache_bytes=mem["file_bytes"],
+                            page_cache_growth_bytes=mem["file_bytes"] - mem0["file_bytes"])
+            evidence["regime"] = io_regime(evidence["blks_read"], evidence["blks_hit"],
+                                           evidence["memory_limit_hits"], evidence["page_cache_growth_bytes"])
+        evidence, self._pending_profile = {**evidence, **self._pending_profile}, {}
         return Measurement(
             transactions=r.transactions, failed=r.failed, tps=r.tps, latency_mean_ms=r.latency_avg_ms,
             latency_stddev_ms=r.latency_stddev_ms, latency_p50_ms=r.latency_p50_ms, latency_p95_ms=r.latency_p95_ms,
             latency_p99_ms=r.latency_p99_ms, latency_samples=r.latency_samples, wall_s=r.wall_seconds,
             threads=run.clients, extra={"command": " ".join(r.command[1:]),
-                                        "initial_connection_ms": r.initial_connection_ms, **blocks,
-                                        **({"progress_tps": list(r.progress_tps)} if self.progress else {})},
+                                        "initial_connection_ms": r.initial_connection_ms,
+                                        **({"progress_tps": list(r.progress_tps)} if self.progress else {}),
+                                        **evidence},
         )
 
     def sinks(self, configuration: Configuration) -> list[FileSink]:
@@ -358,6 +408,8 @@ def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
     if study.needs_syslog:
         syslog = stack.enter_context(SyslogPair(remote=study.needs_remote, rate_limit=study.syslog_rate_limit,
                                                 log_dir=log_dir, remote_host=host_kind))
+    if study.needs_direct_stderr and backend == "local":
+        server_kw["stderr_file"] = log_dir / STDERR_DIRECT
     pg = stack.enter_context(server_kind(study.base, log_dir=log_dir, syslog_socket=syslog.socket if syslog else None,
                                          **server_kw))
     pgb = Pgbench(pg.binary("pgbench"), pg.conninfo)
@@ -391,6 +443,21 @@ def start(study: PgStudy, stack: contextlib.ExitStack) -> tuple[object, dict]:
     for label, backend, image in study.variants:
         benches[label], envs[label] = start_stack(study, backend, stack, image)
     return runner.SplitBench(benches, envs), {"variants": envs}
+
+
+def configuration_table(study: PgStudy):
+    """Each configuration: the settings it changes from the base, where its records are counted, and how many
+    records of each kind a transaction must leave there."""
+    import pandas as pd
+
+    rows = []
+    for c in study.configurations:
+        changed = {k: v for k, v in c.settings.items() if study.base.get(k) != v}
+        rows.append({"configuration": c.name, "settings (over the base)":
+                     ", ".join(f"{k}={v}" for k, v in changed.items()) or "(base only)",
+                     "sinks": ", ".join(c.destinations) or "–",
+                     "records per transaction": "; ".join(f"{r.kind} {r.per_transaction:g}" for r in c.records) or "0"})
+    return pd.DataFrame(rows).set_index("configuration")
 
 
 def design_summary(study: PgStudy) -> dict[str, object]:

@@ -172,6 +172,7 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
         listen_tcp: bool = False,
         user: RunUser | None = None,
         start_timeout: float = 60.0,
+        stderr_file: Path | None = None,
     ):
         self.bindir = find_bindir(bindir)
         validate_postgres(base, self.bindir / "postgres")
@@ -181,6 +182,9 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
         self.listen_tcp = listen_tcp
         self.user = user or process.server_user()
         self.start_timeout = start_timeout
+        # Where the server's stderr goes: its work directory's postmaster.log unless the study names a file
+        # (with logging_collector = off the backends write their log lines there themselves).
+        self.stderr_file = Path(stderr_file) if stderr_file is not None else None
         self.workdir: Path | None = None
         self.proc: subprocess.Popen | None = None
         self.port = 5432
@@ -202,7 +206,7 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
 
     @property
     def server_log(self) -> Path:
-        return self._wd / "postmaster.log"
+        return self.stderr_file if self.stderr_file is not None else self._wd / "postmaster.log"
 
     @property
     def conninfo(self) -> dict[str, object]:

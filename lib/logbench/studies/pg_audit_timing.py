@@ -1,0 +1,304 @@
+"""Study 05: what auditing and timing every statement cost PostgreSQL, and whether the pipe is to blame (post 003).
+
+Post 003 (digoal, 2018) ran pgbench -M prepared -S at 28 and 56 clients with ``log_statement = all``,
+``log_duration = on``, both, and both with ``track_io_timing``, logging to csvlog, and blamed the collapse at
+56 clients on the kernel mutex of the pipe into the logging collector. Here the same configurations run
+over a concurrency sweep reported in clients per core, with ``track_io_timing`` alone and the pipe
+hypothesis as configurations of their own: both settings in the collector's stderr format through the
+pipe, and the same with ``logging_collector = off``, each backend writing straight into a file the study
+names. Every run records the contention evidence of :mod:`logbench.contention` (wchan samples, context
+switches of backends and collector, block reads); each cell's first measured run is profiled with perf
+during its warm-up; the clock is measured with repeated ``pg_test_timing`` (:mod:`logbench.clock`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .. import clock, contention, params, paths, records, stats
+from ..benches import postgres as pg
+from ..errors import ParameterError, SettingError
+from ..plots import fmt_ci
+from . import common
+
+NAME = "pg_audit_timing"
+BASELINE = "none"
+POST = "003_da704ceb5611bbd5.txt"
+EXPERIMENT = "003/select_only_prepared"
+
+_STATEMENT, _DURATION, _IO = {"log_statement": "all"}, {"log_duration": True}, {"track_io_timing": True}
+_CSV = {"log_destination": "csvlog"}  # the post's destination (its example lines and write_csvlog in its profile)
+_STDERR = {"log_destination": "stderr"}
+# name -> (settings over the base, the sinks that receive the statement records)
+PIPE, DIRECT = "log_statement_all_duration_pipe", "log_statement_all_duration_direct"
+CONFIGURATIONS: dict[str, tuple[dict, tuple[str, ...]]] = {
+    "none": ({}, ()),
+    "log_statement_all": ({**_CSV, **_STATEMENT}, ("csvlog",)),
+    "log_duration": ({**_CSV, **_DURATION}, ("csvlog",)),
+    "log_statement_all_duration": ({**_CSV, **_STATEMENT, **_DURATION}, ("csvlog",)),
+    "log_statement_all_duration_io_timing": ({**_CSV, **_STATEMENT, **_DURATION, **_IO}, ("csvlog",)),
+    "io_timing": (dict(_IO), ()),
+    # The pipe hypothesis: the same records in the same (stderr) format, through the collector's pipe or not.
+    PIPE: ({**_STDERR, **_STATEMENT, **_DURATION}, ("stderr",)),
+    DIRECT: ({**_STDERR, **_STATEMENT, **_DURATION, "logging_collector": False},
+            (pg.STDERR_DIRECT_SINK,)),
+}
+PROFILES: dict[str, dict[str, object]] = {
+    # seconds: tests and nbval (warm-up 1 s so the perf profile is exercised)
+    "smoke": {"configurations": ["none", PIPE, DIRECT], "clients": [2], "repeats": 2, "duration": 1,
+              "warmup": 1, "scale": 1, "sampling_rate": 0.1, "wchan_hz": 100, "timing_repeats": 2},
+    # the committed run, ≤ 10 min on two cores: 9 configurations (with the A/A control) × 3 levels (1, 4 and 32
+    # per core) × 3 blocks = 81 runs of ~4.5 s (2 s measured, 1 s warm-up, ~1.5 s switch, drain, settle) ≈ 6 min,
+    # + 27 profiled warm-ups (2 s, ~3 s more each) ≈ 1.5 min, + ~15 s set-up: ~8 min; no adaptive blocks
+    "standard": {"configurations": list(CONFIGURATIONS), "clients": [2, 8, 64], "repeats": 3, "duration": 2,
+                 "warmup": 1, "scale": 10, "sampling_rate": 0.02, "wchan_hz": 100, "timing_repeats": 5},
+    "full": {"configurations": list(CONFIGURATIONS), "clients": [1, 2, 4, 8, 16, 32, 64], "repeats": 5,
+             "duration": 30, "warmup": 5, "scale": 100, "sampling_rate": 0.01, "wchan_hz": 100, "timing_repeats": 10,
+             "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 12},
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditTimingStudy(pg.PgStudy):
+    timing_repeats: int = 5  # pg_test_timing -d 1 runs before the schedule
+
+
+def define(profile: str = "standard", configurations: object = None, scale: object = None,
+           wchan_hz: object = None, perf_profile: object = True, timing_repeats: object = None,
+           log_dir_on: str = "disk", sampling_rate: object = None, shared_buffers: str = "128MB",
+           extra_settings: object = None, pg_bindir: object = None, **shared: object) -> AuditTimingStudy:
+    """Check every parameter and freeze the study (ParameterError before anything starts). A local server
+    only: ``logging_collector = off`` sends the backends' lines to the server's stderr, a file the study names."""
+    d = common.profile_lookup(profile, PROFILES)
+    chosen = params.name_list("configurations", d("configurations", configurations), CONFIGURATIONS)
+    hz = params.positive_number("wchan_hz", d("wchan_hz", wchan_hz))
+    profiled = params.boolean("perf_profile", perf_profile)
+    if profiled and not contention.perf_usable():
+        raise ParameterError("perf_profile", perf_profile, "False here: perf is missing or not allowed (install "
+                             "linux-perf; run as root or with kernel.perf_event_paranoid ≤ 0)")
+    try:
+        engine = pg.pg_fields(backend="local", image=None, scale=d("scale", scale), query_mode="prepared",
+                              syslog_rate_limit=False, log_dir_on=log_dir_on,
+                              sampling_rate=d("sampling_rate", sampling_rate), shared_buffers=shared_buffers,
+                              extra_settings=extra_settings, pg_bindir=pg_bindir)
+    except SettingError as e:
+        raise ParameterError("extra_settings", extra_settings, f"settings PostgreSQL knows ({e})") from None
+    study = AuditTimingStudy(
+        **common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared), **engine,
+        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), CONFIGURATIONS, engine["pg_bindir"],
+                                         engine["base"], "prepared"),
+        wchan_hz=hz, perf_profile=profiled,
+        timing_repeats=params.positive_int("timing_repeats", d("timing_repeats", timing_repeats)))
+    return pg.checked(study)
+
+
+def run(study: AuditTimingStudy, *, progress: bool = True) -> common.StudyResult:
+    def start(stack):
+        bench, env = pg.start(study, stack)
+        loops, hist = clock.test_timing(bench.pg.binary("pg_test_timing"), repeats=study.timing_repeats)
+        env["clock"] = {"loops": loops.to_dict("records"), "histogram": hist.to_dict("records")}
+        return bench, env
+
+    return common.run_study(study, start, processed_tables, progress=progress)
+
+
+# -- tables ------------------------------------------------------------------------------------------------------
+
+ALSO = ("latency_mean_ms", "log_loss", "log_lines_per_s", "wchan_pipe_share", "wchan_lock_share",
+        "wchan_running_share", "backend_ctx_voluntary_per_tx", "backend_ctx_involuntary_per_tx",
+        "collector_ctx_voluntary_per_s", "collector_ctx_involuntary_per_s", "blks_read_per_tx", "us_per_tx",
+        "server_cpu_s")
+
+
+def summary(runs: pd.DataFrame, cores: int) -> pd.DataFrame:
+    """Per configuration × clients: tps and its ratio to none (Fieller CI), loss, and the contention evidence."""
+    s = common.summary_per_variant(contention.with_evidence(runs[~runs["warmup"].astype(bool)]), BASELINE, ALSO,
+                                   list(CONFIGURATIONS))
+    # after n: the columns before it are the summary's keys, and a key other than configuration and clients would
+    # split the study into cells (logbench.report)
+    s.insert(s.columns.get_loc("n") + 1, "clients_per_core", s["clients"] / cores)
+    return s
+
+
+def profiles(runs: pd.DataFrame) -> pd.DataFrame:
+    """The perf summaries taken during each cell's first warm-up: configuration, clients, rank, symbol, shares."""
+    rows = [{"configuration": r.configuration, "clients": r.clients, **p}
+            for r in runs.itertuples() for p in (r.extra or {}).get("profile_top", [])]
+    return pd.DataFrame(rows)
+
+
+def clock_tables(env: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(ns per loop with its CI beside the post's, the histogram's mean shares)."""
+    c = env.get("clock", {})
+    loops, hist = pd.DataFrame(c.get("loops", [])), pd.DataFrame(c.get("histogram", []))
+    summary_row = pd.DataFrame([{**clock.loop_summary(loops), "clocksource": env.get("clocksource", "")}])
+    return summary_row, (clock.histogram_summary(hist) if len(hist) else hist)
+
+
+def io_timing_cost(runs: pd.DataFrame, loop_ns: float) -> pd.DataFrame:
+    """track_io_timing alone: the µs per transaction it added (difference of means, Welch CI) beside what its
+    clock reads predict (block reads per transaction × 2 reads × ns per read)."""
+    from ..claims import difference_ci
+
+    r = contention.with_evidence(runs[~runs["warmup"].astype(bool)])
+    rows = []
+    for k, g in r.groupby("clients"):
+        on, off = g[g["configuration"] == "io_timing"], g[g["configuration"] == BASELINE]
+        if not len(on) or not len(off):
+            continue
+        e = difference_ci(on["us_per_tx"], off["us_per_tx"])
+        reads = float(on["blks_read_per_tx"].mean())
+        rows.append({"clients": k, "added_us_per_tx": e.value, "ci_low": e.low, "ci_high": e.high, "n": e.n,
+                     "blocks_read_per_tx": reads, "predicted_us_per_tx": clock.predicted_cost_us(reads, loop_ns)})
+    return pd.DataFrame(rows)
+
+
+def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
+    loops, hist = clock_tables(result.environment)
+    summ = summary(result.runs, int(result.environment.get("cpu_count") or 1))
+    io = io_timing_cost(result.runs, float(loops["loop_ns"].iloc[0]))
+    return {"summary": summ, "profiles": profiles(result.runs), "clock": loops, "clock_histogram": hist,
+            "io_timing": io, "findings": paper_findings(summ, loops, io),
+            "runs": records.flatten(result.runs)}
+
+
+def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, ...]:
+    return common.load_processed(NAME, "summary", "profiles", "clock", "clock_histogram", "io_timing", "runs",
+                                 processed_dir=processed_dir)
+
+
+# -- the post beside ours, and the findings --------------------------------------------------------------------
+
+def published_ratios(runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    from .. import reference
+
+    d = reference.published_ratios(POST, EXPERIMENT)
+    return d[d["metric"] == "throughput"].reset_index(drop=True)
+
+
+def post_profiles() -> pd.DataFrame:
+    """The post's perf numbers (reference data): profile, symbol, percent."""
+    from .. import reference
+
+    v = reference.load_values()
+    v = v[(v["experiment"] == EXPERIMENT) & v["metric"].astype(str).str.startswith("perf_")
+          & ~v["metric"].isin(["perf_samples", "perf_event_count"])]
+    parts = v["item"].astype(str).str.split(" | ", n=1, regex=False)
+    return pd.DataFrame({"profile": parts.str[0], "symbol": parts.str[1], "metric": v["metric"].astype(str),
+                         "percent": v["value"].astype(float)}).reset_index(drop=True)
+
+
+def beside_post(summ: pd.DataFrame) -> pd.DataFrame:
+    """Our ratio per configuration and clients level next to the post's ratios at 28 and 56 clients."""
+    pub = published_ratios().dropna(subset=["ratio"])
+    post = {(r.configuration_key, int(r.clients)): r.ratio for r in pub.itertuples()}
+    rows = []
+    for r in stats.logging_rows(summ, BASELINE).itertuples():
+        rows.append({"configuration": r.configuration, "clients": r.clients, "per core": r.clients_per_core,
+                     "ours: ratio [95 % CI] (n)": fmt_ci(r.ratio, r.ratio_ci_low, r.ratio_ci_high, r.n),
+                     **{f"post @ {k}": (f"{post[(r.configuration, k)]:.3g}" if (r.configuration, k) in post else "–")
+                        for k in (28, 56)}})
+    return pd.DataFrame(rows).set_index(["configuration", "clients"])
+
+
+def finding_ratios(summ: pd.DataFrame) -> str:
+    lines = []
+    for k, g in stats.logging_rows(summ, BASELINE).groupby("clients", sort=True):
+        worst = g.loc[g["ratio"].idxmin()]
+        lines.append(f"- **{k} client(s) ({g['clients_per_core'].iloc[0]:.3g} per core):** dearest "
+                     f"`{worst['configuration']}` at {common.ci(worst, 'ratio')}; " + ", ".join(
+                         f"`{r.configuration}` {r.ratio:.3g}" for r in g.itertuples()) + ".")
+    return "\n".join(lines)
+
+
+def finding_pipe(summ: pd.DataFrame) -> str:
+    """Direct writes (collector off) against the pipe (collector on), same records, per level."""
+    lines = []
+    for k, g in summ.groupby("clients", sort=True):
+        p, d = g[g["configuration"] == PIPE], g[g["configuration"] == DIRECT]
+        if not len(p) or not len(d):
+            continue
+        p, d = p.iloc[0], d.iloc[0]
+        lines.append(f"- **{k} client(s):** through the pipe {common.ci(p, 'ratio')} of none, blocked in a pipe "
+                     f"wait {100 * p['wchan_pipe_share_mean']:.2g} % of backend samples; written directly "
+                     f"{common.ci(d, 'ratio')}, blocked on a lock {100 * d['wchan_lock_share_mean']:.2g} %.")
+    return "\n".join(lines) or "The pipe pair did not run."
+
+
+def finding_contention(summ: pd.DataFrame, configuration: str = "log_statement_all_duration") -> str:
+    """Per level: how much of the backends' time went to a pipe wait or a lock, and how often the collector woke."""
+    g = summ[summ["configuration"] == configuration]
+    return "\n".join(
+        f"- **{r.clients} client(s) ({r.clients_per_core:.3g} per core), `{configuration}`:** backends blocked in a pipe "
+        f"write {100 * r.wchan_pipe_share_mean:.2g} % and on a lock {100 * r.wchan_lock_share_mean:.2g} % of samples, "
+        f"running {100 * r.wchan_running_share_mean:.2g} %; {r.backend_ctx_voluntary_per_tx_mean:.3g} voluntary "
+        f"switches per transaction; the collector woke {r.collector_ctx_voluntary_per_s_mean:,.0f} times a second."
+        for r in g.itertuples()) or f"`{configuration}` did not run."
+
+
+def finding_io_timing(io: pd.DataFrame) -> str:
+    return "\n".join(
+        f"- track_io_timing alone at {r.clients} clients added {fmt_ci(r.added_us_per_tx, r.ci_low, r.ci_high, r.n)} "
+        f"µs per transaction; its {r.blocks_read_per_tx:.3g} block reads per transaction predict "
+        f"{r.predicted_us_per_tx:.3g} µs of clock reads." for r in io.itertuples()) or "track_io_timing alone did not run."
+
+
+def finding_clock(loops: pd.DataFrame) -> str:
+    r = loops.iloc[0]
+    return (f"pg_test_timing here: {fmt_ci(r['loop_ns'], r['loop_ns_ci_low'], r['loop_ns_ci_high'], int(r['n']))} "
+            f"ns per loop (clocksource `{r['clocksource']}`), beside the post's {r['post_loop_ns']} ns.")
+
+
+# The post's symbols (its profiles of the 56- and 112-client runs) and what each is called in a kernel and a
+# PostgreSQL of today: its CentOS 7 kernel's pipe_write/pipe_wait/mutex_lock are anon_pipe_write and
+# __mutex_lock.constprop.0 in 6.x; _mcount/__mcount_internal exist only in a binary built for gprof (-pg).
+POST_SYMBOLS = {"errfinish": ("errfinish",), "EmitErrorReport": ("EmitErrorReport",),
+                "write_csvlog": ("write_csvlog",), "pipe_write": ("pipe_write",), "pipe_wait": ("pipe_wait",),
+                "mutex_lock": ("mutex_lock",), "osq_lock": ("osq_lock",), "mutex_spin_on_owner": ("mutex_spin_on_owner",),
+                "__mcount_internal": ("mcount",), "_raw_spin_unlock_irqrestore": ("_raw_spin_unlock_irqrestore",)}
+
+
+def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) -> pd.DataFrame:
+    """The post's symbols with its percentages, beside ours in one profiled cell (logbench.contention)."""
+    post = post_profiles()
+    # A call graph drawn by caller (the post's last one) shows shares of its parent, 100 % at each root: not
+    # shares of the samples, so it is left out.
+    relative = post[(post["metric"] == "perf_callgraph_share") & (post["percent"] >= 99.99)]["profile"].unique()
+    post = post[~((post["metric"] == "perf_callgraph_share") & post["profile"].isin(relative))]
+    cell = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)] if len(prof) else prof
+    return contention.beside_reference(cell, post, POST_SYMBOLS, f"ours: {configuration} @ {clients}")
+
+
+def top_table(prof: pd.DataFrame, configuration: str, clients: int, view: str = "self", n: int = 10) -> pd.DataFrame:
+    cell = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)] if len(prof) else prof
+    return contention.top_table(cell, view, n)
+
+
+configuration_table = pg.configuration_table
+
+
+def paper_findings(summ: pd.DataFrame, loops: pd.DataFrame, io: pd.DataFrame) -> pd.DataFrame:
+    """The statements the paper prints under this study (plain text; every number read from the tables)."""
+    plain = lambda t: t.replace("**", "").replace("`", "").replace("- ", "", 1)  # noqa: E731
+    rows = [{"item": f"ratios_{i}", "statement": plain(x)} for i, x in enumerate(finding_ratios(summ).splitlines())]
+    rows += [{"item": f"pipe_{i}", "statement": "The pipe pair: " + plain(x)}
+             for i, x in enumerate(finding_pipe(summ).splitlines())]
+    rows.append({"item": "clock", "statement": plain(finding_clock(loops))})
+    rows += [{"item": f"io_timing_{i}", "statement": plain(x)} for i, x in enumerate(finding_io_timing(io).splitlines())]
+    return pd.DataFrame(rows, columns=["item", "statement"])
+
+
+design_summary = pg.design_summary
+
+
+def environment_table(result: common.StudyResult) -> pd.DataFrame:
+    return common.environment_table(result, {"cores": result.environment.get("cpu_count")})
+
+
+SPEC = common.StudySpec(
+    name=NAME, engine="postgresql", title="PostgreSQL audit and timing", post=POST, baseline=BASELINE,
+    notebook="05_pg_audit_timing.ipynb", seed=20180616, published=published_ratios, experiment=EXPERIMENT,
+    committed={"profile": "standard", "publish": True}, smoke=({"profile": "smoke"},), paper_order=5)
