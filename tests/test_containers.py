@@ -77,9 +77,29 @@ def test_every_destination_counted_in_containers_and_nothing_left(tmp_path):
     assert _volumes() <= before_volumes
 
 
-def test_auto_picks_the_container_when_an_engine_answers():
-    assert study_mod.define(profile="smoke", destinations=["csvlog"]).backend == "container"
-    assert study_mod.define(profile="smoke", destinations=["csvlog"], backend="local").backend == "local"
+def test_auto_picks_the_container_when_the_study_runs_and_an_engine_answers():
+    study = study_mod.define(profile="smoke", destinations=["csvlog"])
+    assert (study.backend, study.image) == ("auto", None)  # define() decides nothing that needs the engine
+    ran = study.resolved()
+    assert ran.backend == "container" and ran.image in containers.PG_IMAGES["15"]
+    local = study_mod.define(profile="smoke", destinations=["csvlog"], backend="local").resolved()
+    assert (local.backend, local.image) == ("local", None)
+
+
+def test_define_asks_no_engine_and_the_run_refuses_a_missing_one(monkeypatch, tmp_path):
+    def no_engine():
+        raise ConnectionError("no Docker engine here")
+
+    monkeypatch.setattr(containers, "_docker", no_engine)
+    study = study_mod.define(profile="smoke", destinations=["csvlog"], backend="container", output_dir=tmp_path)
+    assert study.backend == "container"
+    with pytest.raises(ParameterError, match="'backend'.*once a Docker engine answers") as e:
+        study_mod.run(study, progress=False)
+    assert e.value.parameter == "backend"
+    assert list(tmp_path.iterdir()) == []  # refused before anything was written or started
+    assert study_mod.define(profile="smoke", destinations=["csvlog"]).resolved().backend == "local"
+    with pytest.raises(ParameterError, match="'image'.*an image name"):
+        study_mod.define(profile="smoke", image="Not An Image")
 
 
 def test_unknown_backend_is_refused():
@@ -121,10 +141,15 @@ def test_version_sweep_runs_each_version_against_its_own_baseline(tmp_path):
     assert summary.set_index("configuration").loc["none", "ratio"] == 1.0
 
 
-def test_a_version_without_an_image_fails_before_anything_starts():
+def test_a_version_without_an_image_fails_before_anything_starts(tmp_path):
     from logbench.errors import ServerStartError
 
+    before_volumes, before = _volumes(), _ours()
+    study = study_mod.define(profile="smoke", versions=[13], output_dir=tmp_path / "out")  # images: at run
     with pytest.raises(ServerStartError, match="no postgres image available.*postgres:13"):
-        study_mod.define(profile="smoke", versions=[13])
+        study_mod.run(study, progress=False)
+    assert not (tmp_path / "out").exists() and _ours() <= before and _volumes() <= before_volumes
     with pytest.raises(ParameterError, match="'versions'.*'13', '14', '15', '16', '17'"):
         study_mod.define(profile="smoke", versions=["9.2"])
+    with pytest.raises(ParameterError, match="'versions'.*runs in containers"):
+        study_mod.define(profile="smoke", versions=[15], backend="local")

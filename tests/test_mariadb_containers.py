@@ -1,6 +1,7 @@
 """MariaDB in a container (testcontainers): same settings as the local backend, every destination counted
 from the host, nothing left behind (no container, network, volume or scratch directory)."""
 
+import json
 import os
 import shutil
 import tempfile
@@ -148,10 +149,13 @@ def test_same_effective_settings_under_either_backend(scratch, nothing_left):
 def test_study_04_in_a_container_counts_every_configuration(tmp_path, nothing_left):
     study = study_mod.define(profile="smoke", backend="container", repeats=1, clients=[2],
                              cells=["cpu/oltp_read_write"], output_dir=tmp_path / "out")
-    assert study.backend == "container" and study.image in containers.MARIADB_IMAGES["10.11"]
+    assert study.backend == "container" and study.image is None  # the image is found when it runs
     result = study_mod.run(study, progress=False)
-    assert result.environment["backend"] == "container" and result.environment["image"] == study.image
-    assert result.environment["tools"]["image"].startswith(study.image + " sha256:")
+    image = result.study.image
+    assert image in containers.MARIADB_IMAGES["10.11"]
+    assert json.loads((tmp_path / "out" / "study.json").read_text())["image"] == image
+    assert result.environment["backend"] == "container" and result.environment["image"] == image
+    assert result.environment["tools"]["image"].startswith(image + " sha256:")
     runs = study_mod.expand(result.runs).set_index("configuration")
     assert set(runs.index) == set(study_mod.CONFIGURATIONS) | {"off_again"} and set(runs["backend"]) == {"container"}
     sent = runs["queries"] + runs["failed"]
@@ -183,12 +187,15 @@ def test_study_06_rotations_in_a_container(tmp_path, nothing_left):
     assert r["extra"]["live_file_allocated_bytes"] >= 0.5 * r["extra"]["live_file_bytes"]
 
 
-@pytest.mark.parametrize("define", [study_mod.define, rot.define], ids=["04", "06"])
-def test_backend_is_resolved_recorded_and_checked(define, scratch):
-    assert define(profile="smoke", output_dir="/tmp/unused").backend == "container"  # auto, with an engine
-    local = define(profile="smoke", backend="local", output_dir="/tmp/unused")
+@pytest.mark.parametrize("study_module", [study_mod, rot], ids=["04", "06"])
+def test_backend_is_resolved_recorded_and_checked(study_module, scratch, tmp_path):
+    define = study_module.define
+    auto = define(profile="smoke", output_dir="/tmp/unused")
+    assert (auto.backend, auto.image) == ("auto", None)  # define() asks no engine ...
+    assert auto.resolved().backend == "container"  # ... the run does: auto, with an engine
+    local = define(profile="smoke", backend="local", output_dir="/tmp/unused").resolved()
     assert local.backend == "local" and local.image is None
-    assert define(profile="smoke", backend="container", output_dir="/tmp/unused").image in (
+    assert define(profile="smoke", backend="container", output_dir="/tmp/unused").resolved().image in (
         containers.MARIADB_IMAGES["10.11"])
     with pytest.raises(ParameterError, match="'backend'.*'auto', 'local', 'container'") as e:
         define(profile="smoke", backend="podman")
@@ -196,7 +203,13 @@ def test_backend_is_resolved_recorded_and_checked(define, scratch):
     with pytest.raises(ParameterError, match="'image'.*local backend") as e:
         define(profile="smoke", backend="local", image="mariadb:10.11")
     assert e.value.parameter == "image"
-    with pytest.raises(ParameterError, match="'image'.*no mariadb image available.*nosuch/mariadb:0") as e:
-        define(profile="smoke", backend="container", image="nosuch/mariadb:0")
+    with pytest.raises(ParameterError, match="'image'.*an image name") as e:
+        define(profile="smoke", backend="container", image="mariadb:10.11 --privileged")
     assert e.value.parameter == "image"
+    # A well-formed name of an image that is not here: refused when the run starts, before any server.
+    study = define(profile="smoke", backend="container", image="nosuch/mariadb:0", output_dir=tmp_path / "out")
+    with pytest.raises(ParameterError, match="'image'.*no mariadb image available.*nosuch/mariadb:0") as e:
+        study_module.run(study, progress=False)
+    assert e.value.parameter == "image"
+    assert not (tmp_path / "out").exists()
     assert sorted(p.name for p in scratch.iterdir()) == []

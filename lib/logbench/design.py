@@ -94,6 +94,12 @@ class Study:
                        target_halfwidth=self.target_halfwidth, time_budget_s=self.time_budget_s,
                        max_repeats=self.max_repeats)
 
+    def resolved(self) -> "Study":
+        """The study as it will run: what ``define()`` leaves to the run (which backend 'auto' means,
+        whether an image is there) decided. May ask the machine (a Docker engine); the run calls it once,
+        before anything starts, and records the result (an engine's study type overrides it)."""
+        return self
+
     @property
     def baseline(self) -> str:
         return self.configurations[0].name

@@ -23,7 +23,7 @@ from ..servers import mariadb as mdb
 from ..servers.process import server_user, tree_cpu_seconds
 from ..settings import Configuration, RecordShape, Settings, mariadb_flavor
 from ..workloads.sysbench import Sysbench, SysbenchResult, sysbench_binary
-from .backend import BACKENDS, filesystem_of, resolve_backend
+from .backend import BACKENDS, check_backend, check_image, filesystem_of, resolve_backend
 
 __all__ = ["BACKENDS", "MariaDBStudy", "SysbenchBench", "filesystem_of", "mariadb_fields", "measurement_extra",
            "prepared_server", "resolve_server", "run_seed", "server_tools", "start", "statements_sent",
@@ -54,31 +54,44 @@ class MariaDBStudy(Study):
     base: Settings
     mariadbd: str  # the host's server binary: runs the local backend, validates the settings for both
     flavor: str
-    image: str | None = None  # the container backend's image (resolved: one that is present), else None
+    image: str | None = None  # the container backend's image: as asked until the run resolves it, then what ran
+
+    def resolved(self) -> "MariaDBStudy":
+        """The study as it runs: backend 'auto' decided, the container's image found (or refused). Asks the
+        Docker engine, so the run calls it, before anything starts."""
+        backend, image = resolve_server(self.backend, self.image)
+        return dataclasses.replace(self, backend=backend, image=image)
 
 
 def mariadb_fields(*, backend: str, image: object, mariadbd: object, tables: object, table_size: object,
                    base: dict = BASE) -> dict[str, object]:
-    """The :class:`MariaDBStudy` fields, checked; 'auto' and the image are decided now (refused if absent)."""
-    params.choice("backend", backend, BACKENDS)
+    """The :class:`MariaDBStudy` fields, checked; 'auto' and the image's presence are left to the run
+    (:meth:`MariaDBStudy.resolved`)."""
+    check_backend(backend)
+    image = check_image(image)
+    if backend == "local":
+        _local_server(image)
     binary = mdb.find_mariadbd(mariadbd)
     flavor, _ = mariadb_flavor(binary)
     sysbench_binary()
-    backend, image = resolve_server(backend, image)
     return dict(backend=backend, image=image, mariadbd=str(binary), flavor=flavor, base=Settings.of("mariadb", base),
                 tables=params.positive_int("tables", tables), table_size=params.positive_int("table_size", table_size))
 
 
-def resolve_server(backend: str, image: object) -> tuple[str, str | None]:
-    """(backend, image) as a run uses them: 'auto' decided now, the container's image found now (or refused)."""
+def _local_server(image: str | None) -> None:
+    if image:
+        raise ParameterError("image", image, "None with the local backend (an image runs only with backend "
+                             "'container', or 'auto' when a Docker engine answers)")
+    server_user()  # as root, the unprivileged account must exist before anything starts
+
+
+def resolve_server(backend: str, image: str | None) -> tuple[str, str | None]:
+    """(backend, image) as a run uses them: 'auto' decided, the container's image found (or refused)."""
     from ..servers.containers import resolve_image
 
     backend = resolve_backend(backend)
     if backend == "local":
-        if image:
-            raise ParameterError("image", image, "None with the local backend (an image runs only with backend "
-                                 "'container', or 'auto' when a Docker engine answers)")
-        server_user()  # as root, the unprivileged account must exist before anything starts
+        _local_server(image)
         return backend, None
     if not image:
         return backend, resolve_image("mariadb", "10.11")
@@ -122,7 +135,7 @@ def server_tools(mariadbd: str, server: mdb.MariaDBServer, sb: Sysbench) -> dict
 def start(study: MariaDBStudy, stack: contextlib.ExitStack, base: Settings | None = None,
           extra=None) -> tuple[mdb.MariaDBServer, Sysbench, dict]:
     """A server on ``base`` (default: the study's) with the data loaded, entered into ``stack``; with the
-    environment record (``extra(server)`` adds study-specific entries)."""
+    environment record (``extra(server)`` adds study-specific entries). ``study`` is resolved (run_study)."""
     server, sb, prepare_s = stack.enter_context(prepared_server(
         base or study.base, mariadbd=study.mariadbd, tables=study.tables, table_size=study.table_size,
         backend=study.backend, image=study.image))

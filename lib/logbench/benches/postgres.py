@@ -25,13 +25,14 @@ from ..errors import SettingError
 from ..settings import Configuration, RecordShape, Settings, validate_postgres
 from ..workloads.pgbench import (QUERY_MODES, RECORD_MARKER, RECORDS_PER_CONNECTION, RECORDS_PER_TRANSACTION,
                                  SETUP_STATEMENTS, Pgbench)
-from .backend import filesystem_of, resolve_backend
+from .backend import check_backend, check_image, filesystem_of, resolve_backend
 
 LOG_DIR_ON = ("disk", "tmpfs")
 # With logging_collector = off every backend writes its lines to the server's own stderr: this file in the
 # study's log directory (opened O_APPEND by the launcher), counted as the sink "stderr_direct".
 STDERR_DIRECT = "postgresql_direct.log"
 STDERR_DIRECT_SINK = "stderr_direct"
+DEFAULT_VERSION = "15"  # a container's PostgreSQL unless a version sweep says otherwise
 
 # Post 000's baseline (its pg_settings listing): the collector on, stderr to a file,
 # no statement logging; timestamps in UTC rather than 'Poland' so runs compare anywhere.
@@ -110,8 +111,10 @@ class PgStudy(Study):
     sampling_rate: float
     pg_bindir: str
     image: str | None
-    # (label, backend, image) per server when one schedule spans several; configurations are then "label/name".
-    variants: tuple[tuple[str, str, str | None], ...] = ()
+    # (label, backend, image, version) per server when one schedule spans several; configurations are then
+    # "label/name". ``version``: the PostgreSQL version of a version sweep's container (its default image),
+    # None for the default one. Backend and image stay as asked until the run resolves them (resolved()).
+    variants: tuple[tuple[str, str, str | None, str | None], ...] = ()
     # A memory cgroup limit (MB) on the server's processes, page cache included, with the data evicted from the
     # page cache before the runs: the IO-bound regime on a dataset smaller than RAM (servers.memlimit). None: none.
     memory_limit_mb: int | None = None
@@ -135,14 +138,40 @@ class PgStudy(Study):
         study's log directory (``STDERR_DIRECT``), where the backends write their lines themselves."""
         return any(STDERR_DIRECT_SINK in c.destinations for c in self.configurations)
 
+    def resolved(self) -> "PgStudy":
+        """The study as it runs: backend 'auto' decided, each container's image found (ServerStartError
+        naming the images tried when none is there), the syslog destinations checked against the backend
+        they will use. Asks the Docker engine, so the run calls it, before anything starts."""
+        from ..servers.containers import resolve_image
+
+        def server(backend: str, image: str | None, version: str | None) -> tuple[str, str | None]:
+            backend = resolve_backend(backend)
+            if version is not None and backend != "container":
+                raise params.ParameterError("versions", version, "a version sweep runs in containers: "
+                                            "backend 'container', or 'auto' once a Docker engine answers "
+                                            "(`bash scripts/setup.sh --docker` installs and starts one)")
+            return backend, (resolve_image("postgres", version or DEFAULT_VERSION, image)
+                             if backend == "container" else None)
+
+        if not self.variants:
+            backend, image = server(self.backend, self.image, None)
+            study = dataclasses.replace(self, backend=backend, image=image)
+        else:
+            variants = tuple((label, *server(b, i, v), v) for label, b, i, v in self.variants)
+            study = dataclasses.replace(self, variants=variants,
+                                        backend="+".join(dict.fromkeys(b for _, b, _, _ in variants)))
+        check_syslog(study)
+        return study
+
 
 def pg_fields(*, backend: str, image: object, scale: object, query_mode: str, syslog_rate_limit: object,
               log_dir_on: str, sampling_rate: object, shared_buffers: str, extra_settings: object,
               pg_bindir: object, base: dict = BASE) -> dict[str, object]:
-    """The :class:`PgStudy` fields, checked; ``backend`` 'auto' is decided now (a Docker engine answers or not)."""
+    """The :class:`PgStudy` fields, checked; ``backend`` 'auto' and the image stay as asked until the run
+    (:meth:`PgStudy.resolved`)."""
     params.choice("query_mode", query_mode, QUERY_MODES)
     params.choice("log_dir_on", log_dir_on, LOG_DIR_ON)
-    backend = resolve_backend(backend)
+    check_backend(backend)
     rate_limit = params.boolean("syslog_rate_limit", syslog_rate_limit)
     bindir = pgserver.find_bindir(pg_bindir)
     extra = params.mapping("extra_settings", extra_settings)
@@ -151,7 +180,7 @@ def pg_fields(*, backend: str, image: object, scale: object, query_mode: str, sy
     return dict(backend=backend, base=settings, scale=params.positive_int("scale", scale), query_mode=query_mode,
                 syslog_rate_limit=rate_limit, log_dir_on=log_dir_on,
                 sampling_rate=params.fraction("sampling_rate", sampling_rate), pg_bindir=str(bindir),
-                image=str(image) if image else None)
+                image=check_image(image))
 
 
 _MARK = RECORD_MARKER.encode()
@@ -205,32 +234,38 @@ def configurations(names: tuple[str, ...], table: dict[str, tuple], pg_bindir: s
 def checked(study: PgStudy, versions: object = None) -> PgStudy:
     """The checks that need the whole study: a version sweep, whole seconds, syslog's needs."""
     if versions is not None:
-        from ..servers.containers import PG_IMAGES, resolve_image
+        from ..servers.containers import PG_IMAGES
 
         chosen = params.name_list("versions", versions, PG_IMAGES, coerce=str)
-        if study.backend != "container":
+        if study.backend == "local":
             raise params.ParameterError("versions", versions, "a version sweep runs in containers: set backend to "
                                         "'container' or 'auto' with a Docker engine")
-        # Images are resolved now, so a version without one fails before any server starts.
-        study = with_variants(study, [(f"pg{v}", "container", resolve_image("postgres", v)) for v in chosen])
+        # Each version's image is found when the study runs (resolved()), before any server starts.
+        study = with_variants(study, [(f"pg{v}", study.backend, None, v) for v in chosen])
     if study.duration != int(study.duration):
         raise params.ParameterError("duration", study.duration, "whole seconds (pgbench -T takes seconds)")
-    if study.needs_syslog and study.backend == "local" and not is_root():
-        raise params.ParameterError(
-            "destinations", [c.name for c in study.configurations if c.destinations and "syslog" in c.destinations[0]],
-            "without root, only 'none', 'stderr', 'csvlog', 'jsonlog' (syslog destinations give the server a "
-            "private /dev/log and a network namespace, which need root)")
+    check_syslog(study)
     if study.needs_syslog:
         rsyslogd_binary()
     return study
 
 
-def with_variants(study: PgStudy, variants: list[tuple[str, str, str | None]]) -> PgStudy:
+def check_syslog(study: PgStudy) -> None:
+    """Syslog destinations on the local backend need root (a private /dev/log, a network namespace);
+    under 'auto' this is known once the run has decided the backend."""
+    if study.needs_syslog and "local" in study.backend.split("+") and not is_root():
+        raise params.ParameterError(
+            "destinations", [c.name for c in study.configurations if c.destinations and "syslog" in c.destinations[0]],
+            "without root, only 'none', 'stderr', 'csvlog', 'jsonlog' (syslog destinations give the server a "
+            "private /dev/log and a network namespace, which need root)")
+
+
+def with_variants(study: PgStudy, variants: list[tuple[str, str, str | None, str | None]]) -> PgStudy:
     """The same study on several servers in one interleaved schedule (see runner.SplitBench)."""
     configs = tuple(dataclasses.replace(c, name=f"{label}{runner.SplitBench.SEP}{c.name}")
-                    for c in study.configurations for label, _, _ in variants)
+                    for c in study.configurations for label, *_ in variants)
     return dataclasses.replace(study, configurations=configs, variants=tuple(variants),
-                               backend="+".join(dict.fromkeys(b for _, b, _ in variants)))
+                               backend="+".join(dict.fromkeys(b for _, b, _, _ in variants)))
 
 
 class PgBench:
@@ -392,7 +427,7 @@ def io_regime(blks_read: int, blks_hit: int, limit_hits: int, page_cache_growth:
 
 def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
                 image: str | None = None) -> tuple[PgBench, dict]:
-    """Start one backend's log directory, syslog daemons, server and dataset inside ``stack``."""
+    """Start one (resolved) backend's log directory, syslog daemons, server and dataset inside ``stack``."""
     root = paths.tmpfs_root() if study.log_dir_on == "tmpfs" else paths.scratch_root()
     log_dir = cleanup.private_dir("logbench-log-", root)
     stack.callback(shutil.rmtree, log_dir, True)
@@ -435,12 +470,12 @@ def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
 
 
 def start(study: PgStudy, stack: contextlib.ExitStack) -> tuple[object, dict]:
-    """The study's bench and environment record: one server, or one per variant behind a SplitBench
-    (the record is then ``{"variants": {label: record}}``)."""
+    """The (resolved) study's bench and environment record: one server, or one per variant behind a
+    SplitBench (the record is then ``{"variants": {label: record}}``)."""
     if not study.variants:
         return start_stack(study, study.backend, stack)
     benches, envs = {}, {}
-    for label, backend, image in study.variants:
+    for label, backend, image, _ in study.variants:
         benches[label], envs[label] = start_stack(study, backend, stack, image)
     return runner.SplitBench(benches, envs), {"variants": envs}
 

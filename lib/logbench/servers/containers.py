@@ -27,15 +27,11 @@ the files it writes.
 
 from __future__ import annotations
 
-import os
 import re
 import socket
-import tempfile
-import time
 import uuid
 from pathlib import Path
 
-from .. import paths
 from ..errors import ServerStartError
 from ..settings import Settings, mariadb_flavor, validate_mariadb, validate_postgres
 from . import process
@@ -73,12 +69,6 @@ def _testcontainers():
     from testcontainers.core.container import DockerContainer
 
     return DockerContainer
-
-
-def _log_message(message: str):
-    from testcontainers.core.wait_strategies import LogMessageWaitStrategy
-
-    return LogMessageWaitStrategy(message)
 
 
 def resolve_image(kind: str, version: str = "15", image: str | None = None) -> str:
@@ -136,6 +126,16 @@ def _container_pid(container) -> int:
     return int(wrapped.attrs["State"]["Pid"])
 
 
+def _alive(host_pid: int) -> bool:
+    """The container's main process still runs (read from /proc: no engine call in a polling loop)."""
+    import psutil
+
+    try:
+        return bool(host_pid) and psutil.Process(host_pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def _remove(container) -> None:
     if container is None:
         return
@@ -145,8 +145,15 @@ def _remove(container) -> None:
         pass
 
 
-class ContainerLogHost:
-    """The remote log host as an rsyslog container on a study-created Docker network."""
+class ContainerLogHost(process.Launched):
+    """The remote log host as an rsyslog container on a study-created Docker network.
+
+    Its files are in its owner's (:class:`~logbench.servers.syslog.SyslogPair`'s) work directory,
+    so it uses the start template's launch-and-probe half: network and config -> container -> ready
+    when a TCP client gets in."""
+
+    what = "the rsyslog container"
+    start_timeout = 30.0
 
     def __init__(self, workdir: Path, rate_limit: bool):
         self.workdir, self.rate_limit = workdir, rate_limit
@@ -154,49 +161,61 @@ class ContainerLogHost:
         self.address = ""
         self.network = None
         self.container = None
+        self._host_pid = 0
 
     def start(self) -> None:
         import docker
 
         (self.workdir / "remote").mkdir(exist_ok=True)
         (self.workdir / "remote-conf").mkdir(exist_ok=True)
-        tag = uuid.uuid4().hex[:8]
+        self.tag = uuid.uuid4().hex[:8]
         # A /24 of the benchmarking range per study; 198.19.0.0/16 keeps clear of the namespace hosts.
-        subnet = f"198.19.{int(tag[:4], 16) % 256}.0/24"
+        subnet = f"198.19.{int(self.tag[:4], 16) % 256}.0/24"
         ipam = docker.types.IPAMConfig(pool_configs=[docker.types.IPAMPool(subnet=subnet)])
-        self.network = _docker().networks.create(f"logbench-{tag}", driver="bridge", ipam=ipam, labels={LABEL: tag})
-        conf = self.workdir / "remote-conf" / "rsyslog.conf"
-        conf.write_text(remote_config("0.0.0.0", "/var/log/remote/syslog-remote.log", "/var/spool/rsyslog", self.rate_limit))
-        DockerContainer = _testcontainers()
+        self.network = _docker().networks.create(f"logbench-{self.tag}", driver="bridge", ipam=ipam,
+                                                 labels={LABEL: self.tag})
+        (self.workdir / "remote-conf" / "rsyslog.conf").write_text(
+            remote_config("0.0.0.0", "/var/log/remote/syslog-remote.log", "/var/spool/rsyslog", self.rate_limit))
+        self._launch_ready()
+
+    def _launch(self) -> None:
         self.container = (
-            DockerContainer(resolve_image("rsyslog"))
-            .with_name(f"logbench-rsyslog-{tag}")
+            _testcontainers()(resolve_image("rsyslog"))
+            .with_name(f"logbench-rsyslog-{self.tag}")
             .with_volume_mapping(str(self.workdir / "remote"), "/var/log/remote", "rw")
-            .with_volume_mapping(str(conf), "/etc/rsyslog-logbench/rsyslog.conf", "ro")
-            .with_kwargs(labels={LABEL: tag}, network=self.network.name)
+            .with_volume_mapping(str(self.workdir / "remote-conf" / "rsyslog.conf"),
+                                 "/etc/rsyslog-logbench/rsyslog.conf", "ro")
+            .with_kwargs(labels={LABEL: self.tag}, network=self.network.name)
         )
         self.container.start()
         wrapped = self.container.get_wrapped_container()
         wrapped.reload()
+        self._host_pid = int(wrapped.attrs["State"]["Pid"])
         self.address = wrapped.attrs["NetworkSettings"]["Networks"][self.network.name]["IPAddress"]
 
-        def ready() -> bool:
-            try:
-                with socket.create_connection((self.address, REMOTE_PORT), timeout=1):
-                    return True
-            except OSError:
-                return False
+    def _probe(self) -> bool:
+        try:
+            with socket.create_connection((self.address, REMOTE_PORT), timeout=1):
+                return True
+        except OSError:
+            return False
 
-        if not process.wait_until(ready, timeout=30):
-            raise ServerStartError(f"the rsyslog container did not listen on {self.address}:{REMOTE_PORT}:\n"
-                                   f"{wrapped.logs(tail=30).decode(errors='replace')}")
+    def running(self) -> bool:
+        return self.container is not None and _alive(self._host_pid)
 
-    def cpu_seconds(self) -> float:
-        return process.tree_cpu_seconds(_container_pid(self.container)) if self.container else 0.0
+    def _log_tail(self) -> str:
+        return _logs_of(self.container)
 
-    def close(self) -> None:
+    def _stop_proc(self) -> None:
         _remove(self.container)
         self.container = None
+        self._host_pid = 0
+
+    def cpu_seconds(self) -> float:
+        return process.tree_cpu_seconds(self._host_pid) if self.container else 0.0
+
+    def close(self) -> None:
+        self._stop_proc()
         if self.network is not None:
             try:
                 self.network.remove()
@@ -209,6 +228,10 @@ class ContainerPostgres(PostgresServer, process.Managed):
 
     backend = "container"
     DATA = "/var/lib/postgresql/data"
+    RUN = "/var/run/postgresql"  # the socket directory inside; the host's private one is mounted here
+    workdir_prefix = "logbench-pg-"
+    private_dirs = ("sock", "conf")
+    opens_host_paths = False
 
     def __init__(self, base: Settings, *, log_dir: Path, image: str | None = None, version: str = "15",
                  syslog_socket: Path | None = None, start_timeout: float = 120.0):
@@ -219,8 +242,13 @@ class ContainerPostgres(PostgresServer, process.Managed):
         self.start_timeout = start_timeout
         self.workdir: Path | None = None
         self.container = None
+        self._host_pid = 0
         self.applied = Settings.of("postgresql")
         self.port = 5432
+
+    @property
+    def what(self) -> str:
+        return f"PostgreSQL in {self.image}"
 
     @property
     def auto_conf(self) -> str:
@@ -228,77 +256,89 @@ class ContainerPostgres(PostgresServer, process.Managed):
 
     @property
     def socket_dir(self) -> Path:
-        return self.workdir / "sock"
+        return self._wd / "sock"
 
     @property
     def conninfo(self) -> dict[str, object]:
         return {"host": str(self.socket_dir), "port": self.port, "user": "postgres", "dbname": "postgres"}
 
-    def start(self) -> None:
-        self.workdir = Path(tempfile.mkdtemp(prefix="logbench-pg-", dir=paths.scratch_root()))
-        (self.workdir / "sock").mkdir()
-        (self.workdir / "conf").mkdir()
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        if process.is_root():
-            os.chown(self.log_dir, CONTAINER_UID, CONTAINER_UID)
-        else:
-            self.log_dir.chmod(0o777)
-        fixed = {"listen_addresses": "", "port": str(self.port), "unix_socket_directories": "/var/run/postgresql",
+    # -- lifecycle (the hooks of process.Managed's start template) -----------
+    def _server_user(self) -> process.RunUser:
+        return process.RunUser("postgres", CONTAINER_UID, CONTAINER_UID)
+
+    def _configure(self) -> None:
+        fixed = {"listen_addresses": "", "port": str(self.port), "unix_socket_directories": self.RUN,
                  "unix_socket_permissions": "0700", "log_directory": "/logbench/log"}
-        (self.workdir / "conf" / "postgresql.conf").write_text(conf_text({**self.base.as_dict(), **fixed}))
+        (self._wd / "conf" / "postgresql.conf").write_text(conf_text({**self.base.as_dict(), **fixed}))
+
+    def _launch(self) -> None:
         tag = uuid.uuid4().hex[:8]
-        DockerContainer = _testcontainers()
         c = (
-            DockerContainer(self.image)
+            _testcontainers()(self.image)
             .with_name(f"logbench-pg-{tag}")
             .with_env("POSTGRES_HOST_AUTH_METHOD", "trust")
             .with_env("POSTGRES_INITDB_ARGS", "-E UTF8 --locale=C")  # as the local backend's initdb
-            .with_volume_mapping(str(self.socket_dir), "/var/run/postgresql", "rw")
+            .with_volume_mapping(str(self.socket_dir), self.RUN, "rw")
             .with_volume_mapping(str(self.log_dir), "/logbench/log", "rw")
-            .with_volume_mapping(str(self.workdir / "conf"), "/logbench/conf", "ro")
+            .with_volume_mapping(str(self._wd / "conf"), "/logbench/conf", "ro")
             .with_command("postgres -c config_file=/logbench/conf/postgresql.conf "
                           f"-c hba_file={self.DATA}/pg_hba.conf -c ident_file={self.DATA}/pg_ident.conf")
             .with_kwargs(labels={LABEL: tag})
-            # The entrypoint's first start runs a temporary server for initialisation; wait until it is gone.
-            .waiting_for(_log_message("PostgreSQL init process complete")
-                         .with_startup_timeout(int(self.start_timeout)))
         )
         if self.syslog_socket is not None:
             c = c.with_volume_mapping(str(self.syslog_socket), "/dev/log", "rw")
-        self.container = c
+        self.container = c  # whatever happens from here (an interrupt too), close() removes it
         try:
             c.start()
+            self._host_pid = _container_pid(c)
         except Exception as e:
-            raise ServerStartError(f"PostgreSQL container did not initialise ({e}); its log:\n{self._log_tail()}") from e
-        self._wait_ready()
+            raise ServerStartError(f"the {self.image} container did not start ({e}); its log:\n{_logs_of(c)}") from e
 
-    def _wait_ready(self) -> None:
-        if not process.wait_until(self._probe, timeout=self.start_timeout):
-            raise ServerStartError(f"PostgreSQL container did not accept connections; its log:\n{self._log_tail()}")
+    def _probe(self) -> bool:
+        # On a first start the entrypoint runs a temporary server (initdb's follow-up work) on this same
+        # socket directory, with our config file, then stops it and execs the real server as the
+        # container's main process. A probe that reached the temporary one would let the study in just
+        # before it is stopped, so only the real one counts: the socket's lock file names the postmaster's
+        # pid, 1 for the server the entrypoint exec'd, another for the one pg_ctl started as its child.
+        return self._postmaster_pid() == 1 and super()._probe()
+
+    def _postmaster_pid(self) -> int | None:
+        try:
+            return int((self.socket_dir / f".s.PGSQL.{self.port}.lock").read_text().split("\n", 1)[0])
+        except (OSError, ValueError):  # not there yet, or half-written
+            return None
+
+    def running(self) -> bool:
+        return self.container is not None and _alive(self._host_pid)
 
     def _log_tail(self) -> str:
-        try:
-            text = self.container.get_wrapped_container().logs(tail=30).decode(errors="replace")
-        except Exception as e:
-            text = f"(no container log: {e})"
+        text = _logs_of(self.container)
         collector = sorted(self.log_dir.glob("*.log"))
         if collector:
             text += f"\n--- {collector[-1].name}\n" + process.tail(collector[-1])
         return text
 
+    def _stop_proc(self) -> None:
+        _remove(self.container)
+        self.container = None
+        self._host_pid = 0
+
     @property
     def pid(self) -> int:
-        return _container_pid(self.container)
+        """The postmaster as this host sees it: the container's main process, read once per start."""
+        if self.container is None or not self._host_pid:
+            raise RuntimeError("server not running")
+        return self._host_pid
 
     def restart(self) -> None:
-        self.container.get_wrapped_container().restart(timeout=30)
-        time.sleep(0.2)
+        wrapped = self.container.get_wrapped_container()
+        wrapped.restart(timeout=30)
+        self._host_pid = _container_pid(self.container)
         self._wait_ready()
 
     def close(self) -> None:
         try:
-            _remove(self.container)
-            self.container = None
+            self._stop_proc()
         finally:
             self._remove_workdir()
 
@@ -361,24 +401,22 @@ class ContainerMariaDB(MariaDBServer):
     def _listen_options(self) -> list[str]:
         return ["--skip-networking"]  # and the container has no network at all
 
-    # -- lifecycle ---------------------------------------------------------
-    def start(self) -> None:
-        self.workdir = Path(tempfile.mkdtemp(prefix="logbench-mariadb-", dir=paths.scratch_root()))
-        sock = self.workdir / "sock"
-        sock.mkdir(mode=0o700)
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        if process.is_root():
-            server = process.RunUser("mysql", CONTAINER_UID, CONTAINER_UID)
-            process.chown_tree(sock, server)
-            process.chown_tree(self.log_dir, server)
-        else:
-            sock.chmod(0o777)
-            self.log_dir.chmod(0o777)
+    # -- lifecycle (the hooks of process.Managed's start template) -----------
+    workdir_prefix = "logbench-mariadb-"
+    private_dirs = ("sock",)
+    opens_host_paths = False
+
+    @property
+    def what(self) -> str:
+        return f"{self.flavor} in {self.image}"
+
+    def _server_user(self) -> process.RunUser:
+        return process.RunUser("mysql", CONTAINER_UID, CONTAINER_UID)
+
+    def _configure(self) -> None:
         self.tag = uuid.uuid4().hex[:8]
         self.volume = _docker().volumes.create(name=f"logbench-mariadb-{self.tag}", labels={LABEL: self.tag})
         self._init_datadir()
-        self._launch(self.base)
-        self.initial = self.global_variables()
 
     def _container(self, command: list[str], name: str):
         DockerContainer = _testcontainers()
@@ -412,15 +450,16 @@ class ContainerMariaDB(MariaDBServer):
         wrapped = c.get_wrapped_container()
         # Both streams in time order (testcontainers' log wait searches each stream on its own).
         if not process.wait_until(lambda: bool(self.INIT_DONE.search(wrapped.logs())), timeout=self.start_timeout,
-                                  interval=0.2, alive=self._alive):
+                                  interval=0.2, alive=self.running):
             raise ServerStartError(f"the {self.image} container did not initialise its data directory within "
                                    f"{self.start_timeout:.0f} s; its log:\n{_logs_of(c)}")
         self._stop_proc()
 
-    def _launch(self, settings: Settings) -> None:
+    def _launch(self, settings: Settings | None = None) -> None:
         self._launches += 1
         c = (
-            self._container(self.command(settings), f"logbench-mariadb-{self.tag}-{self._launches}")
+            self._container(self.command(self.base if settings is None else settings),
+                            f"logbench-mariadb-{self.tag}-{self._launches}")
             .with_volume_mapping(str(self._wd / "sock"), self.RUN, "rw")
             .with_volume_mapping(str(self.log_dir), str(self.log_dir), "rw")
         )
@@ -430,21 +469,9 @@ class ContainerMariaDB(MariaDBServer):
             self._host_pid = _container_pid(c)
         except Exception as e:
             raise ServerStartError(f"the {self.image} container did not start ({e}); its log:\n{_logs_of(c)}") from e
-        ok = process.wait_until(self._probe, timeout=self.start_timeout, interval=0.1, alive=self._alive)
-        if not ok:
-            tail = _logs_of(c)
-            self._stop_proc()
-            raise ServerStartError(
-                f"{self.flavor} in {self.image} did not accept connections within {self.start_timeout:.0f} s; "
-                f"last lines of its log:\n{tail}")
 
-    def _alive(self) -> bool:
-        import psutil
-
-        try:
-            return psutil.Process(self._host_pid).status() != psutil.STATUS_ZOMBIE
-        except psutil.Error:
-            return False
+    def _log_tail(self) -> str:
+        return _logs_of(self.container)
 
     def _stop_proc(self) -> None:
         """A clean shutdown (SIGTERM, as the local backend's), then the container goes; the volume stays."""
@@ -481,7 +508,7 @@ class ContainerMariaDB(MariaDBServer):
         return self._host_pid
 
     def running(self) -> bool:
-        return self.container is not None and self._alive()
+        return self.container is not None and _alive(self._host_pid)
 
     def exec_sql(self, sql: str) -> str:
         """Run ``sql`` with the image's own ``mariadb`` client inside the container (a check from inside)."""

@@ -54,13 +54,11 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import pymysql
 
-from .. import paths
 from ..errors import ServerStartError, SettingError
 from ..logsinks import Count, FileSink
 from ..settings import RecordShape, Settings, mariadb_flavor, validate_mariadb
@@ -145,7 +143,8 @@ class MariaDBServer(process.Managed):
     A backend provides ``binary`` (the host's server binary: its catalog validates
     settings), ``flavor``, ``socket_path`` (on this host), ``datadir`` (on this host),
     ``program`` and ``_private_options()`` / ``_listen_options()`` (its part of the
-    command line), ``start()``, ``_launch(settings)``, ``_stop_proc()``, ``close()``,
+    command line), and the start template's hooks (:class:`~logbench.servers.process.Managed`):
+    ``_configure()`` (the data directory), ``_launch(settings)``, ``_stop_proc()``, ``close()``,
     ``pid`` and ``running()``.
     """
 
@@ -192,6 +191,13 @@ class MariaDBServer(process.Managed):
         argv += [f"--{k.replace('_', '-')}={v}" for k, v in settings.items()]
         return argv
 
+    @property
+    def what(self) -> str:
+        return self.flavor
+
+    def _started(self) -> None:
+        self.initial = self.global_variables()
+
     def _probe(self) -> bool:
         try:
             c = pymysql.connect(**self.conninfo, connect_timeout=2)
@@ -217,9 +223,9 @@ class MariaDBServer(process.Managed):
         if base is not None:
             self.base = base
             self.applied = Settings.of("mariadb")
-        self._launch(self.base.merged(self.applied))
+        self._launch_ready(self.base.merged(self.applied))
         if base is not None:
-            self.initial = self.global_variables()
+            self._started()
 
     # -- sessions ----------------------------------------------------------
     def connect(self, *, quiet: bool = True, **kw) -> pymysql.Connection:
@@ -306,7 +312,7 @@ class MariaDBServer(process.Managed):
         self.applied = settings
         if startup_only:
             self._stop_proc()
-            self._launch(self.base.merged(settings))
+            self._launch_ready(self.base.merged(settings))
             kind = "restart"
         mismatch = self.mismatches(desired)
         if mismatch:
@@ -375,26 +381,17 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
             raise RuntimeError("server started without listen_tcp")
         return {"host": "127.0.0.1", "port": self.port, "user": ROOT_USER, "password": ""}
 
-    # -- lifecycle ---------------------------------------------------------
-    def start(self) -> None:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        blocked = process.unreachable_parent(self.log_dir, self.user)
-        if blocked is not None:
-            raise ServerStartError(
-                f"the server runs as {self.user.name!r}, which cannot enter {blocked} (mode "
-                f"{oct(blocked.stat().st_mode & 0o777)}) on the way to the log directory {self.log_dir}; "
-                f"use a directory under {paths.scratch_root()}")
-        self.workdir = Path(tempfile.mkdtemp(prefix="logbench-mariadb-", dir=paths.scratch_root()))
-        for d in ("sock", "tmp"):
-            (self.workdir / d).mkdir(mode=0o700)
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        process.chown_tree(self.workdir, self.user)
-        process.chown_tree(self.log_dir, self.user)
+    # -- lifecycle (the hooks of process.Managed's start template) -----------
+    workdir_prefix = "logbench-mariadb-"
+    private_dirs = ("sock", "tmp")
+
+    def _server_user(self) -> RunUser:
+        return self.user
+
+    def _configure(self) -> None:
         self._init_datadir()
         if self.listen_tcp:
             self.port = process.free_loopback_port()
-        self._launch(self.base)
-        self.initial = self.global_variables()
 
     def _run_as_server_user(self) -> dict:
         if process.is_root() and self.user.uid != 0:
@@ -427,17 +424,13 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
             return ["--bind-address=127.0.0.1", f"--port={self.port}"]
         return ["--skip-networking"]
 
-    def _launch(self, settings: Settings) -> None:
-        self.proc = process.spawn(self.command(settings), self._wd / "mariadbd.out", user=self.user, cwd=self._wd)
-        ok = process.wait_until(self._probe, timeout=self.start_timeout, interval=0.1,
-                                alive=lambda: self.proc is not None and self.proc.poll() is None)
-        if not ok:
-            code = self.proc.poll()
-            self._stop_proc()
-            raise ServerStartError(
-                f"{self.flavor} did not accept connections within {self.start_timeout:.0f} s (exit code {code}); "
-                f"last lines of its error log:\n{process.tail(self.error_log)}\n{process.tail(self._wd / 'mariadbd.out', 5)}"
-            )
+    def _launch(self, settings: Settings | None = None) -> None:
+        self.proc = process.spawn(self.command(self.base if settings is None else settings), self._wd / "mariadbd.out", user=self.user,
+                                  cwd=self._wd)
+
+    def _log_tail(self) -> str:
+        return (f"--- error log {self.error_log}\n{process.tail(self.error_log)}\n"
+                f"--- {self._wd / 'mariadbd.out'}\n{process.tail(self._wd / 'mariadbd.out', 5)}")
 
     def _stop_proc(self) -> None:
         self._drop_admin()

@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,6 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from .. import paths
 from ..errors import ServerStartError, SettingError
 from ..settings import Settings, validate_postgres
 from . import process
@@ -216,25 +214,19 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
     def auto_conf(self) -> str:
         return str(self.datadir / "postgresql.auto.conf")
 
-    # -- lifecycle ---------------------------------------------------------
-    def start(self) -> None:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        blocked = process.unreachable_parent(self.log_dir, self.user)
-        if blocked is not None:
-            raise SettingError(
-                f"the log directory {self.log_dir} is not reachable by the server's user {self.user.name!r} "
-                f"({blocked} is closed to it); use a directory under {paths.scratch_root()} or /dev/shm"
-            )
-        self.workdir = Path(tempfile.mkdtemp(prefix="logbench-pg-", dir=paths.scratch_root()))
-        for d in ("sock", "dev"):
-            (self.workdir / d).mkdir(mode=0o700)
-        process.chown_tree(self.workdir, self.user)
-        process.chown_tree(self.log_dir, self.user)
+    # -- lifecycle (the hooks of process.Managed's start template) -----------
+    workdir_prefix = "logbench-pg-"
+    private_dirs = ("sock", "dev")
+    what = "PostgreSQL"
+
+    def _server_user(self) -> RunUser:
+        return self.user
+
+    def _configure(self) -> None:
         self._initdb()
         if self.listen_tcp:
             self.port = process.free_loopback_port()
         self._write_conf()
-        self._launch()
 
     def _initdb(self) -> None:
         kwargs = {}
@@ -270,14 +262,6 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
             self.proc = process.spawn(argv, self.server_log)
         else:
             self.proc = process.spawn(argv, self.server_log, user=self.user)
-        ok = process.wait_until(self._probe, timeout=self.start_timeout, alive=lambda: self.proc.poll() is None)
-        if not ok:
-            code = self.proc.poll()
-            self._stop_proc()
-            raise ServerStartError(
-                f"PostgreSQL did not accept connections within {self.start_timeout:.0f} s "
-                f"(exit code {code}); last lines of its log:\n{self._log_tail()}"
-            )
 
     def _log_tail(self) -> str:
         parts = [process.tail(self.server_log)]
@@ -296,7 +280,7 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
 
     def restart(self) -> None:
         self._stop_proc()
-        self._launch()
+        self._launch_ready()
 
 
 # Settings the server may legitimately report from elsewhere (none so far); kept explicit.

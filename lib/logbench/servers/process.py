@@ -4,6 +4,10 @@ Every daemon is started in a session of its own, so a Ctrl-C aimed at the
 notebook does not reach it half-way through a run; the study stops it itself,
 in order, from a ``finally``. A parent-death signal is the last line of defence
 when the Python process is killed outright.
+
+:class:`Managed` is the one start template of every server (configure -> launch
+-> real probe; :class:`Launched` is its launch-and-probe half, which the log
+daemons use too); the servers' modules fill in its hooks.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import os
 import pwd
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +25,8 @@ from pathlib import Path
 
 import psutil
 
-from ..errors import LogbenchError
+from .. import paths
+from ..errors import LogbenchError, ServerStartError, SettingError
 
 # Tried in order when we run as root: PostgreSQL and MariaDB refuse to run as root.
 UNPRIVILEGED_USERS = ("logbench", "postgres", "nobody")
@@ -68,6 +74,16 @@ def chown_tree(path: Path, user: RunUser) -> None:
             os.chown(os.path.join(root, name), user.uid, user.gid, follow_symlinks=False)
 
 
+def hand_over(path: Path, user: RunUser) -> None:
+    """Let the server's ``user`` write in the directory tree ``path``: as root, give it the tree; as
+    anyone else, only a server running as another uid (a container's) needs the directories opened to all."""
+    if is_root():
+        chown_tree(path, user)
+    elif user.uid != os.geteuid():
+        for root, _, _ in os.walk(path):
+            os.chmod(root, 0o777)
+
+
 def unreachable_parent(path: Path, user: RunUser) -> Path | None:
     """The first directory above ``path`` that ``user`` may not enter (pytest's 0700 temp roots), or None.
 
@@ -96,12 +112,88 @@ def free_loopback_port() -> int:
         return s.getsockname()[1]
 
 
-class Managed:
-    """A context manager over ``start()`` and ``close()``: ``close()`` also runs when ``start()`` fails
-    half-way, so nothing it had already started outlives the error. ``workdir`` is its private directory;
-    setting it marks the directory as this process's (:func:`logbench.cleanup.claim`), so that what a
-    killed study leaves there is found and removed by its guardian or the next study."""
+class UnreachableLogDir(SettingError, ServerStartError):
+    """The server's user cannot enter a directory on the way to its log directory: a log directory that
+    does not work for this server (SettingError) and the reason it cannot start (ServerStartError)."""
 
+
+class Launched:
+    """The second half of the start template: :meth:`_launch`, then wait until :meth:`_probe` — a real
+    client — gets an answer; a launch that never answers (or dies) is stopped and reported with the tail
+    of its log. Every start and restart of every server and log daemon here goes through it."""
+
+    what = "the server"  # in error messages
+    start_timeout: float = 60.0
+
+    def _launch_ready(self, *args) -> None:
+        """Launch (``args`` go to :meth:`_launch`) and wait until the probe answers."""
+        self._launch(*args)
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        if wait_until(self._probe, timeout=self.start_timeout, alive=self.running):
+            return
+        state, tail = self._exit_state(), self._log_tail()
+        self._stop_proc()
+        raise ServerStartError(f"{self.what} did not accept connections within {self.start_timeout:.0f} s "
+                               f"({state}); last lines of its log:\n{tail}")
+
+    def _launch(self, *args) -> None:
+        raise NotImplementedError
+
+    def _probe(self) -> bool:
+        """True once a real client gets an answer (not merely a process or a socket file)."""
+        raise NotImplementedError
+
+    def running(self) -> bool:
+        raise NotImplementedError
+
+    def _exit_state(self) -> str:
+        return "still running" if self.running() else "it exited"
+
+    def _log_tail(self) -> str:
+        return ""
+
+    def _stop_proc(self) -> None:
+        raise NotImplementedError
+
+
+class ChildProcess(Launched):
+    """Launched as a child process of ours (``proc``)."""
+
+    proc: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int:
+        if self.proc is None:
+            raise RuntimeError("server not running")
+        return self.proc.pid
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def _exit_state(self) -> str:
+        return f"exit code {self.proc.poll() if self.proc is not None else None}"
+
+
+class Managed(Launched):
+    """A server with a private work directory, started by the one template and context-managed.
+
+    :meth:`start` is the template every server here follows, as testcontainers' ``DbContainer.start()``:
+    its log directory and a private work directory, handed to the user the server runs as ->
+    :meth:`_configure` (its files, its data directory) -> launch and wait until a real probe answers
+    (:class:`Launched`) -> :meth:`_started`. ``close()`` also runs when ``start()`` fails half-way, so
+    nothing it had already started outlives the error. Setting ``workdir`` marks the directory as this
+    process's (:func:`logbench.cleanup.claim`), so that what a killed study leaves there is found and
+    removed by its guardian or the next study.
+    """
+
+    workdir_prefix = "logbench-"
+    private_dirs: tuple[str, ...] = ()  # made (mode 0700) in the work directory before _configure
+    log_dir: Path
+    # The server opens host paths itself (a local process), so every directory above its log directory
+    # must let its user in; a container gets its directories as bind mounts and needs no such check.
+    opens_host_paths = True
     _workdir: Path | None = None
 
     @property
@@ -130,7 +222,32 @@ class Managed:
             self.workdir = None
 
     def start(self) -> None:
+        user = self._server_user()
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        blocked = unreachable_parent(self.log_dir, user) if self.opens_host_paths else None
+        if blocked is not None:
+            raise UnreachableLogDir(
+                f"the log directory {self.log_dir} is not reachable by the server's user {user.name!r}: it cannot "
+                f"enter {blocked} (mode {oct(blocked.stat().st_mode & 0o777)}); use a directory under "
+                f"{paths.scratch_root()} or /dev/shm")
+        self.workdir = Path(tempfile.mkdtemp(prefix=self.workdir_prefix, dir=paths.scratch_root()))
+        for d in self.private_dirs:
+            (self.workdir / d).mkdir(mode=0o700)
+        hand_over(self.workdir, user)
+        hand_over(self.log_dir, user)
+        self._configure()
+        self._launch_ready()
+        self._started()
+
+    def _server_user(self) -> RunUser:
+        """Who the server runs as (owns its directories when we are root)."""
         raise NotImplementedError
+
+    def _configure(self) -> None:
+        """The server's files in the work directory: configuration, data directory."""
+
+    def _started(self) -> None:
+        """After the first start answered (e.g. read the server's initial variables)."""
 
     def close(self) -> None:
         raise NotImplementedError
@@ -147,28 +264,14 @@ class Managed:
         self.close()
 
 
-class LocalDaemon(Managed):
+class LocalDaemon(ChildProcess, Managed):
     """A server we run as a child process (``proc``) in a private work directory (``workdir``)."""
-
-    proc: subprocess.Popen | None = None
-
-    def _stop_proc(self) -> None:
-        raise NotImplementedError
 
     def close(self) -> None:
         try:
             self._stop_proc()
         finally:
             self._remove_workdir()
-
-    @property
-    def pid(self) -> int:
-        if self.proc is None:
-            raise RuntimeError("server not running")
-        return self.proc.pid
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
 
 
 def _die_with_parent(sig: int = signal.SIGQUIT) -> Callable[[], None]:

@@ -54,8 +54,12 @@ class SyslogFiles:
     remote: Path | None
 
 
-class Rsyslog:
-    """One rsyslogd with a config of ours, in the foreground, optionally inside a network namespace."""
+class Rsyslog(process.ChildProcess):
+    """One rsyslogd with a config of ours, in the foreground, optionally inside a network namespace.
+
+    Its work directory is its owner's (:class:`SyslogPair`'s), so it uses the start template's
+    launch-and-probe half only: its config checked (``-N1``) -> launched -> ready when its socket
+    exists and, for a log host, a TCP client gets in."""
 
     def __init__(self, config: str, workdir: Path, *, netns: NetworkHost | None = None, ready_tcp: tuple[str, int] | None = None,
                  ready_socket: Path | None = None, name: str = "rsyslog"):
@@ -64,25 +68,33 @@ class Rsyslog:
         self.proc: subprocess.Popen | None = None
 
     @property
+    def what(self) -> str:
+        return self.name
+
+    @property
     def log(self) -> Path:
         return self.workdir / f"{self.name}.stderr"
 
+    @property
+    def conf(self) -> Path:
+        return self.workdir / f"{self.name}.conf"
+
     def start(self, timeout: float = 20.0) -> None:
-        conf = self.workdir / f"{self.name}.conf"
-        conf.write_text(self.config)
-        check = subprocess.run([rsyslogd_binary(), "-N1", "-f", str(conf)], capture_output=True, text=True, timeout=30)
+        self.start_timeout = timeout
+        self.conf.write_text(self.config)
+        check = subprocess.run([rsyslogd_binary(), "-N1", "-f", str(self.conf)], capture_output=True, text=True,
+                               timeout=30)
         if check.returncode != 0:
             raise ServerStartError(f"rsyslogd rejected the {self.name} config:\n{check.stdout}{check.stderr}")
-        argv = [rsyslogd_binary(), "-n", "-f", str(conf), "-i", str(self.workdir / f"{self.name}.pid")]
+        self._launch_ready()
+
+    def _launch(self) -> None:
+        argv = [rsyslogd_binary(), "-n", "-f", str(self.conf), "-i", str(self.workdir / f"{self.name}.pid")]
         if self.netns is not None:
             argv = self.netns.exec_prefix() + argv
         self.proc = process.spawn(argv, self.log, death_signal=signal.SIGTERM)
-        if not process.wait_until(self._ready, timeout=timeout, alive=lambda: self.proc.poll() is None):
-            code = self.proc.poll()
-            self.stop()
-            raise ServerStartError(f"{self.name} did not come up (exit code {code}):\n{process.tail(self.log)}")
 
-    def _ready(self) -> bool:
+    def _probe(self) -> bool:
         if self.ready_socket is not None and not self.ready_socket.exists():
             return False
         if self.ready_tcp is not None:
@@ -93,9 +105,15 @@ class Rsyslog:
                 return False
         return True
 
-    def stop(self) -> None:
+    def _log_tail(self) -> str:
+        return process.tail(self.log)
+
+    def _stop_proc(self) -> None:
         process.stop(self.proc, [(signal.SIGTERM, 10.0)])
         self.proc = None
+
+    def stop(self) -> None:
+        self._stop_proc()
 
     def cpu_seconds(self) -> float:
         return process.tree_cpu_seconds(self.proc.pid) if self.proc else float("nan")

@@ -15,8 +15,9 @@ A new study is one module here plus a thin notebook; it touches no other study. 
   ``common.study_fields(SPEC, profile, PROFILES, **shared)`` and ``pg.pg_fields(...)`` /
   ``mb.mariadb_fields(...)``; PostgreSQL configurations from ``pg.configurations(...)`` carry the log
   records they must produce (``settings.RecordShape``);
-- ``run(study)``: ``common.run_study(study, start, processed_tables)`` with ``start(stack)`` from the
-  engine (``pg.start`` / ``mb.start`` and a bench), ``processed_tables(result)`` its summary and runs;
+- ``run(study)``: ``common.run_study(study, start, processed_tables)`` with ``start(study, stack)`` from
+  the engine (``pg.start`` itself, or ``mb.start`` and a bench), ``processed_tables(result)`` its summary
+  and runs. ``define()`` only checks and plans: the run decides backend 'auto' and finds images;
 - its summary, findings and tables for the notebook.
 """
 

@@ -57,7 +57,7 @@ def define(profile: str = "standard", destinations: object = None, scale: object
         **common.study_fields(SPEC, profile, PROFILES, **shared), **engine,
         configurations=pg.configurations(common.with_baseline(BASELINE, chosen), pg.DESTINATIONS, engine["pg_bindir"],
                                      engine["base"], engine["query_mode"])))
-    return pg.with_variants(study, [(b, b, image) for b in BACKENDS])
+    return pg.with_variants(study, [(b, b, engine["image"], None) for b in BACKENDS])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +68,7 @@ class ComparisonResult:
 
 
 def run(study: pg.PgStudy, *, progress: bool = True) -> ComparisonResult:
-    r = common.run_study(study, lambda stack: pg.start(study, stack), processed_tables, progress=progress)
+    r = common.run_study(study, pg.start, processed_tables, progress=progress)
     return ComparisonResult(study, r.runs, r.environment["variants"])
 
 

@@ -6,8 +6,8 @@ and hands the rest to this module:
 - :class:`StudySpec` — what the registry, the report, the tests and the committed-run script know of it;
 - :func:`study_fields` — the parameters every study has (clients, repeats, duration, warm-up, seed,
   output paths, noise controls), resolved against its profile and checked;
-- :func:`run_study` — interrupt handling -> start the stack -> environment -> write the study ->
-  execute -> write the processed files;
+- :func:`run_study` — resolve the study (backend 'auto', images) -> interrupt handling -> start the
+  stack -> environment -> write the study -> execute -> write the processed files;
 - :func:`environment_table`, :func:`ci`, :func:`load_processed`;
 - :func:`beside_reference` — this run's ratios beside the committed reference machine's (one cell per notebook).
 """
@@ -180,24 +180,27 @@ def execute_all(study: Study, bench: object, env: dict, progress: bool) -> tuple
     return runner.execute(study, bench, env_id, progress=progress), switches_of(bench)
 
 
-def run_study(study: Study, start: Callable[[contextlib.ExitStack], tuple[object, dict]],
+def run_study(study: Study, start: Callable[[Study, contextlib.ExitStack], tuple[object, dict]],
               tables: Callable[[StudyResult], dict[str, pd.DataFrame]], *,
               execute: Callable[..., tuple[pd.DataFrame, list]] = execute_all, progress: bool = True) -> StudyResult:
-    """Start everything the study needs, run its schedule, stop and remove everything, write its files.
+    """Resolve the study, start everything it needs, run its schedule, stop and remove everything, write its files.
 
-    ``start(stack)`` enters the servers into ``stack`` and returns (bench, environment record);
+    ``study.resolved()`` decides what define() left to the run (backend 'auto', images) before anything
+    starts; the resolved study is what is written, started and run. ``start(study, stack)`` enters the
+    servers into ``stack`` and returns (bench, environment record) (e.g. ``benches.postgres.start``);
     ``execute(study, bench, env, progress)`` returns (runs, switches) (default: the whole schedule on
     the bench); ``tables(result)`` gives the processed tables (``summary`` -> ``<name>.csv``).
     """
     from .. import progress as channel
 
+    study = study.resolved()
     reporter = channel.Reporter(study.name)
     with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
         stack.callback(reporter.close)
         t0 = time.monotonic()
         reporter.say(f"{study.profile} profile; raw runs in {study.output_dir}; starting the servers")
         with reporter.phase("starting the servers (and loading the data)"):
-            bench, env = start(stack)
+            bench, env = start(study, stack)
         reporter.say(f"servers up in {channel.duration(time.monotonic() - t0)}: {env_label(env)}")
         runner.write_study(study, env)
         runs, switches = execute(study, bench, env, progress)

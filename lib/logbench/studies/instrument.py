@@ -153,7 +153,7 @@ class InstrumentResult:
 
 
 def _run_part(study: ControlledStudy, progress: bool) -> common.StudyResult:
-    def start(stack):
+    def start(study, stack):
         bench, env = pg.start(study, stack)
         return ControlledBench(bench, study.progress), env
 

@@ -448,7 +448,7 @@ def _allocated(path: Path) -> int:
 
 def run(study: LogRotationStudy, *, progress: bool = True) -> common.StudyResult:
     """Start a server, load the data, run the schedule, stop and remove everything again."""
-    def start(stack):
+    def start(study, stack):
         server, sb, env = mb.start(study, stack)
         bench = RotationBench(study, server, sb)
         stack.callback(bench.close)

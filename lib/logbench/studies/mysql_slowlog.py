@@ -295,7 +295,7 @@ def loss_defined(settings: Settings) -> bool:
 
 def run(study: MysqlSlowlogStudy, *, progress: bool = True) -> common.StudyResult:
     """Start a server, load the data, run every cell's schedule, stop and remove everything again."""
-    def start(stack):
+    def start(study, stack):
         server, sb, env = mb.start(study, stack, study.base_for(study.regimes[0]), extra=_data_bytes)
         return (server, sb), env
 

@@ -96,7 +96,7 @@ def define(profile: str = "standard", configurations: object = None, scale: obje
 
 
 def run(study: AuditTimingStudy, *, progress: bool = True) -> common.StudyResult:
-    def start(stack):
+    def start(study, stack):
         bench, env = pg.start(study, stack)
         loops, hist = clock.test_timing(bench.pg.binary("pg_test_timing"), repeats=study.timing_repeats)
         env["clock"] = {"loops": loops.to_dict("records"), "histogram": hist.to_dict("records")}

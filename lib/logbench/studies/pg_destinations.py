@@ -122,7 +122,7 @@ def _check_memory_limit(limit_mb: int, engine: dict, profile: str) -> None:
 
 def run(study: pg.PgStudy, *, progress: bool = True) -> common.StudyResult:
     """Start everything the study needs, run its schedule, stop and remove everything again."""
-    return common.run_study(study, lambda stack: pg.start(study, stack), processed_tables, progress=progress)
+    return common.run_study(study, pg.start, processed_tables, progress=progress)
 
 
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:

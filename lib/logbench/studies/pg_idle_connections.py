@@ -112,7 +112,7 @@ def define(profile: str = "standard", max_connections: object = None, kinds: obj
 
 
 def run(study: IdleConnectionsStudy, *, progress: bool = True) -> common.StudyResult:
-    def start(stack):
+    def start(study, stack):
         bench, env = pg.start(study, stack)
         return pg_sessions.SessionsBench(bench, study.sessions_of), env
 

@@ -100,7 +100,7 @@ def define(profile: str = "standard", levels: object = None, scale: object = Non
 
 
 def run(study: WalLevelStudy, *, progress: bool = True) -> common.StudyResult:
-    def start(stack: contextlib.ExitStack):
+    def start(study, stack: contextlib.ExitStack):
         benches, env = pg_wal.start(study, stack, transactions=study.transactions, fillfactor=study.fillfactor,
                                     generate=study.generate)
         from ..runner import SplitBench
