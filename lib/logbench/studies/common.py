@@ -382,7 +382,7 @@ def environment_beside(yours: Mapping | None, reference: Mapping | None) -> pd.D
 
 def beside_reference(spec_or_name: StudySpec | str, summary: pd.DataFrame, keys: list[str] | None = None, *,
                      environment: Mapping | None = None, publish: bool = False,
-                     reference_dir: Path = paths.PROCESSED) -> Beside:
+                     reference_dir: Path = paths.PROCESSED, value: str = "ratio") -> Beside:
     """This run's ratios beside the committed reference machine's, cell by cell, and both environments.
 
     One cell per study notebook, after the run (tag it ``nbval-ignore-output``)::
@@ -398,7 +398,9 @@ def beside_reference(spec_or_name: StudySpec | str, summary: pd.DataFrame, keys:
     regime and test in study 04, backend in 03, control in 00). ``environment``: this run's environment
     record (``result.environment``; a study on several servers: ``{"variants": {label: record}}``).
     ``publish``: this run is the reference itself (``study.publish``): the note says so, no comparison.
-    Baseline rows (ratio 1 by definition) are left out.
+    ``value``: the column compared (default the throughput ratio; e.g. the digest's rows examined per row sent),
+    with its ``<value>_ci_low`` / ``_ci_high`` when the summary has them. Rows without an interval (a baseline's
+    ratio, 1 by definition) are left out, unless the value has no interval at all.
     """
     stem = spec_or_name.name if isinstance(spec_or_name, StudySpec) else str(spec_or_name)
     ref_csv, ref_env = Path(reference_dir) / f"{stem}.csv", Path(reference_dir) / f"{stem}_environment.json"
@@ -422,17 +424,25 @@ def beside_reference(spec_or_name: StudySpec | str, summary: pd.DataFrame, keys:
     if missing:
         raise KeyError(f"beside_reference: key column(s) {missing} not in both this run's summary and {ref_csv}")
 
+    lo, hi = f"{value}_ci_low", f"{value}_ci_high"
+
     def cells(frame: pd.DataFrame) -> pd.DataFrame:
-        rows = frame[frame["ratio_ci_low"].notna() | frame["ratio_ci_high"].notna()]
-        text = [fmt_ci(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"], int(r["n"])) for _, r in rows.iterrows()]
+        if lo in frame.columns:
+            rows = frame[frame[lo].notna() | frame[hi].notna()]
+            text = [fmt_ci(r[value], r[lo], r[hi], int(r["n"])) for _, r in rows.iterrows()]
+        else:  # a value without an interval (one capture, not repeated runs)
+            rows = frame
+            text = [f"{r[value]:.4g}" if pd.notna(r[value]) else "–" for _, r in rows.iterrows()]
         return rows[keys].assign(text=text).drop_duplicates(keys).set_index(keys)["text"]
 
     yours, theirs = cells(summary), cells(ref)
-    table = pd.concat({"yours: ratio [95 % CI] (n)": yours, "reference: ratio [95 % CI] (n)": theirs}, axis=1)
+    what = f"{value} [95 % CI] (n)" if lo in summary.columns else value
+    table = pd.concat({f"yours: {what}": yours, f"reference: {what}": theirs}, axis=1)
     # this run's cells first, in its order; then cells only the reference ran
     order = list(yours.index) + [i for i in theirs.index if i not in set(yours.index)]
     table = table.reindex(order).fillna("–")
-    note = (f"Throughput ratio to the baseline, this run beside the committed reference run ({ref_csv.name}), "
+    note = (("Throughput ratio to the baseline" if value == "ratio" else f"`{value}`")
+            + f", this run beside the committed reference run ({ref_csv.name}), "
             "each with its own 95 % interval and n; the machines differ (below), so a difference is a finding "
             "about the machines only where both runs' A/A controls show no bias.")
     return Beside(note, table, environment_beside(environment, ref_environment))

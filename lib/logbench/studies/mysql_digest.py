@@ -82,15 +82,17 @@ class DigestStudy:
     output_dir: Path
     processed_dir: Path | None
     backend: str = "local"
+    publish: bool = False
 
 
 def define(profile: str = "standard", statements: object = None, duration: object = None, clients: object = None,
            tables: object = None, table_size: object = None, executions: object = None, seed: object = None,
            backend: str = "local", mariadbd: object = None, output_dir: object = None,
-           processed_dir: object = None) -> DigestStudy:
+           processed_dir: object = None, publish: object = False) -> DigestStudy:
     """Check every parameter and freeze the study; ParameterError before anything starts."""
     d = common.profile_lookup(profile, PROFILES)
     params.choice("backend", backend, BACKENDS)
+    publish = params.boolean("publish", publish)
     chosen = params.name_list("statements", OWN_ORDER if statements is None else statements, OWN_STATEMENTS)
     engine = mb.mariadb_fields(backend="local", image=None, mariadbd=mariadbd, tables=d("tables", tables),
                                table_size=d("table_size", table_size))
@@ -101,8 +103,8 @@ def define(profile: str = "standard", statements: object = None, duration: objec
         table_size=engine["table_size"], executions=params.positive_int("executions", d("executions", executions)),
         statements=tuple(chosen), seed=params.non_negative_int("seed", SPEC.seed if seed is None else seed),
         mariadbd=engine["mariadbd"], flavor=engine["flavor"], base=engine["base"],
-        output_dir=common.output_path(NAME, profile, output_dir),
-        processed_dir=common.processed_path(profile, processed_dir))
+        output_dir=(out := common.output_path(NAME, profile, output_dir)),
+        processed_dir=common.processed_path(profile, processed_dir, publish=publish, output_dir=out), publish=publish)
 
 
 @dataclass(frozen=True)
