@@ -96,7 +96,7 @@ def define(profile: str = "standard", levels: object = None, scale: object = Non
         **fields, **engine, transactions=tx, fillfactor=ff, generate=generate,
         configurations=pg.configurations(common.with_baseline(BASELINE, chosen), pg_wal.level_settings(LEVELS),
                                          engine["pg_bindir"], engine["base"], "simple"))
-    return pg.with_variants(study, [(p, "local", None) for p in PHASES])
+    return pg.with_variants(study, [(p, "local", None, None) for p in PHASES])
 
 
 def run(study: WalLevelStudy, *, progress: bool = True) -> common.StudyResult:
