@@ -2,6 +2,7 @@
 # The two commands of the README. Each does the (idempotent) set-up first.
 #   bash run.sh study   # the main job: the PostgreSQL log-destination study, standard profile
 #   bash run.sh test    # the whole test suite: unit, integration on real servers, nbval
+#   bash run.sh suite   # the whole suite through the workflow: snakemake --cores 1 [snakemake options]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here"
@@ -28,8 +29,15 @@ case "${1:-}" in
     shift
     exec python -m pytest "$@"
     ;;
+  suite)
+    bash scripts/setup.sh
+    export PATH="$here/.venv/bin:$PATH"
+    shift
+    # Extra arguments go to snakemake, e.g. --config profile=smoke, or the target committed
+    exec snakemake --cores 1 "$@"
+    ;;
   *)
-    echo "usage: bash run.sh study [papermill options] | bash run.sh test [pytest options]" >&2
+    echo "usage: bash run.sh study [papermill options] | bash run.sh test [pytest options] | bash run.sh suite [snakemake options]" >&2
     exit 2
     ;;
 esac

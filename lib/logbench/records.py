@@ -174,10 +174,25 @@ def write_processed(name: str, processed_dir: Path, environment: dict, tables: d
     out = {}
     for key, frame in tables.items():
         out[key] = processed_dir / (f"{name}.csv" if key == "summary" else f"{name}_{key}.csv")
-        frame.to_csv(out[key], index=False, float_format="%.6g")
+        with_environment(frame, environment).to_csv(out[key], index=False, float_format="%.6g")
     out["environment"] = processed_dir / f"{name}_environment.json"
     out["environment"].write_text(json.dumps(environment, indent=2, sort_keys=True, default=str) + "\n")
     return out
+
+
+def with_environment(frame: pd.DataFrame, environment: dict) -> pd.DataFrame:
+    """``frame`` with an ``env_id`` column (last) where it has none, so a table from one machine stays
+    distinguishable beside the same table from another (``logbench.gather``). A multi-server study's
+    record (``{"variants": {label: record}}``) gives each row its variant's environment; a table of such a
+    study without a ``variant`` column is left as it is."""
+    if "env_id" in frame.columns:
+        return frame
+    if "env_id" in environment:
+        return frame.assign(env_id=environment["env_id"])
+    variants = {label: rec.get("env_id") for label, rec in environment.get("variants", {}).items()}
+    if variants and "variant" in frame.columns:
+        return frame.assign(env_id=frame["variant"].astype(str).map(variants))
+    return frame
 
 
 def loss(expected: int, received: int) -> float:

@@ -176,12 +176,17 @@ def summary_keys(summary: pd.DataFrame) -> list[str]:
 
 # Columns that split a study into cells wherever they stand (a backend or server-version variant).
 VARIANT_COLUMNS = ("backend", "variant")
+# The machine a row was measured on (logbench.gather: the workflow's host label, the environment record's id):
+# a cell of its own once a study holds more than one, so each environment's ratios stand side by side.
+ENVIRONMENT_COLUMNS = ("host", "env_id")
 
 
 def cell_columns(summary: pd.DataFrame) -> list[str]:
     """Key columns that split a study into cells (everything but configuration and clients)."""
     keys = [c for c in summary_keys(summary) if c not in ("configuration", "clients")]
-    return keys + [c for c in VARIANT_COLUMNS if c in summary.columns and c not in keys]
+    keys += [c for c in VARIANT_COLUMNS if c in summary.columns and c not in keys]
+    return keys + [c for c in ENVIRONMENT_COLUMNS
+                   if c in summary.columns and c not in keys and summary[c].nunique(dropna=True) > 1]
 
 
 def cells(summary: pd.DataFrame) -> list[dict[str, str]]:
@@ -375,6 +380,9 @@ class Numbers:
                 return None
             value = None
         text = render(value, spec) if value is not None else "—"
+        if isinstance(value, float) and math.isinf(value):
+            # an unbounded interval's end (Fieller, few runs): JSON has no infinity, so its text "inf"/"-inf"
+            value = str(value)
         self.items[key] = {"text": text, "value": value, "spec": spec}
         return text
 
@@ -474,8 +482,10 @@ STUDY_TABLE_COLUMNS = (
 
 
 def study_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """A study's summary as display strings: its key columns, n, then mean [CI] per quantity."""
-    out = pd.DataFrame({k: summary[k].astype(str) for k in summary_keys(summary)})
+    """A study's summary as display strings: its key and cell columns, n, then mean [CI] per quantity."""
+    keys = summary_keys(summary)
+    keys = [c for c in cell_columns(summary) if c not in keys] + keys
+    out = pd.DataFrame({k: summary[k].astype(str) for k in keys})
     out["n"] = summary["n"].astype(int).astype(str)
     for stem, header, sig, factor in STUDY_TABLE_COLUMNS:
         mean = f"{stem}_mean" if f"{stem}_mean" in summary.columns else stem

@@ -3,7 +3,7 @@
 A study module keeps what is its own (configurations, profiles, checks, summaries, findings)
 and hands the rest to this module:
 
-- :class:`StudySpec` — what the registry, the report, the tests and the committed-run script know of it;
+- :class:`StudySpec` — what the registry, the report, the tests and the workflow (``Snakefile``) know of it;
 - :func:`study_fields` — the parameters every study has (clients, repeats, duration, warm-up, seed,
   output paths, noise controls), resolved against its profile and checked;
 - :func:`run_study` — interrupt handling -> start the stack -> environment -> write the study ->
@@ -45,6 +45,7 @@ class StudySpec:
     experiment: str = ""  # the post's experiment in data/raw/reference (fallback for the figure)
     # papermill parameters of the committed (standard) run
     committed: Mapping[str, object] = field(default_factory=lambda: {"profile": "standard"})
+    extra_committed: tuple[Mapping[str, object], ...] = ()  # further committed runs (named profiles)
     # papermill parameters of each nbval run of its notebook (tests/test_notebooks.py)
     smoke: tuple[Mapping[str, object], ...] = ({"profile": "smoke"},)
     paper_order: int = 100  # where the paper (and the findings' study table) lists it: lower first
@@ -57,6 +58,11 @@ class StudySpec:
 
 
 # -- paths -----------------------------------------------------------------------------------------------
+
+def stem(name: str, profile: str) -> str:
+    """The processed/raw stem of a run: a study's own named profile gets files of its own."""
+    return name if profile in ("smoke", "standard", "full") else f"{name}_{profile}"
+
 
 def output_path(name: str, profile: str, given: object = None) -> Path:
     """Raw records: given, else results/<name>/<UTC time>; a smoke run goes to a fresh temporary

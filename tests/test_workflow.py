@@ -1,0 +1,269 @@
+"""The Snakemake workflow (workflow/Snakefile, issue 15): its DAG, and the smoke profile end to end.
+
+``snakemake --cores 1 --config profile=smoke`` runs here once per test session (a temporary working
+directory, so nothing tracked and nothing under results/ is written): every study's smoke notebook, the
+gather, 90_findings on the smoke data, the paper. Its executed study notebooks are then compared with the
+committed ones cell by cell with nbval's own comparison (the cells nbval would compare; tags
+``nbval-ignore-output`` / ``nbval-skip`` honoured), so each study's first smoke parameter set
+(``SPEC.smoke[0]``) is executed once in the suite, not once here and once more under nbval
+(tests/test_notebooks.py runs the others).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pandas as pd
+import pytest
+from nbval import plugin as nbval_plugin
+
+from logbench import jobs, paths, studies
+
+FRESH_INSIDE = "LOGBENCH_FRESH_MACHINE_INSIDE"  # tests/test_fresh_machine.py: no engine there, by design
+SNAKEFILE = paths.ROOT / "workflow" / "Snakefile"
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE)]
+
+
+def snakemake(workdir: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def planned(out: str) -> list[tuple[str, dict[str, str]]]:
+    """(rule, wildcards) of every job a dry run lists."""
+    jobs_ = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", out):
+        m = re.match(r"(?:local)?rule (\w+):", block)
+        if m:
+            w = re.search(r"^\s+wildcards: (.*)$", block, re.M)
+            wc = dict(kv.split("=", 1) for kv in w.group(1).split(", ")) if w else {}
+            jobs_.append((m.group(1), wc))
+    return jobs_
+
+
+# -- the DAG -----------------------------------------------------------------------------------------------------
+
+def test_dry_run_lists_the_whole_suite(tmp_path):
+    r = snakemake(tmp_path, "-n")
+    assert r.returncode == 0, r.stderr + r.stdout
+    listed = planned(r.stdout)
+    runs = jobs.profile_runs("standard")
+    assert sorted(w["stem"] for rule, w in listed if rule == "study") == sorted(r_.stem for r_ in runs)
+    assert sorted(w["stem"] for rule, w in listed if rule == "gather") == sorted(r_.stem for r_ in runs)
+    assert [rule for rule, _ in listed if rule in ("findings", "paper", "all")].count("findings") == 1
+    assert {"paper", "all"} <= {rule for rule, _ in listed}
+    assert not any(p.exists() for p in tmp_path.iterdir() if p.name != ".snakemake"), "a dry run wrote files"
+
+
+def test_committed_target_lists_every_committed_run(tmp_path):
+    r = snakemake(tmp_path, "-n", "--forceall", "committed")
+    assert r.returncode == 0, r.stderr + r.stdout
+    listed = planned(r.stdout)
+    assert sorted(w["stem"] for rule, w in listed if rule == "committed_study") == sorted(
+        c.stem for c in jobs.committed_runs())
+    assert {"committed_findings", "committed_paper", "committed"} <= {rule for rule, _ in listed}
+
+
+def test_every_host_runs_every_study_whole(tmp_path):
+    r = snakemake(tmp_path, "-n", "--config", "hosts={a: {}, b: {}}")
+    assert r.returncode == 0, r.stderr + r.stdout
+    study_jobs = [w for rule, w in planned(r.stdout) if rule == "study"]
+    stems = sorted(r_.stem for r_ in jobs.profile_runs("standard"))
+    assert sorted(w["stem"] for w in study_jobs if w["host"] == "a") == stems
+    assert sorted(w["stem"] for w in study_jobs if w["host"] == "b") == stems
+
+
+def test_a_bad_profile_is_refused_naming_the_allowed_ones(tmp_path):
+    r = snakemake(tmp_path, "-n", "--config", "profile=huge")
+    assert r.returncode != 0
+    assert "'profile'" in r.stdout + r.stderr and "smoke, standard, full" in r.stdout + r.stderr
+
+
+# -- the registry's runs ---------------------------------------------------------------------------------------
+
+def test_runs_come_from_the_registry():
+    for s in studies.specs():
+        smoke = next(r for r in jobs.profile_runs("smoke") if r.study == s.name and not r.extra)
+        assert dict(smoke.parameters) == dict(s.smoke[0])
+        committed = next(r for r in jobs.committed_runs() if r.study == s.name and not r.extra)
+        assert dict(committed.parameters) == dict(s.committed)
+        assert committed.committed_notebook == paths.NOTEBOOKS / s.notebook
+        user = next(r for r in jobs.profile_runs("standard") if r.study == s.name and not r.extra)
+        assert "publish" not in user.parameters, "a user's run never replaces the committed data"
+    extras = [r for r in jobs.committed_runs() if r.extra]
+    for r in extras:
+        assert r.committed_notebook.parent == paths.NOTEBOOKS / "runs"
+        assert r.committed_notebook.name == f"{Path(r.notebook).stem}.{r.profile}.ipynb"
+
+
+def test_unknown_study_or_override_is_refused():
+    from logbench.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="'studies'"):
+        jobs.profile_runs("smoke", ["no_such_study"])
+    with pytest.raises(ParameterError, match="'parameters'"):
+        jobs.profile_runs("smoke", (), {"no_such_study": {"seed": 1}})
+
+
+def test_source_hash_is_the_code_not_the_outputs(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell("x")]
+    p = tmp_path / "n.ipynb"
+    nbformat.write(nb, p)
+    before = jobs.source_hash(p)
+    nb.cells[1].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "1"}, execution_count=1)]
+    nb.cells[1].execution_count = 1
+    nbformat.write(nb, p)
+    assert jobs.source_hash(p) == before, "executing a notebook must not make its study out of date"
+    nb.cells[1].source = "x + 1"
+    nbformat.write(nb, p)
+    assert jobs.source_hash(p) != before
+
+
+# -- nbval's comparison of an executed notebook with the committed one -------------------------------------------
+
+class _Cell:
+    """What nbval's IPyNbCell.compare_outputs needs of its cell: nbval's default skips, no sanitizers."""
+
+    colors = nbval_plugin.nocolors
+    compare_outputs = nbval_plugin.IPyNbCell.compare_outputs
+    sanitize = nbval_plugin.IPyNbCell.sanitize
+
+    def format_output_compare(self, key, left, right):
+        # nbval's own asks pytest for the diff's wording; the two values are enough here
+        self.comparison_traceback.append(f"mismatch {key!r}\n<<< committed\n{left}\n>>> executed\n{right}")
+
+    def __init__(self):
+        # IPyNbFile's defaults without nbdime: images are not compared
+        self.parent = SimpleNamespace(sanitize_patterns={}, skip_compare=(
+            "metadata", "traceback", "prompt_number", "output_type", "name", "execution_count",
+            "application/vnd.jupyter.widget-view+json", "image/png", "image/jpeg"))
+
+
+def nbval_differences(executed: Path, reference: Path) -> list[str]:
+    """The cells whose outputs nbval would find different (its options per cell: tags and comment markers)."""
+    def code(path: Path) -> list:
+        # papermill's injected cell: the committed run's parameters there, the smoke run's here
+        return [c for c in nbformat.read(path, as_version=4).cells
+                if c.cell_type == "code" and "injected-parameters" not in c.metadata.get("tags", [])]
+
+    ran, ref = code(executed), code(reference)
+    assert len(ran) == len(ref), f"{executed.name}: {len(ran)} code cells executed, {len(ref)} committed"
+    out = []
+    for i, (test, want) in enumerate(zip(ran, ref)):
+        options = dict(nbval_plugin.find_metadata_tags(want.metadata))
+        options.update(dict(nbval_plugin.find_comment_markers(want.source)))
+        if options.get("skip") or not options.get("check", True) or want.execution_count is None:
+            continue
+        cell = _Cell()
+        if not cell.compare_outputs(nbval_plugin.coalesce_streams(test.outputs),
+                                    nbval_plugin.coalesce_streams(want.outputs)):
+            out.append(f"cell {i}:\n" + "\n".join(map(str, cell.comparison_traceback))[-3000:])
+    return out
+
+
+def test_nbval_comparison_finds_a_changed_output(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("1", execution_count=1, outputs=[
+        nbformat.v4.new_output("execute_result", {"text/plain": "1"}, execution_count=1)])]
+    ref = tmp_path / "ref.ipynb"
+    nbformat.write(nb, ref)
+    assert nbval_differences(ref, ref) == []
+    nb.cells[0].outputs[0]["data"]["text/plain"] = "2"
+    ran = tmp_path / "ran.ipynb"
+    nbformat.write(nb, ran)
+    assert nbval_differences(ran, ref) and "2" in nbval_differences(ran, ref)[0]
+    nb.cells[0].metadata["tags"] = ["nbval-ignore-output"]
+    nbformat.write(nb, ref)
+    assert nbval_differences(ran, ref) == []
+
+
+# -- the smoke profile end to end ---------------------------------------------------------------------------------
+
+SMOKE_TIMEOUT_S = 1800
+
+
+def needs_docker(run: jobs.StudyRun) -> bool:
+    """The container backend, or notebook 03 (both backends), as tests/test_notebooks.py decides."""
+    return run.parameters.get("backend") == "container" or run.notebook.startswith("03_")
+
+
+def docker_missing() -> str | None:
+    from logbench.servers.containers import engine_answers
+
+    return None if engine_answers() else "no Docker engine answers; `bash scripts/setup.sh --docker` starts one"
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory):
+    """``snakemake --cores 1 --config profile=smoke`` in a fresh working directory, once per session. Without a
+    Docker engine (the fresh-machine container) the studies that need one are left out, and their tests skip."""
+    work = tmp_path_factory.mktemp("workflow-smoke")
+    args = ["--cores", "1", "--config", "profile=smoke"]
+    without = docker_missing()
+    if without and os.environ.get("CI") and not os.environ.get(FRESH_INSIDE):
+        pytest.fail("CI must run the container tests: " + without)
+    left = [r.study for r in jobs.profile_runs("smoke") if not (without and needs_docker(r))]
+    if without:
+        args.append("studies=[" + ", ".join(left) + "]")
+    t0 = time.monotonic()
+    r = snakemake(work, *args, timeout=SMOKE_TIMEOUT_S)
+    wall = time.monotonic() - t0
+    logs = "\n".join(f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted(work.glob("results/smoke/**/*.log")))
+    assert r.returncode == 0, f"{r.stdout[-5000:]}\n{r.stderr[-5000:]}\n{logs}"
+    print(f"workflow smoke profile: {wall:.0f} s")
+    return SimpleNamespace(dir=work, out=work / "results" / "smoke", args=args, studies=left, without=without,
+                           wall=wall)
+
+
+@pytest.mark.integration
+def test_smoke_profile_end_to_end(smoke_run):
+    out = smoke_run.out
+    for r in jobs.profile_runs("smoke", smoke_run.studies):
+        per_host = pd.read_csv(out / "any" / r.stem / "processed" / f"{r.stem}.csv")
+        assert "env_id" in per_host.columns and per_host["env_id"].notna().all(), r.stem
+        gathered = pd.read_csv(out / "processed" / f"{r.stem}.csv")
+        assert set(gathered["host"]) == {"any"} and len(gathered) == len(per_host), r.stem
+        assert json.loads((out / "processed" / f"{r.stem}_environment.json").read_text())["hosts"].keys() == {"any"}
+    assert (out / "processed" / "findings_claims.csv").exists()
+    assert (out / "notebooks" / "90_findings.ipynb").exists()
+    pdf = out / "paper" / "logbench.pdf"
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    numbers = json.loads((out / "paper" / "generated" / "numbers.json").read_text())
+    assert {s["name"] for s in numbers["studies"]} >= {r.study for r in jobs.profile_runs("smoke", smoke_run.studies)
+                                                       if studies.spec(r.study).measures_logging}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", [s.name for s in studies.specs()])
+def test_smoke_notebook_matches_the_committed_one_under_nbval(smoke_run, name):
+    run = next(r for r in jobs.profile_runs("smoke") if r.study == name and not r.extra)
+    if name not in smoke_run.studies:
+        pytest.skip(f"{run.notebook} left out of the workflow's smoke run: {smoke_run.without}")
+    executed = smoke_run.out / "any" / run.stem / f"{run.stem}.ipynb"
+    differences = nbval_differences(executed, paths.NOTEBOOKS / run.notebook)
+    assert not differences, f"{run.notebook} (smoke, {dict(run.parameters)}):\n" + "\n".join(differences)
+
+
+@pytest.mark.integration
+def test_a_changed_parameter_reruns_that_study_the_findings_and_the_paper_only(smoke_run):
+    r = snakemake(smoke_run.dir, "-n", *smoke_run.args, "parameters={log_rotation: {seed: 7}}")
+    assert r.returncode == 0, r.stderr + r.stdout
+    listed = sorted((rule, w.get("stem", "")) for rule, w in planned(r.stdout))
+    stem = next(x.stem for x in jobs.profile_runs("smoke") if x.study == "log_rotation" and not x.extra)
+    assert listed == sorted([("study", stem), ("gather", stem), ("findings", ""), ("paper", ""), ("all", "")])
+    assert "Params have changed" in r.stdout
+
+
+@pytest.mark.integration
+def test_nothing_to_do_after_the_run(smoke_run):
+    r = snakemake(smoke_run.dir, "-n", *smoke_run.args)
+    assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr, r.stdout[-3000:]
