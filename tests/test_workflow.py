@@ -61,6 +61,10 @@ def test_dry_run_lists_the_whole_suite(tmp_path):
     assert [rule for rule, _ in listed if rule in ("findings", "paper", "all")].count("findings") == 1
     assert {"paper", "all"} <= {rule for rule, _ in listed}
     assert not any(p.exists() for p in tmp_path.iterdir() if p.name != ".snakemake"), "a dry run wrote files"
+    # one benchmark at a time on this machine, by the resource every study job takes
+    assert 'host=Resource("host", 1)' in r.stdout + r.stderr
+    assert all("host=1" in block for block in re.split(r"\n(?=(?:local)?rule )", r.stdout)
+               if re.match(r"(?:local)?rule study:", block))
 
 
 def test_committed_target_lists_every_committed_run(tmp_path):
@@ -73,7 +77,7 @@ def test_committed_target_lists_every_committed_run(tmp_path):
 
 
 def test_every_host_runs_every_study_whole(tmp_path):
-    r = snakemake(tmp_path, "-n", "--config", "hosts={a: {}, b: {}}")
+    r = snakemake(tmp_path, "-n", "--config", "hosts=[a, b]")
     assert r.returncode == 0, r.stderr + r.stdout
     study_jobs = [w for rule, w in planned(r.stdout) if rule == "study"]
     stems = sorted(r_.stem for r_ in jobs.profile_runs("standard"))
@@ -267,3 +271,45 @@ def test_a_changed_parameter_reruns_that_study_the_findings_and_the_paper_only(s
 def test_nothing_to_do_after_the_run(smoke_run):
     r = snakemake(smoke_run.dir, "-n", *smoke_run.args)
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr, r.stdout[-3000:]
+
+
+# -- results from several machines --------------------------------------------------------------------------------
+
+def _summary(env_id: str, ratio: float) -> pd.DataFrame:
+    return pd.DataFrame({"configuration": ["none", "stderr"], "clients": [1, 1], "n": [5, 5],
+                         "ratio": [1.0, ratio], "ratio_ci_low": [float("nan"), ratio - 0.1],
+                         "ratio_ci_high": [float("nan"), ratio + 0.1], "env_id": [env_id, env_id]})
+
+
+def test_gather_keeps_each_host_and_environment_side_by_side(tmp_path):
+    from logbench import gather, report
+
+    for host, env_id, ratio in (("a", "e1", 0.8), ("b", "e2", 0.6)):
+        d = tmp_path / host
+        d.mkdir()
+        _summary(env_id, ratio).to_csv(d / "s.csv", index=False)
+        (d / "s_environment.json").write_text(json.dumps({"env_id": env_id, "hostname": f"logbench-{host}",
+                                                          "cpu_count": 2}))
+    gather.gather(tmp_path / "out", {"a": tmp_path / "a", "b": tmp_path / "b"})
+    merged = pd.read_csv(tmp_path / "out" / "s.csv")
+    assert list(merged["host"]) == ["a", "a", "b", "b"] and list(merged["env_id"]) == ["e1", "e1", "e2", "e2"]
+    assert list(merged["ratio"]) == [1.0, 0.8, 1.0, 0.6], "each host's ratio as it was: nothing pooled"
+    env = json.loads((tmp_path / "out" / "s_environment.json").read_text())
+    assert env["cpu_count"] == 2 and "hostname" not in env, "only what all hosts share is stated at the top"
+    assert env["hosts"]["b"]["hostname"] == "logbench-b"
+    # the findings and the paper: one cell per environment; a single environment adds no cell
+    assert report.cells(merged) == [{"host": "a", "env_id": "e1"}, {"host": "b", "env_id": "e2"}]
+    assert list(report.study_table(merged).columns[:3]) == ["host", "env_id", "configuration"]
+    assert report.cells(_summary("e1", 0.8)) == [{}]
+
+
+def test_processed_tables_carry_their_environment():
+    from logbench import records
+
+    plain = pd.DataFrame({"configuration": ["none"], "n": [3]})
+    assert list(records.with_environment(plain, {"env_id": "e1"})["env_id"]) == ["e1"]
+    split = pd.DataFrame({"variant": ["local", "container"], "n": [3, 3]})
+    env = {"variants": {"local": {"env_id": "e1"}, "container": {"env_id": "e2"}}}
+    assert list(records.with_environment(split, env)["env_id"]) == ["e1", "e2"]
+    runs = pd.DataFrame({"env_id": ["x"]})
+    assert records.with_environment(runs, {"env_id": "e1"}) is runs, "the runs' own env_id is kept"
