@@ -65,6 +65,9 @@ def cluster_run(suite_image, tmp_path_factory):
             "--cluster-generic-cancel-cmd", str(scripts / "container_cancel.sh"),
             "--config", "profile=smoke", "studies=[" + ", ".join(STUDIES) + "]",
             "hosts=[" + ", ".join(HOSTS) + "]",
+            # one logging configuration each beside the baseline: the machinery is under test here, not the
+            # configurations (the workflow's smoke run in tests/test_workflow.py runs them all)
+            "parameters={pg_destinations: {destinations: [stderr]}, log_rotation: {methods: [copytruncate]}}",
             # all four jobs at once (the profile says 2): the containers share this machine's two cores, and a
             # smoke run's time is mostly fixed-length runs and start-ups
             "--jobs", str(len(STUDIES) * len(HOSTS)),
@@ -120,6 +123,10 @@ def test_results_come_back_side_by_side_never_pooled(cluster_run, tmp_path):
         import matplotlib.pyplot as plt
 
         plt.close("all")
+    # 90_findings' table of them: one column per environment, each ratio with its CI
+    side = report.environment_ratios({n: studies[n] for n in STUDIES})
+    assert set(side["study"]) == set(STUDIES)
+    assert sorted(c.split(" · ")[0] for c in side.columns if " · " in c) == sorted(HOSTS)
     # the paper's data: the study's cells, figures and resolution per environment
     doc = report.generate(out / "processed", tmp_path / "figures", tmp_path / "paper")
     entry = next(s for s in doc["studies"] if s["name"] == STUDIES[0])
