@@ -61,8 +61,8 @@ def test_dry_run_lists_the_whole_suite(tmp_path):
     assert [rule for rule, _ in listed if rule in ("findings", "paper", "all")].count("findings") == 1
     assert {"paper", "all"} <= {rule for rule, _ in listed}
     assert not any(p.exists() for p in tmp_path.iterdir() if p.name != ".snakemake"), "a dry run wrote files"
-    # one benchmark at a time on this machine, by the resource every study job takes
-    assert 'host=Resource("host", 1)' in r.stdout + r.stderr
+    # one benchmark at a time on this machine, by the resource every study job takes (this machine's one
+    # unit: test_smoke_profile_end_to_end)
     assert all("host=1" in block for block in re.split(r"\n(?=(?:local)?rule )", r.stdout)
                if re.match(r"(?:local)?rule study:", block))
 
@@ -225,12 +225,13 @@ def smoke_run(tmp_path_factory):
     assert r.returncode == 0, f"{r.stdout[-5000:]}\n{r.stderr[-5000:]}\n{logs}"
     print(f"workflow smoke profile: {wall:.0f} s")
     return SimpleNamespace(dir=work, out=work / "results" / "smoke", args=args, studies=left, without=without,
-                           wall=wall)
+                           wall=wall, log=r.stdout + r.stderr)
 
 
 @pytest.mark.integration
 def test_smoke_profile_end_to_end(smoke_run):
     out = smoke_run.out
+    assert 'Provided resources: host=Resource("host", 1)' in smoke_run.log, "this machine is one host"
     for r in jobs.profile_runs("smoke", smoke_run.studies):
         per_host = pd.read_csv(out / "any" / r.stem / "processed" / f"{r.stem}.csv")
         assert "env_id" in per_host.columns and per_host["env_id"].notna().all(), r.stem
@@ -321,5 +322,13 @@ def test_processed_tables_carry_their_environment():
     split = pd.DataFrame({"variant": ["local", "container"], "n": [3, 3]})
     env = {"variants": {"local": {"env_id": "e1"}, "container": {"env_id": "e2"}}}
     assert list(records.with_environment(split, env)["env_id"]) == ["e1", "e2"]
+    # study 03 names its variants "backend": each backend is its own cell already, env_id adds none
+    backends = pd.DataFrame({"backend": ["local", "container"], "configuration": ["none", "none"],
+                             "clients": [1, 1], "n": [3, 3]})
+    tagged = records.with_environment(backends, env)
+    assert list(tagged["env_id"]) == ["e1", "e2"]
+    from logbench import report
+
+    assert report.cell_columns(tagged) == ["backend"]
     runs = pd.DataFrame({"env_id": ["x"]})
     assert records.with_environment(runs, {"env_id": "e1"}) is runs, "the runs' own env_id is kept"

@@ -183,15 +183,17 @@ def write_processed(name: str, processed_dir: Path, environment: dict, tables: d
 def with_environment(frame: pd.DataFrame, environment: dict) -> pd.DataFrame:
     """``frame`` with an ``env_id`` column (last) where it has none, so a table from one machine stays
     distinguishable beside the same table from another (``logbench.gather``). A multi-server study's
-    record (``{"variants": {label: record}}``) gives each row its variant's environment; a table of such a
-    study without a ``variant`` column is left as it is."""
+    record (``{"variants": {label: record}}``) gives each row its variant's environment (the column whose
+    values are the variants' labels); a table of such a study without one is left as it is."""
     if "env_id" in frame.columns:
         return frame
     if "env_id" in environment:
         return frame.assign(env_id=environment["env_id"])
     variants = {label: rec.get("env_id") for label, rec in environment.get("variants", {}).items()}
-    if variants and "variant" in frame.columns:
-        return frame.assign(env_id=frame["variant"].astype(str).map(variants))
+    # the column naming the variant: "variant", or a study's own name for it (study 03: "backend")
+    for col in ("variant", *frame.columns):
+        if variants and col in frame.columns and len(frame) and set(frame[col].astype(str)) <= set(variants):
+            return frame.assign(env_id=frame[col].astype(str).map(variants))
     return frame
 
 

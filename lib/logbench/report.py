@@ -185,8 +185,10 @@ def cell_columns(summary: pd.DataFrame) -> list[str]:
     """Key columns that split a study into cells (everything but configuration and clients)."""
     keys = [c for c in summary_keys(summary) if c not in ("configuration", "clients")]
     keys += [c for c in VARIANT_COLUMNS if c in summary.columns and c not in keys]
-    return keys + [c for c in ENVIRONMENT_COLUMNS
-                   if c in summary.columns and c not in keys and summary[c].nunique(dropna=True) > 1]
+    # an environment column only where it splits the cells further (study 03's backends already are theirs)
+    split = [c for c in ENVIRONMENT_COLUMNS if c in summary.columns and c not in keys and
+             (summary.groupby(keys, dropna=False)[c].nunique().max() if keys else summary[c].nunique()) > 1]
+    return keys + split
 
 
 def cells(summary: pd.DataFrame) -> list[dict[str, str]]:
