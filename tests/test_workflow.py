@@ -305,13 +305,13 @@ def test_gather_keeps_each_host_and_environment_side_by_side(tmp_path):
     from logbench.claims import StudyData
 
     side = report.environment_ratios({"s": StudyData(name="s", engine="postgresql", baseline="none",
-                                                     runs=pd.DataFrame(), summary=merged, environment=env)})
-    assert list(side.columns) == ["study", "configuration", "clients", "a · e1", "b · e2"]
+                                                     runs=pd.DataFrame(), summary=merged, environment=env)})["s"]
+    assert list(side.columns) == ["configuration", "clients", "a · e1", "b · e2"]
     assert list(side.loc[side["configuration"] == "stderr", ["a · e1", "b · e2"]].iloc[0]) == [
         "0.800 [0.700, 0.900]", "0.600 [0.500, 0.700]"]
     single = StudyData(name="s", engine="postgresql", baseline="none", runs=pd.DataFrame(),
                        summary=_summary("e1", 0.8), environment={})
-    assert report.environment_ratios({"s": single}).empty
+    assert report.environment_ratios({"s": single}) == {}
 
 
 def test_processed_tables_carry_their_environment():

@@ -125,8 +125,11 @@ def test_results_come_back_side_by_side_never_pooled(cluster_run, tmp_path):
         plt.close("all")
     # 90_findings' table of them: one column per environment, each ratio with its CI
     side = report.environment_ratios({n: studies[n] for n in STUDIES})
-    assert set(side["study"]) == set(STUDIES)
-    assert sorted(c.split(" · ")[0] for c in side.columns if " · " in c) == sorted(HOSTS)
+    assert set(side) == set(STUDIES)
+    for name in STUDIES:
+        envs = [c for c in side[name].columns if " · " in c]
+        assert sorted(c.split(" · ")[0] for c in envs) == sorted(HOSTS)
+        assert side[name][envs].notna().all().all(), "every cell measured on both hosts"
     # the paper's data: the study's cells, figures and resolution per environment
     doc = report.generate(out / "processed", tmp_path / "figures", tmp_path / "paper")
     entry = next(s for s in doc["studies"] if s["name"] == STUDIES[0])

@@ -226,11 +226,11 @@ def study_published(name: str, runs: pd.DataFrame | None = None) -> pd.DataFrame
     return published_ratios(_info(name))
 
 
-def environment_ratios(studies: dict[str, StudyData]) -> pd.DataFrame:
-    """Each study measured on more than one environment, side by side: one row per (study, other cell columns,
-    configuration, clients), one column per environment (``host`` and ``env_id``) holding that environment's
+def environment_ratios(studies: dict[str, StudyData]) -> dict[str, pd.DataFrame]:
+    """Each study measured on more than one environment, side by side: {study: table}, a row per (other cell
+    columns, configuration, clients), a column per environment (``host · env_id``) holding that environment's
     ratio to its own baseline with its CI; nothing is pooled. Empty when every study ran on one environment."""
-    rows = []
+    out = {}
     for name, s in studies.items():
         summary = s.summary
         if summary is None or "ratio" not in summary.columns:
@@ -238,20 +238,22 @@ def environment_ratios(studies: dict[str, StudyData]) -> pd.DataFrame:
         env_cols = [c for c in ENVIRONMENT_COLUMNS if c in cell_columns(summary)]
         if not env_cols:
             continue
-        other = [c for c in cell_columns(summary) if c not in env_cols]
-        for _, r in summary.iterrows():
-            rows.append({"study": name, **{c: str(r[c]) for c in other}, "configuration": str(r["configuration"]),
-                         "clients": int(r["clients"]), "environment": " · ".join(str(r[c]) for c in env_cols),
-                         "ratio": _ci_text(r["ratio"], r.get("ratio_ci_low"), r.get("ratio_ci_high"))})
-    if not rows:
-        return pd.DataFrame(columns=["study", "configuration", "clients"])
-    df = pd.DataFrame(rows)
-    keys = [c for c in df.columns if c not in ("environment", "ratio")]
-    df[keys] = df[keys].fillna("")  # a cell column one study has and another lacks
-    wide = df.pivot_table(index=keys, columns="environment", values="ratio", aggfunc="first", sort=False,
-                          dropna=False)
-    wide.columns.name = f"ratio to baseline [{_CI}] per environment"
-    return wide.reset_index()
+        keys = [c for c in cell_columns(summary) if c not in env_cols] + ["configuration", "clients"]
+        df = summary[keys].astype(str).assign(
+            environment=summary[env_cols].astype(str).agg(" · ".join, axis=1),
+            ratio=[_ci_text(r["ratio"], r.get("ratio_ci_low"), r.get("ratio_ci_high")) for _, r in summary.iterrows()])
+        wide = df.pivot_table(index=keys, columns="environment", values="ratio", aggfunc="first", sort=False)
+        wide.columns.name = f"ratio to baseline [{_CI}] per environment"
+        out[name] = wide.reset_index()
+    return out
+
+
+def environments_text(tables: dict[str, pd.DataFrame]) -> str:
+    """The sentence above the side-by-side tables (or why there are none)."""
+    if not tables:
+        return "Every study was measured on one environment: nothing to set side by side."
+    return ("Measured on more than one environment (each ratio against that environment's own baseline): "
+            + ", ".join(tables) + ".")
 
 
 def study_figures(studies: dict[str, StudyData]) -> dict[str, object]:
