@@ -6,8 +6,10 @@
 #   docker run --rm --privileged logbench/suite bash run.sh test
 # --privileged: the studies create a mount namespace (private /dev/log) and a
 # network namespace (the remote syslog host), as they do on a host.
-# Behind a TLS-intercepting proxy, pip in the build needs the proxy's CA: copy it in
-# and set PIP_CERT before the set-up step (checked that way on our build machines).
+# Behind a TLS-intercepting proxy, pip in the build needs the proxy's CA:
+# scripts/build_suite_image.sh copies the bundle pip is configured with to
+# build/pip-ca.crt, which is used when present (built that way on our machines).
+#   bash scripts/build_suite_image.sh   # idempotent; the image the simulated cluster runs jobs in
 ARG BASE=logbench/debian:bookworm
 FROM ${BASE}
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
@@ -16,6 +18,10 @@ COPY scripts/apt-packages.txt scripts/apt-packages.txt
 COPY scripts/setup.sh scripts/setup.sh
 COPY pyproject.toml pyproject.toml
 COPY lib lib
-RUN bash scripts/setup.sh && rm -rf /var/lib/apt/lists/*
+# pyproject.toml makes the glob's optional file optional: no CA bundle, no error
+COPY pyproject.toml build/pip-ca.cr[t] /tmp/pip-ca/
+RUN if [ -f /tmp/pip-ca/pip-ca.crt ]; then export PIP_CERT=/tmp/pip-ca/pip-ca.crt; fi \
+    && bash scripts/setup.sh && rm -rf /var/lib/apt/lists/* /tmp/pip-ca
+ENV PATH=/logbench/.venv/bin:$PATH
 COPY . .
 CMD ["bash", "run.sh", "study"]

@@ -1,7 +1,8 @@
 # logbench: the paper from the processed data. Other targets may be added above or below.
 PY ?= .venv/bin/python
+SNAKEMAKE ?= $(PY) -m snakemake
 
-.PHONY: paper findings paper-test
+.PHONY: paper findings paper-test committed
 
 # Build paper/logbench.pdf (and paper/generated/) from data/processed and paper/figures; well under a minute.
 paper:
@@ -15,3 +16,8 @@ findings:
 # Rebuild the paper into a temporary directory and check every number against data/processed.
 paper-test:
 	$(PY) -m pytest -q tests/test_regression.py tests/test_claims.py tests/test_paper.py
+
+# Re-make the committed results through the workflow (workflow/Snakefile, target `committed`): every study's
+# committed run, one at a time on this (otherwise quiet) machine, then 90_findings in place and the paper.
+committed:
+	$(SNAKEMAKE) --cores 1 --forceall committed

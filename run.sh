@@ -5,6 +5,7 @@
 #                       # profile; progress in the terminal, the answer at the end, an HTML report
 #   bash run.sh test    # the whole test suite: unit, integration on real servers, nbval
 #   bash run.sh         # usage: the commands, the studies and their own parameters
+#   bash run.sh suite   # the whole suite through the workflow: snakemake --cores 1 [snakemake options]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here"
@@ -15,6 +16,8 @@ usage:
   bash run.sh study [STUDY] [papermill options]   set-up, then one study; STUDY is a notebook number (e.g. 04)
                                                   or path (notebooks/04_mysql_slowlog.ipynb); default 02
   bash run.sh test [pytest options]               set-up, then the whole test suite
+  bash run.sh suite [snakemake options]           set-up, then every study, the findings and the paper
+                                                  through the workflow (workflow/Snakefile; see README)
 
   e.g.  bash run.sh study                          # 02, standard profile (~15 min)
         bash run.sh study 04 -p clients "[1, 8]"   # another study, other parameters
@@ -96,6 +99,13 @@ case "${1:-}" in
     export PATH="$here/.venv/bin:$PATH"
     shift
     exec python -m pytest "$@"
+    ;;
+  suite)
+    bash scripts/setup.sh
+    export PATH="$here/.venv/bin:$PATH"
+    shift
+    # Extra arguments go to snakemake, e.g. --config profile=smoke, or the target committed
+    exec snakemake --cores 1 "$@"
     ;;
   *)
     usage

@@ -174,10 +174,27 @@ def write_processed(name: str, processed_dir: Path, environment: dict, tables: d
     out = {}
     for key, frame in tables.items():
         out[key] = processed_dir / (f"{name}.csv" if key == "summary" else f"{name}_{key}.csv")
-        frame.to_csv(out[key], index=False, float_format="%.6g")
+        with_environment(frame, environment).to_csv(out[key], index=False, float_format="%.6g")
     out["environment"] = processed_dir / f"{name}_environment.json"
     out["environment"].write_text(json.dumps(environment, indent=2, sort_keys=True, default=str) + "\n")
     return out
+
+
+def with_environment(frame: pd.DataFrame, environment: dict) -> pd.DataFrame:
+    """``frame`` with an ``env_id`` column (last) where it has none, so a table from one machine stays
+    distinguishable beside the same table from another (``logbench.gather``). A multi-server study's
+    record (``{"variants": {label: record}}``) gives each row its variant's environment (the column whose
+    values are the variants' labels); a table of such a study without one is left as it is."""
+    if "env_id" in frame.columns:
+        return frame
+    if "env_id" in environment:
+        return frame.assign(env_id=environment["env_id"])
+    variants = {label: rec.get("env_id") for label, rec in environment.get("variants", {}).items()}
+    # the column naming the variant: "variant", or a study's own name for it (study 03: "backend")
+    for col in ("variant", *frame.columns):
+        if variants and col in frame.columns and len(frame) and set(frame[col].astype(str)) <= set(variants):
+            return frame.assign(env_id=frame[col].astype(str).map(variants))
+    return frame
 
 
 def loss(expected: int, received: int) -> float:

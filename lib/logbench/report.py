@@ -205,12 +205,19 @@ def summary_keys(summary: pd.DataFrame) -> list[str]:
 
 # Columns that split a study into cells wherever they stand (a backend or server-version variant).
 VARIANT_COLUMNS = ("backend", "variant")
+# The machine a row was measured on (logbench.gather: the workflow's host label, the environment record's id):
+# a cell of its own once a study holds more than one, so each environment's ratios stand side by side.
+ENVIRONMENT_COLUMNS = ("host", "env_id")
 
 
 def cell_columns(summary: pd.DataFrame) -> list[str]:
     """Key columns that split a study into cells (everything but configuration and clients)."""
     keys = [c for c in summary_keys(summary) if c not in ("configuration", "clients")]
-    return keys + [c for c in VARIANT_COLUMNS if c in summary.columns and c not in keys]
+    keys += [c for c in VARIANT_COLUMNS if c in summary.columns and c not in keys]
+    # an environment column only where it splits the cells further (study 03's backends already are theirs)
+    split = [c for c in ENVIRONMENT_COLUMNS if c in summary.columns and c not in keys and
+             (summary.groupby(keys, dropna=False)[c].nunique().max() if keys else summary[c].nunique()) > 1]
+    return keys + split
 
 
 def cells(summary: pd.DataFrame) -> list[dict[str, str]]:
@@ -246,6 +253,36 @@ def study_published(name: str, runs: pd.DataFrame | None = None) -> pd.DataFrame
         except (OSError, ValueError, KeyError, TypeError):
             pass
     return published_ratios(_info(name))
+
+
+def environment_ratios(studies: dict[str, StudyData]) -> dict[str, pd.DataFrame]:
+    """Each study measured on more than one environment, side by side: {study: table}, a row per (other cell
+    columns, configuration, clients), a column per environment (``host · env_id``) holding that environment's
+    ratio to its own baseline with its CI; nothing is pooled. Empty when every study ran on one environment."""
+    out = {}
+    for name, s in studies.items():
+        summary = s.summary
+        if summary is None or "ratio" not in summary.columns:
+            continue
+        env_cols = [c for c in ENVIRONMENT_COLUMNS if c in cell_columns(summary)]
+        if not env_cols:
+            continue
+        keys = [c for c in cell_columns(summary) if c not in env_cols] + ["configuration", "clients"]
+        df = summary[keys].astype(str).assign(
+            environment=summary[env_cols].astype(str).agg(" · ".join, axis=1),
+            ratio=[_ci_text(r["ratio"], r.get("ratio_ci_low"), r.get("ratio_ci_high")) for _, r in summary.iterrows()])
+        wide = df.pivot_table(index=keys, columns="environment", values="ratio", aggfunc="first", sort=False)
+        wide.columns.name = f"ratio to baseline [{_CI}] per environment"
+        out[name] = wide.reset_index()
+    return out
+
+
+def environments_text(tables: dict[str, pd.DataFrame]) -> str:
+    """The sentence above the side-by-side tables (or why there are none)."""
+    if not tables:
+        return "Every study was measured on one environment: nothing to set side by side."
+    return ("Measured on more than one environment (each ratio against that environment's own baseline): "
+            + ", ".join(tables) + ".")
 
 
 def study_figures(studies: dict[str, StudyData]) -> dict[str, object]:
@@ -404,6 +441,9 @@ class Numbers:
                 return None
             value = None
         text = render(value, spec) if value is not None else "—"
+        if isinstance(value, float) and math.isinf(value):
+            # an unbounded interval's end (Fieller, few runs): JSON has no infinity, so its text "inf"/"-inf"
+            value = str(value)
         self.items[key] = {"text": text, "value": value, "spec": spec}
         return text
 
@@ -504,8 +544,10 @@ STUDY_TABLE_COLUMNS = (
 
 
 def study_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """A study's summary as display strings: its key columns, n, then mean [CI] per quantity."""
-    out = pd.DataFrame({k: summary[k].astype(str) for k in summary_keys(summary)})
+    """A study's summary as display strings: its key and cell columns, n, then mean [CI] per quantity."""
+    keys = summary_keys(summary)
+    keys = [c for c in cell_columns(summary) if c not in keys] + keys
+    out = pd.DataFrame({k: summary[k].astype(str) for k in keys})
     out["n"] = summary["n"].astype(int).astype(str)
     for stem, header, sig, factor in STUDY_TABLE_COLUMNS:
         mean = f"{stem}_mean" if f"{stem}_mean" in summary.columns else stem

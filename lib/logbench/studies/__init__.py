@@ -2,12 +2,13 @@
 
 A study module declares ``SPEC`` (a :class:`~logbench.studies.common.StudySpec`); the registry
 finds every module of this package that does, so the report, the claims, the tests' notebook list
-and the committed-run script (``python -m logbench.studies --committed``) read one list.
+and the workflow (``Snakefile``, through :mod:`logbench.jobs`; ``python -m logbench.studies --committed``
+prints the same committed runs) read one list.
 
 A new study is one module here plus a thin notebook; it touches no other study. Its parts:
 
 - ``SPEC = common.StudySpec(name=..., engine=..., title=..., post=..., baseline=..., notebook=..., seed=...,
-  published=..., committed=..., smoke=..., paper_order=...)``;
+  published=..., committed=..., extra_committed=..., smoke=..., paper_order=...)``;
 - its configurations (name -> settings over the engine's base, sinks) and ``PROFILES`` (smoke / standard /
   full: the shared parameters' defaults and its own);
 - ``define(profile, <its own parameters>, <engine parameters>, **shared)``: a study type subclassing

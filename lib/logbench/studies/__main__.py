@@ -1,10 +1,13 @@
 """``python -m logbench.studies --list`` (name, engine, post, notebook per study), ``--committed``
-(per study: its notebook and the papermill arguments of its committed run, tab-separated) or ``--usage``
-(per study: its notebook, title and own parameters, for ``bash run.sh``'s usage text)."""
+(per committed run: its notebook, the papermill arguments, and where its executed notebook is kept,
+tab-separated; a study's ``extra_committed`` runs follow its main run; the workflow, ``workflow/Snakefile``
+through ``logbench.jobs``, runs the same list) or ``--usage`` (per study: its notebook, title and own
+parameters, for ``bash run.sh``'s usage text)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from . import specs
 from .common import SHARED
@@ -37,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     group = ap.add_mutually_exclusive_group(required=True)
     group.add_argument("--list", action="store_true", help="one line per study: name, engine, post, notebook, title")
     group.add_argument("--committed", action="store_true",
-                       help="one line per study: notebook <TAB> papermill -p arguments of the committed run")
+                       help="one line per committed run: notebook <TAB> papermill -p arguments <TAB> kept as")
     group.add_argument("--usage", action="store_true",
                        help="per study: number, notebook, title, and its own papermill parameters")
     args = ap.parse_args(argv)
@@ -47,8 +50,12 @@ def main(argv: list[str] | None = None) -> None:
     for s in specs():
         if args.list:
             print("\t".join((s.name, s.engine, s.post_id, s.notebook, s.title)))
-        else:
-            print(s.notebook + "\t" + " ".join(f"-p {k} {v}" for k, v in s.committed.items()))
+            continue
+        runs = [(s.committed, f"notebooks/{s.notebook}")]
+        runs += [(p, f"notebooks/runs/{Path(s.notebook).stem}.{p.get('profile', 'standard')}.ipynb")
+                 for p in s.extra_committed]
+        for params, kept in runs:
+            print(s.notebook + "\t" + " ".join(f"-p {k} {v}" for k, v in params.items()) + "\t" + kept)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 A study module keeps what is its own (configurations, profiles, checks, summaries, findings)
 and hands the rest to this module:
 
-- :class:`StudySpec` — what the registry, the report, the tests and the committed-run script know of it;
+- :class:`StudySpec` — what the registry, the report, the tests and the workflow (``Snakefile``) know of it;
 - :func:`study_fields` — the parameters every study has (clients, repeats, duration, warm-up, seed,
   output paths, noise controls), resolved against its profile and checked;
 - :func:`run_study` — resolve the study (backend 'auto', images) -> interrupt handling -> start the

@@ -1,0 +1,119 @@
+"""The workflow's study runs, from the registry: what the ``Snakefile`` runs, with which papermill parameters.
+
+A *run* is one execution of one study notebook: its main run, or one of its ``extra_committed`` runs
+(a named profile of its own, e.g. study 02's ``post004``). Its ``stem`` (``common.stem``) names its
+processed files and is the workflow's ``{stem}`` wildcard, so every run of the suite has one name.
+
+- :func:`committed_runs` — the committed results (``snakemake committed``): each study's
+  ``SPEC.committed`` and ``SPEC.extra_committed`` exactly as the registry gives them (``publish`` included
+  where the registry has it);
+- :func:`profile_runs` — a user's run of a profile (``snakemake --config profile=...``), writing only under
+  ``results/``: ``smoke`` is each study's first ``SPEC.smoke`` parameter set (the cheapest faithful run, as
+  nbval runs it); ``standard`` the committed parameters; ``full`` the committed parameters with
+  ``profile: full``. ``publish`` is never passed: a user's run does not replace the committed data.
+  The named extra runs belong to ``standard`` (they are committed-size runs of their own profile);
+- :func:`source_hash` — what of a notebook is its code (cell sources and types, not outputs), so executing
+  a committed notebook in place does not make its study out of date, and editing a cell does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import paths, studies
+from .errors import ParameterError
+from .studies import common
+
+PROFILES = ("smoke", "standard", "full")
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    study: str  # registry name
+    stem: str  # common.stem(study, profile): its processed files' stem and the workflow's {stem}
+    notebook: str  # file name in notebooks/
+    parameters: Mapping[str, object] = field(default_factory=dict)  # papermill parameters
+    extra: bool = False  # an extra committed run (a named profile of the study's own)
+
+    @property
+    def profile(self) -> str:
+        return str(self.parameters.get("profile", "standard"))
+
+    @property
+    def module(self) -> Path:
+        """The study's module: an input of its run (editing it makes the run out of date)."""
+        return Path(studies.module(self.study).__file__)
+
+    @property
+    def committed_notebook(self) -> Path:
+        """Where the executed notebook of a committed run is kept: the notebook itself for the main run,
+        ``notebooks/runs/<notebook stem>.<profile>.ipynb`` for an extra one (a record, not under nbval)."""
+        if not self.extra:
+            return paths.NOTEBOOKS / self.notebook
+        return paths.NOTEBOOKS / "runs" / f"{Path(self.notebook).stem}.{self.profile}.ipynb"
+
+
+def _run(spec: common.StudySpec, parameters: Mapping[str, object], extra: bool) -> StudyRun:
+    params = dict(parameters)
+    return StudyRun(spec.name, common.stem(spec.name, str(params.get("profile", "standard"))), spec.notebook,
+                    params, extra)
+
+
+def _selected(names: Iterable[str]) -> list[common.StudySpec]:
+    names = list(names or ())
+    known = [s.name for s in studies.specs()]
+    for n in names:
+        if n not in known:
+            raise ParameterError("studies", n, "names of the registry: " + ", ".join(known))
+    return [s for s in studies.specs() if not names or s.name in names]
+
+
+def committed_runs(names: Iterable[str] = ()) -> list[StudyRun]:
+    """Every committed run (main, then extras), in the paper's order; ``names`` selects studies."""
+    out = []
+    for s in _selected(names):
+        out.append(_run(s, s.committed, False))
+        out.extend(_run(s, p, True) for p in s.extra_committed)
+    return out
+
+
+def profile_runs(profile: str, names: Iterable[str] = (),
+                 overrides: Mapping[str, Mapping[str, object]] | None = None) -> list[StudyRun]:
+    """A user's runs of ``profile`` (see the module's docstring); ``overrides``: {study: {parameter: value}}
+    over the registry's parameters (a named extra run keeps its own profile)."""
+    if profile not in PROFILES:
+        raise ParameterError("profile", profile, ", ".join(PROFILES))
+    overrides = dict(overrides or {})
+    known = {s.name for s in studies.specs()}
+    for n in overrides:
+        if n not in known:
+            raise ParameterError("parameters", n, "a study name of the registry: " + ", ".join(sorted(known)))
+    out = []
+    for s in _selected(names):
+        if profile == "smoke":
+            mains, extras = [dict(s.smoke[0])], []
+        else:
+            mains = [{**s.committed, "profile": profile}]
+            extras = [dict(p) for p in s.extra_committed] if profile == "standard" else []
+        for params, extra in [(p, False) for p in mains] + [(p, True) for p in extras]:
+            params.pop("publish", None)
+            params.update({k: v for k, v in overrides.get(s.name, {}).items() if not (extra and k == "profile")})
+            out.append(_run(s, params, extra))
+    return out
+
+
+def source_hash(notebook: Path | str) -> str:
+    """A hash of a notebook's cells as code: types, sources and tags (outputs, counts, other metadata left out)."""
+    nb = json.loads(Path(notebook).read_text())
+    cells = [(c.get("cell_type"), "".join(c.get("source", "")), sorted(c.get("metadata", {}).get("tags", [])))
+             for c in nb.get("cells", [])]
+    return hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def papermill_yaml(parameters: Mapping[str, object]) -> str:
+    """The parameters as one ``papermill -y`` document (JSON is YAML: lists and dicts keep their types)."""
+    return json.dumps(dict(parameters), sort_keys=True)

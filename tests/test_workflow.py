@@ -1,0 +1,329 @@
+"""The Snakemake workflow (workflow/Snakefile, issue 15): its DAG, and the smoke profile end to end.
+
+``snakemake --cores 1 --config profile=smoke`` runs here once per test session (a temporary working
+directory, so nothing tracked and nothing under results/ is written): every study's smoke notebook, the
+gather, 90_findings on the smoke data, the paper. Its executed study notebooks are then compared with the
+committed ones cell by cell with nbval's own comparison (the cells nbval would compare; tags
+``nbval-ignore-output`` / ``nbval-skip`` honoured), so each study's first smoke parameter set
+(``SPEC.smoke[0]``) is executed once in the suite, not once here and once more under nbval
+(tests/test_notebooks.py runs the others).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pandas as pd
+import pytest
+from nbval import plugin as nbval_plugin
+
+from logbench import jobs, paths, studies
+
+FRESH_INSIDE = "LOGBENCH_FRESH_MACHINE_INSIDE"  # tests/test_fresh_machine.py: no engine there, by design
+SNAKEFILE = paths.ROOT / "workflow" / "Snakefile"
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE)]
+
+
+def snakemake(workdir: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def planned(out: str) -> list[tuple[str, dict[str, str]]]:
+    """(rule, wildcards) of every job a dry run lists."""
+    jobs_ = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", out):
+        m = re.match(r"(?:local)?rule (\w+):", block)
+        if m:
+            w = re.search(r"^\s+wildcards: (.*)$", block, re.M)
+            wc = dict(kv.split("=", 1) for kv in w.group(1).split(", ")) if w else {}
+            jobs_.append((m.group(1), wc))
+    return jobs_
+
+
+# -- the DAG -----------------------------------------------------------------------------------------------------
+
+def test_dry_run_lists_the_whole_suite(tmp_path):
+    # two host labels: every study runs whole once on each (one dry run checks both, to keep CI's time)
+    r = snakemake(tmp_path, "-n", "--config", "hosts=[a, b]")
+    assert r.returncode == 0, r.stderr + r.stdout
+    listed = planned(r.stdout)
+    stems = sorted(r_.stem for r_ in jobs.profile_runs("standard"))
+    study_jobs = [w for rule, w in listed if rule == "study"]
+    assert sorted(w["stem"] for w in study_jobs if w["host"] == "a") == stems
+    assert sorted(w["stem"] for w in study_jobs if w["host"] == "b") == stems
+    assert len(study_jobs) == 2 * len(stems)
+    assert sorted(w["stem"] for rule, w in listed if rule == "gather") == stems
+    assert [rule for rule, _ in listed].count("findings") == 1
+    assert {"paper", "all"} <= {rule for rule, _ in listed}
+    assert not any(p.exists() for p in tmp_path.iterdir() if p.name != ".snakemake"), "a dry run wrote files"
+    # one benchmark at a time on this machine, by the resource every study job takes (this machine's one
+    # unit: test_smoke_profile_end_to_end)
+    assert all("host=1" in block for block in re.split(r"\n(?=(?:local)?rule )", r.stdout)
+               if re.match(r"(?:local)?rule study:", block))
+
+
+def test_committed_target_lists_every_committed_run(tmp_path):
+    r = snakemake(tmp_path, "-n", "--forceall", "committed")
+    assert r.returncode == 0, r.stderr + r.stdout
+    listed = planned(r.stdout)
+    assert sorted(w["stem"] for rule, w in listed if rule == "committed_study") == sorted(
+        c.stem for c in jobs.committed_runs())
+    assert {"committed_findings", "committed_paper", "committed"} <= {rule for rule, _ in listed}
+
+
+def test_a_bad_profile_is_refused_naming_the_allowed_ones(tmp_path):
+    r = snakemake(tmp_path, "-n", "--config", "profile=huge")
+    assert r.returncode != 0
+    assert "'profile'" in r.stdout + r.stderr and "smoke, standard, full" in r.stdout + r.stderr
+
+
+# -- the registry's runs ---------------------------------------------------------------------------------------
+
+def test_runs_come_from_the_registry():
+    for s in studies.specs():
+        smoke = next(r for r in jobs.profile_runs("smoke") if r.study == s.name and not r.extra)
+        assert dict(smoke.parameters) == dict(s.smoke[0])
+        committed = next(r for r in jobs.committed_runs() if r.study == s.name and not r.extra)
+        assert dict(committed.parameters) == dict(s.committed)
+        assert committed.committed_notebook == paths.NOTEBOOKS / s.notebook
+        user = next(r for r in jobs.profile_runs("standard") if r.study == s.name and not r.extra)
+        assert "publish" not in user.parameters, "a user's run never replaces the committed data"
+    extras = [r for r in jobs.committed_runs() if r.extra]
+    for r in extras:
+        assert r.committed_notebook.parent == paths.NOTEBOOKS / "runs"
+        assert r.committed_notebook.name == f"{Path(r.notebook).stem}.{r.profile}.ipynb"
+
+
+def test_unknown_study_or_override_is_refused():
+    from logbench.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="'studies'"):
+        jobs.profile_runs("smoke", ["no_such_study"])
+    with pytest.raises(ParameterError, match="'parameters'"):
+        jobs.profile_runs("smoke", (), {"no_such_study": {"seed": 1}})
+
+
+def test_source_hash_is_the_code_not_the_outputs(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell("x")]
+    p = tmp_path / "n.ipynb"
+    nbformat.write(nb, p)
+    before = jobs.source_hash(p)
+    nb.cells[1].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "1"}, execution_count=1)]
+    nb.cells[1].execution_count = 1
+    nbformat.write(nb, p)
+    assert jobs.source_hash(p) == before, "executing a notebook must not make its study out of date"
+    nb.cells[1].source = "x + 1"
+    nbformat.write(nb, p)
+    assert jobs.source_hash(p) != before
+
+
+# -- nbval's comparison of an executed notebook with the committed one -------------------------------------------
+
+class _Cell:
+    """What nbval's IPyNbCell.compare_outputs needs of its cell: nbval's default skips, no sanitizers."""
+
+    colors = nbval_plugin.nocolors
+    compare_outputs = nbval_plugin.IPyNbCell.compare_outputs
+    sanitize = nbval_plugin.IPyNbCell.sanitize
+
+    def format_output_compare(self, key, left, right):
+        # nbval's own asks pytest for the diff's wording; the two values are enough here
+        self.comparison_traceback.append(f"mismatch {key!r}\n<<< committed\n{left}\n>>> executed\n{right}")
+
+    def __init__(self):
+        # IPyNbFile's defaults without nbdime: images are not compared
+        self.parent = SimpleNamespace(sanitize_patterns={}, skip_compare=(
+            "metadata", "traceback", "prompt_number", "output_type", "name", "execution_count",
+            "application/vnd.jupyter.widget-view+json", "image/png", "image/jpeg"))
+
+
+def nbval_differences(executed: Path, reference: Path) -> list[str]:
+    """The cells whose outputs nbval would find different (its options per cell: tags and comment markers)."""
+    def code(path: Path) -> list:
+        # papermill's injected cell: the committed run's parameters there, the smoke run's here
+        return [c for c in nbformat.read(path, as_version=4).cells
+                if c.cell_type == "code" and "injected-parameters" not in c.metadata.get("tags", [])]
+
+    ran, ref = code(executed), code(reference)
+    assert len(ran) == len(ref), f"{executed.name}: {len(ran)} code cells executed, {len(ref)} committed"
+    out = []
+    for i, (test, want) in enumerate(zip(ran, ref)):
+        options = dict(nbval_plugin.find_metadata_tags(want.metadata))
+        options.update(dict(nbval_plugin.find_comment_markers(want.source)))
+        if options.get("skip") or not options.get("check", True) or want.execution_count is None:
+            continue
+        cell = _Cell()
+        if not cell.compare_outputs(nbval_plugin.coalesce_streams(test.outputs),
+                                    nbval_plugin.coalesce_streams(want.outputs)):
+            out.append(f"cell {i}:\n" + "\n".join(map(str, cell.comparison_traceback))[-3000:])
+    return out
+
+
+def test_nbval_comparison_finds_a_changed_output(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("1", execution_count=1, outputs=[
+        nbformat.v4.new_output("execute_result", {"text/plain": "1"}, execution_count=1)])]
+    ref = tmp_path / "ref.ipynb"
+    nbformat.write(nb, ref)
+    assert nbval_differences(ref, ref) == []
+    nb.cells[0].outputs[0]["data"]["text/plain"] = "2"
+    ran = tmp_path / "ran.ipynb"
+    nbformat.write(nb, ran)
+    assert nbval_differences(ran, ref) and "2" in nbval_differences(ran, ref)[0]
+    nb.cells[0].metadata["tags"] = ["nbval-ignore-output"]
+    nbformat.write(nb, ref)
+    assert nbval_differences(ran, ref) == []
+
+
+# -- the smoke profile end to end ---------------------------------------------------------------------------------
+
+SMOKE_TIMEOUT_S = 1800
+
+
+def needs_docker(run: jobs.StudyRun) -> bool:
+    """The container backend, or notebook 03 (both backends), as tests/test_notebooks.py decides."""
+    return run.parameters.get("backend") == "container" or run.notebook.startswith("03_")
+
+
+def docker_missing() -> str | None:
+    from logbench.servers.containers import engine_answers
+
+    return None if engine_answers() else "no Docker engine answers; `bash scripts/setup.sh --docker` starts one"
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory):
+    """``snakemake --cores 1 --config profile=smoke`` in a fresh working directory, once per session. Without a
+    Docker engine (the fresh-machine container) the studies that need one are left out, and their tests skip."""
+    work = tmp_path_factory.mktemp("workflow-smoke")
+    args = ["--cores", "1", "--config", "profile=smoke"]
+    without = docker_missing()
+    if without and os.environ.get("CI") and not os.environ.get(FRESH_INSIDE):
+        pytest.fail("CI must run the container tests: " + without)
+    left = [r.study for r in jobs.profile_runs("smoke") if not (without and needs_docker(r))]
+    if without:
+        args.append("studies=[" + ", ".join(left) + "]")
+    t0 = time.monotonic()
+    r = snakemake(work, *args, timeout=SMOKE_TIMEOUT_S)
+    wall = time.monotonic() - t0
+    logs = "\n".join(f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted(work.glob("results/smoke/**/*.log")))
+    assert r.returncode == 0, f"{r.stdout[-5000:]}\n{r.stderr[-5000:]}\n{logs}"
+    print(f"workflow smoke profile: {wall:.0f} s")
+    return SimpleNamespace(dir=work, out=work / "results" / "smoke", args=args, studies=left, without=without,
+                           wall=wall, log=r.stdout + r.stderr)
+
+
+@pytest.mark.integration
+def test_smoke_profile_end_to_end(smoke_run):
+    out = smoke_run.out
+    assert 'Provided resources: host=Resource("host", 1)' in smoke_run.log, "this machine is one host"
+    for r in jobs.profile_runs("smoke", smoke_run.studies):
+        per_host = pd.read_csv(out / "any" / r.stem / "processed" / f"{r.stem}.csv")
+        assert "env_id" in per_host.columns and per_host["env_id"].notna().all(), r.stem
+        gathered = pd.read_csv(out / "processed" / f"{r.stem}.csv")
+        assert set(gathered["host"]) == {"any"} and len(gathered) == len(per_host), r.stem
+        assert json.loads((out / "processed" / f"{r.stem}_environment.json").read_text())["hosts"].keys() == {"any"}
+    assert (out / "processed" / "findings_claims.csv").exists()
+    assert (out / "notebooks" / "90_findings.ipynb").exists()
+    pdf = out / "paper" / "logbench.pdf"
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    numbers = json.loads((out / "paper" / "generated" / "numbers.json").read_text())
+    assert {s["name"] for s in numbers["studies"]} >= {r.study for r in jobs.profile_runs("smoke", smoke_run.studies)
+                                                       if studies.spec(r.study).measures_logging}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", [s.name for s in studies.specs()])
+def test_smoke_notebook_matches_the_committed_one_under_nbval(smoke_run, name):
+    run = next(r for r in jobs.profile_runs("smoke") if r.study == name and not r.extra)
+    if name not in smoke_run.studies:
+        pytest.skip(f"{run.notebook} left out of the workflow's smoke run: {smoke_run.without}")
+    executed = smoke_run.out / "any" / run.stem / f"{run.stem}.ipynb"
+    differences = nbval_differences(executed, paths.NOTEBOOKS / run.notebook)
+    assert not differences, f"{run.notebook} (smoke, {dict(run.parameters)}):\n" + "\n".join(differences)
+
+
+@pytest.mark.integration
+def test_a_changed_parameter_reruns_that_study_the_findings_and_the_paper_only(smoke_run):
+    r = snakemake(smoke_run.dir, "-n", *smoke_run.args, "parameters={log_rotation: {seed: 7}}")
+    assert r.returncode == 0, r.stderr + r.stdout
+    listed = sorted((rule, w.get("stem", "")) for rule, w in planned(r.stdout))
+    stem = next(x.stem for x in jobs.profile_runs("smoke") if x.study == "log_rotation" and not x.extra)
+    assert listed == sorted([("study", stem), ("gather", stem), ("findings", ""), ("paper", ""), ("all", "")])
+    assert "Params have changed" in r.stdout
+
+
+@pytest.mark.integration
+def test_nothing_to_do_after_the_run(smoke_run):
+    r = snakemake(smoke_run.dir, "-n", *smoke_run.args)
+    assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr, r.stdout[-3000:]
+
+
+# -- results from several machines --------------------------------------------------------------------------------
+
+def _summary(env_id: str, ratio: float) -> pd.DataFrame:
+    return pd.DataFrame({"configuration": ["none", "stderr"], "clients": [1, 1], "n": [5, 5],
+                         "ratio": [1.0, ratio], "ratio_ci_low": [float("nan"), ratio - 0.1],
+                         "ratio_ci_high": [float("nan"), ratio + 0.1], "env_id": [env_id, env_id]})
+
+
+def test_gather_keeps_each_host_and_environment_side_by_side(tmp_path):
+    from logbench import gather, report
+
+    for host, env_id, ratio in (("a", "e1", 0.8), ("b", "e2", 0.6)):
+        d = tmp_path / host
+        d.mkdir()
+        _summary(env_id, ratio).to_csv(d / "s.csv", index=False)
+        (d / "s_environment.json").write_text(json.dumps({"env_id": env_id, "hostname": f"logbench-{host}",
+                                                          "cpu_count": 2}))
+    gather.gather(tmp_path / "out", {"a": tmp_path / "a", "b": tmp_path / "b"})
+    merged = pd.read_csv(tmp_path / "out" / "s.csv")
+    assert list(merged["host"]) == ["a", "a", "b", "b"] and list(merged["env_id"]) == ["e1", "e1", "e2", "e2"]
+    assert list(merged["ratio"]) == [1.0, 0.8, 1.0, 0.6], "each host's ratio as it was: nothing pooled"
+    env = json.loads((tmp_path / "out" / "s_environment.json").read_text())
+    assert env["cpu_count"] == 2 and "hostname" not in env, "only what all hosts share is stated at the top"
+    assert env["hosts"]["b"]["hostname"] == "logbench-b"
+    # the findings and the paper: one cell per environment; a single environment adds no cell
+    assert report.cells(merged) == [{"host": "a", "env_id": "e1"}, {"host": "b", "env_id": "e2"}]
+    assert list(report.study_table(merged).columns[:3]) == ["host", "env_id", "configuration"]
+    assert report.cells(_summary("e1", 0.8)) == [{}]
+    from logbench.claims import StudyData
+
+    side = report.environment_ratios({"s": StudyData(name="s", engine="postgresql", baseline="none",
+                                                     runs=pd.DataFrame(), summary=merged, environment=env)})["s"]
+    assert list(side.columns) == ["configuration", "clients", "a · e1", "b · e2"]
+    assert list(side.loc[side["configuration"] == "stderr", ["a · e1", "b · e2"]].iloc[0]) == [
+        "0.800 [0.700, 0.900]", "0.600 [0.500, 0.700]"]
+    single = StudyData(name="s", engine="postgresql", baseline="none", runs=pd.DataFrame(),
+                       summary=_summary("e1", 0.8), environment={})
+    assert report.environment_ratios({"s": single}) == {}
+
+
+def test_processed_tables_carry_their_environment():
+    from logbench import records
+
+    plain = pd.DataFrame({"configuration": ["none"], "n": [3]})
+    assert list(records.with_environment(plain, {"env_id": "e1"})["env_id"]) == ["e1"]
+    split = pd.DataFrame({"variant": ["local", "container"], "n": [3, 3]})
+    env = {"variants": {"local": {"env_id": "e1"}, "container": {"env_id": "e2"}}}
+    assert list(records.with_environment(split, env)["env_id"]) == ["e1", "e2"]
+    # study 03 names its variants "backend": each backend is its own cell already, env_id adds none
+    backends = pd.DataFrame({"backend": ["local", "container"], "configuration": ["none", "none"],
+                             "clients": [1, 1], "n": [3, 3]})
+    tagged = records.with_environment(backends, env)
+    assert list(tagged["env_id"]) == ["e1", "e2"]
+    from logbench import report
+
+    assert report.cell_columns(tagged) == ["backend"]
+    runs = pd.DataFrame({"env_id": ["x"]})
+    assert records.with_environment(runs, {"env_id": "e1"}) is runs, "the runs' own env_id is kept"
