@@ -54,3 +54,20 @@ def test_notebook_under_nbval(name, parameters, tmp_path, request):
         cwd=tmp_path, capture_output=True, text=True, timeout=1800,
     )
     assert r.returncode == 0, f"nbval failed for {name}:\n{r.stdout[-6000:]}\n{r.stderr[-2000:]}"
+
+
+def test_every_parameter_is_seen_by_papermill():
+    """papermill cannot parse a parameters-cell line whose comment holds '=' (or '>='): that parameter silently
+    drops out of ``papermill --help-notebook``, the users' list of what they can set."""
+    import re
+
+    import nbformat
+
+    for nb_path in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
+        nb = nbformat.read(nb_path, as_version=4)
+        cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
+        if cell is None:
+            continue
+        declared = [m.group(1) for m in re.finditer(r"^(\w+)\s*(?::[^=#]+)?=", cell.source, re.M)]
+        seen = set(papermill.inspect_notebook(str(nb_path)))
+        assert not [d for d in declared if d not in seen], f"{nb_path.name}: papermill does not see {set(declared) - seen}"
