@@ -156,3 +156,23 @@ def test_a_restart_setting_set_at_its_running_value_settles_by_restart(log_dir):
         assert sw.kind == "restart" and pg.effective(pg.applied) == {"max_connections": None}
         assert pg.apply(Settings.of("postgresql", {"max_connections": 100, "log_min_duration_statement": 0})).kind \
             == "reload"
+
+
+def test_idle_connection_slopes_count_the_aa_runs_and_give_each_block_its_intercept():
+    """A block that ran slow as a whole is not a trend across max_connections, and the A/A runs are runs of the
+    baseline's max_connections, counted with it (pg_idle_connections.slopes)."""
+    import pandas as pd
+
+    rows = []
+    wiggle = {"max100": 3.0, "max100_again": -3.0, "max300": 2.0, "max600": -2.0}
+    for block, speed in ((0, 1.0), (1, 0.7), (2, 1.0)):
+        for name, w in wiggle.items():
+            rows.append({"configuration": name, "clients": 2, "repeat": block, "warmup": False,
+                         "tps": 1000.0 * speed + w * (block + 1),
+                         "extra": {"sessions": 0, "server_pss_mb": 30.0 + w, "server_uss_mb": 20.0}})
+    slopes = pg_idle_connections.slopes(pd.DataFrame(rows))
+    none = slopes[slopes["kind"] == "none"].iloc[0]
+    assert none["n"] == 12
+    assert none["ci_low"] <= 0 <= none["ci_high"], none
+    # the slow block is its own intercept, not noise: the interval is a few tps per 100 wide, not hundreds
+    assert none["ci_high"] - none["ci_low"] < 20, none
