@@ -69,3 +69,17 @@ def test_only_runs_of_this_schedule_count(tmp_path):
     p = plan[0]
     other_cell = pd.DataFrame([{"position": 0, "repeat": p.block, "configuration": "x", "clients": 99, "seed": 1}])
     assert resume.remaining(plan, other_cell, seed=_study(tmp_path).seed) == (list(plan), 0)
+
+
+def test_a_record_made_before_a_field_existed_resumes_at_that_fields_default_only(tmp_path):
+    """A study type gains a field (e.g. contention sampling): a record without it ran as the default does."""
+    runner.write_study(_study(tmp_path), ENV)
+    record = json.loads((tmp_path / "study.json").read_text())
+    del record["wchan_hz"]
+    (tmp_path / "study.json").write_text(json.dumps(record))
+    assert resume.check(_study(tmp_path), ENV, tmp_path) is True
+    import dataclasses
+
+    sampling = dataclasses.replace(_study(tmp_path), wchan_hz=100.0)
+    with pytest.raises(resume.ResumeRefused, match=r"wchan_hz: null recorded, 100.0 now"):
+        resume.check(sampling, ENV, tmp_path)

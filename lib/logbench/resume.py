@@ -29,6 +29,19 @@ def _plain(value) -> object:
     return json.loads(json.dumps(value, sort_keys=True, default=str))
 
 
+def _defaults(study) -> dict:
+    """The study type's field defaults, as a recorded study.json would hold them."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(study):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = _plain(f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = _plain(f.default_factory())
+    return out
+
+
 def _differences(recorded: dict, now: dict, keys) -> list[str]:
     return [f"{k}: {json.dumps(recorded.get(k), default=str)} recorded, {json.dumps(now.get(k), default=str)} now"
             for k in keys if recorded.get(k) != now.get(k)]
@@ -43,7 +56,11 @@ def check(study, environment: dict, output_dir: Path) -> bool:
         return False
     recorded = json.loads(study_file.read_text())
     now = _plain(study.describe())
-    keys = sorted((set(recorded) | set(now)) - set(NOT_COMPARED))
+    # A field the record lacks was added to the study type after the record was made: the recorded study ran
+    # as its default does (e.g. no contention sampling), so only a value other than the default differs.
+    defaults = _defaults(study)
+    keys = sorted(k for k in (set(recorded) | set(now)) - set(NOT_COMPARED)
+                  if not (k not in recorded and k in defaults and now.get(k) == defaults[k]))
     diff = _differences(recorded, now, keys)
     if diff:
         raise ResumeRefused(f"{out} holds runs of a study with other parameters; use another output_dir, or the "
