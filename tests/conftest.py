@@ -20,6 +20,22 @@ def docker_engine():
         pytest.skip(reason)
 
 
+@pytest.fixture
+def log_dir():
+    """A log directory (not yet created) under a scratch directory the server's unprivileged user can reach
+    (pytest's own temporary root is closed to it); removed afterwards."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from logbench import paths
+
+    d = Path(tempfile.mkdtemp(prefix="logbench-test-", dir=paths.scratch_root()))
+    d.chmod(0o755)
+    yield d / "log"
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def pytest_configure(config):
     # Registered here, not in pyproject.toml: a change there re-installs every .venv at the next set-up.
     config.addinivalue_line(

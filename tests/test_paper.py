@@ -35,6 +35,11 @@ def squash(text: str) -> str:
     return re.sub(r"\s+", "", text.replace("\u00ad", ""))
 
 
+def dehyphen(text: str) -> str:
+    """Hyphens inside words removed (the PDF's text drops the one a line break falls after)."""
+    return re.sub(r"(?<=\w)-(?=\w)", "", text)
+
+
 # --- an independent reader of the numbers' provenance -------------------------------------------------------
 
 CODE_CONSTANTS = {
@@ -106,7 +111,9 @@ def check_build(build: Path, processed: Path) -> None:
             continue
         assert same(item["value"], value), (key, item["value"], value)
         assert report.render(value, item["spec"]) == item["text"], key
-        assert squash(item["text"]) in flat, f"{key} = {item['text']!r} is not printed in the PDF"
+        # a line break after a word's own hyphen ("TPC-B-" / "like") comes out of the PDF's text without it
+        assert squash(item["text"]) in flat or dehyphen(squash(item["text"])) in dehyphen(flat), \
+            f"{key} = {item['text']!r} is not printed in the PDF"
     # 3. every number in every generated table is printed
     for rel in doc["tables"]:
         cells = pd.read_csv(build / rel, dtype=str, keep_default_na=False)

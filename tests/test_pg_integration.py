@@ -23,20 +23,6 @@ from conftest import needs_root
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def log_dir():
-    """A log directory the server's unprivileged user can reach (pytest's tmp_path is closed to it)."""
-    import shutil
-    import tempfile
-
-    from logbench import paths
-
-    d = Path(tempfile.mkdtemp(prefix="logbench-test-", dir=paths.scratch_root()))
-    d.chmod(0o755)
-    yield d / "log"
-    shutil.rmtree(d, ignore_errors=True)
-
-
 def our_processes(marker: str) -> list[str]:
     """Live processes whose command line mentions ``marker`` (a temp dir of the study)."""
     out = []

@@ -1,13 +1,8 @@
 """Post 004's three experiments: WAL by wal_level, log_statement = all per sink, sessions held open (real servers)."""
 
-import shutil
-import tempfile
-from pathlib import Path
-
 import psycopg
 import pytest
 
-from logbench import paths
 from logbench.benches import pg_sessions, pg_wal
 from logbench.errors import ParameterError
 from logbench.servers import process
@@ -18,14 +13,6 @@ from logbench.studies import pg_destinations, pg_idle_connections, pg_wal_level
 from logbench.workloads.pgbench import Pgbench
 
 from conftest import needs_root
-
-
-@pytest.fixture
-def log_dir():
-    d = Path(tempfile.mkdtemp(prefix="logbench-test-", dir=paths.scratch_root()))
-    d.chmod(0o755)
-    yield d / "log"
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def server(log_dir, **settings) -> LocalPostgres:

@@ -579,6 +579,15 @@ def _write_csv(df: pd.DataFrame, path: Path) -> str:
     return path.name
 
 
+
+def statements(path: Path) -> pd.DataFrame:
+    """A findings file of sentences (item, statement), each number printed by the code from its data."""
+    t = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = {"item", "statement"} - set(t.columns)
+    if missing:
+        raise ValueError(f"{path}: missing columns {sorted(missing)}; expected item, statement")
+    return t[["item", "statement"]]
+
 def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | str = paths.FIGURES,
              build_dir: Path | str = paths.PAPER) -> dict:
     """Write ``<build_dir>/generated/`` (numbers.json and the tables) from the processed data; returns numbers.json."""
@@ -685,11 +694,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
         own = processed_dir / STUDY_FINDINGS.format(name=name)
         entry["findings"] = ""
         if own.exists():
-            t = pd.read_csv(own, dtype=str, keep_default_na=False)
-            missing = {"item", "statement"} - set(t.columns)
-            if missing:
-                raise ValueError(f"{own}: missing columns {sorted(missing)}; expected item, statement")
-            entry["findings"] = table(t[["item", "statement"]], f"study_{name}_findings")
+            entry["findings"] = table(statements(own), f"study_{name}_findings")
         env_file = f"{name}_environment.json"
         if (processed_dir / env_file).exists():
             entry["has_env"] = True
@@ -849,12 +854,8 @@ def anomaly(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path, gen:
     inst = processed_dir / INSTRUMENT_FINDINGS
     doc["instrument"] = ""
     if inst.exists():
-        t = pd.read_csv(inst, dtype=str, keep_default_na=False)
-        missing = {"item", "statement"} - set(t.columns)
-        if missing:
-            raise ValueError(f"{inst}: missing columns {sorted(missing)}; expected item, statement")
         p = gen / "instrument.csv"
-        t[["item", "statement"]].to_csv(p, index=False, lineterminator="\n")
+        statements(inst).to_csv(p, index=False, lineterminator="\n")
         doc["instrument"] = f"{GENERATED}/{p.name}"
         doc["tables"].append(doc["instrument"])
 
