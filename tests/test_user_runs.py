@@ -132,7 +132,25 @@ def test_the_answer_of_a_recorded_run(user_run, tmp_path):
 
 # -- the user's numbers beside the reference machine's -------------------------------------------------------
 
-COMPARED = [s for s in studies.specs() if (paths.PROCESSED / f"{s.name}.csv").exists()]
+def _ratio_table(name: str) -> bool:
+    cols = pd.read_csv(paths.PROCESSED / f"{name}.csv", nrows=0).columns
+    return "n" in cols and "ratio_ci_low" in cols
+
+
+COMPARED = [s for s in studies.specs() if (paths.PROCESSED / f"{s.name}.csv").exists() and _ratio_table(s.name)]
+# a study whose summary is not a ratio table (the digest: one capture, B/A per fingerprint) compares a named value
+VALUED = [s for s in studies.specs() if (paths.PROCESSED / f"{s.name}.csv").exists() and not _ratio_table(s.name)]
+
+
+@pytest.mark.parametrize("spec", VALUED, ids=[s.name for s in VALUED])
+def test_beside_reference_of_a_value_without_an_interval(spec):
+    ref = pd.read_csv(paths.PROCESSED / f"{spec.name}.csv")
+    mine = ref.assign(ratio=ref["ratio"] * 2).iloc[1:]
+    b = common.beside_reference(spec, mine, keys=["fingerprint"], value="ratio")
+    assert list(b.cells.columns) == ["yours: ratio", "reference: ratio"]
+    first = ref.iloc[1]
+    assert b.cells.loc[first["fingerprint"], "reference: ratio"] == f"{first['ratio']:.4g}"
+    assert b.cells.loc[ref.iloc[0]["fingerprint"], "yours: ratio"] == "–"  # a cell only the reference ran
 
 
 @pytest.mark.parametrize("spec", COMPARED, ids=[s.name for s in COMPARED])

@@ -104,9 +104,6 @@ def _check_memory_limit(limit_mb: int, engine: dict, profile: str) -> None:
     if engine["backend"] != "local":
         raise ParameterError("memory_limit_mb", limit_mb, "None with the container backend (the limit is a cgroup "
                              "on the local server's processes): set backend to 'local'")
-    why = memlimit.available()
-    if why:
-        raise ParameterError("memory_limit_mb", limit_mb, f"None on this machine: {why}")
     buffers = engine["base"].get("shared_buffers", "128MB")
     m = re.fullmatch(r"(\d+)\s*(kB|MB|GB)", str(buffers))
     buffers_mb = int(m.group(1)) * {"kB": 1 / 1024, "MB": 1, "GB": 1024}[m.group(2)] if m else 128
@@ -118,6 +115,10 @@ def _check_memory_limit(limit_mb: int, engine: dict, profile: str) -> None:
         raise ParameterError("scale", engine["scale"], f"at least {IO_BOUND_FACTOR} x the memory limit in data "
                              f"(scale {engine['scale']} ≈ {data_mb:.0f} MB against {limit_mb} MB), or the regime is "
                              "not IO-bound; raise the scale or lower memory_limit_mb")
+    # what the machine allows last: a value wrong anywhere is named as such, also where no cgroup is mounted
+    why = memlimit.available()
+    if why:
+        raise ParameterError("memory_limit_mb", limit_mb, f"None on this machine: {why}")
 
 
 def run(study: pg.PgStudy, *, progress: bool = True) -> common.StudyResult:
