@@ -12,7 +12,6 @@ from logbench.servers.postgres import LocalPostgres
 from logbench.settings import Settings
 from logbench.workloads.pgbench import Pgbench
 
-from test_pg_integration import log_dir  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.integration
 
