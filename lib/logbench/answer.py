@@ -125,11 +125,10 @@ def summary_table(summary: pd.DataFrame, baseline: str, reference: pd.DataFrame 
         out["lost"] = [("–" if pd.isna(v) else f"{100 * v:.3g} %") for v in rows["log_loss_mean"]]
     if reference is not None:
         ref_keys = [k for k in keys if k in reference.columns]
-        ref = reference.drop_duplicates(ref_keys).set_index(ref_keys)
+        ref = common.value_cells(reference, ref_keys)
         out["reference ratio [95 % CI] (n)"] = [
-            (fmt_ci(ref.loc[k, "ratio"], ref.loc[k, "ratio_ci_low"], ref.loc[k, "ratio_ci_high"], int(ref.loc[k, "n"]))
-             if k in ref.index else "–")
-            for k in (tuple(r) if len(ref_keys) > 1 else r[0] for r in rows[ref_keys].itertuples(index=False))]
+            ref.get(k, "–") for k in (tuple(r) if len(ref_keys) > 1 else r[0]
+                                       for r in rows[ref_keys].itertuples(index=False))]
     return out.reset_index(drop=True)
 
 

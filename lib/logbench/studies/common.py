@@ -380,6 +380,21 @@ def environment_beside(yours: Mapping | None, reference: Mapping | None) -> pd.D
     return pd.DataFrame(cols).reindex(list(ENVIRONMENT_ROWS)).fillna("–")
 
 
+def value_cells(frame: pd.DataFrame, keys: list[str], value: str = "ratio") -> pd.Series:
+    """Each cell's ``value`` as text, indexed by ``keys``: 'v [low, high] (n=…)' where the frame has its
+    interval (cells without one, a baseline's ratio, are left out), else the value alone (one capture)."""
+    from ..plots import fmt_ci
+
+    lo, hi = f"{value}_ci_low", f"{value}_ci_high"
+    if lo in frame.columns:
+        rows = frame[frame[lo].notna() | frame[hi].notna()]
+        text = [fmt_ci(r[value], r[lo], r[hi], int(r["n"])) for _, r in rows.iterrows()]
+    else:  # a value without an interval (one capture, not repeated runs)
+        rows = frame
+        text = [f"{r[value]:.4g}" if pd.notna(r[value]) else "–" for _, r in rows.iterrows()]
+    return rows[keys].assign(text=text).drop_duplicates(keys).set_index(keys)["text"]
+
+
 def beside_reference(spec_or_name: StudySpec | str, summary: pd.DataFrame, keys: list[str] | None = None, *,
                      environment: Mapping | None = None, publish: bool = False,
                      reference_dir: Path = paths.PROCESSED, value: str = "ratio") -> Beside:
@@ -413,8 +428,6 @@ def beside_reference(spec_or_name: StudySpec | str, summary: pd.DataFrame, keys:
                       environment=environment_beside(environment, None))
     import json
 
-    from ..plots import fmt_ci
-
     ref = pd.read_csv(ref_csv)
     ref_environment = json.loads(ref_env.read_text()) if ref_env.exists() else None
     if keys is None:
@@ -424,18 +437,8 @@ def beside_reference(spec_or_name: StudySpec | str, summary: pd.DataFrame, keys:
     if missing:
         raise KeyError(f"beside_reference: key column(s) {missing} not in both this run's summary and {ref_csv}")
 
-    lo, hi = f"{value}_ci_low", f"{value}_ci_high"
-
-    def cells(frame: pd.DataFrame) -> pd.DataFrame:
-        if lo in frame.columns:
-            rows = frame[frame[lo].notna() | frame[hi].notna()]
-            text = [fmt_ci(r[value], r[lo], r[hi], int(r["n"])) for _, r in rows.iterrows()]
-        else:  # a value without an interval (one capture, not repeated runs)
-            rows = frame
-            text = [f"{r[value]:.4g}" if pd.notna(r[value]) else "–" for _, r in rows.iterrows()]
-        return rows[keys].assign(text=text).drop_duplicates(keys).set_index(keys)["text"]
-
-    yours, theirs = cells(summary), cells(ref)
+    lo = f"{value}_ci_low"
+    yours, theirs = value_cells(summary, keys, value), value_cells(ref, keys, value)
     what = f"{value} [95 % CI] (n)" if lo in summary.columns else value
     table = pd.concat({f"yours: {what}": yours, f"reference: {what}": theirs}, axis=1)
     # this run's cells first, in its order; then cells only the reference ran
