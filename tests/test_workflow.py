@@ -224,6 +224,7 @@ def smoke_run(tmp_path_factory):
 
 
 @pytest.mark.integration
+@pytest.mark.workflow_smoke
 def test_smoke_profile_end_to_end(smoke_run):
     out = smoke_run.out
     assert 'Provided resources: host=Resource("host", 1)' in smoke_run.log, "this machine is one host"
@@ -243,6 +244,7 @@ def test_smoke_profile_end_to_end(smoke_run):
 
 
 @pytest.mark.integration
+@pytest.mark.workflow_smoke
 @pytest.mark.parametrize("name", [s.name for s in studies.specs()])
 def test_smoke_notebook_matches_the_committed_one_under_nbval(smoke_run, name):
     run = next(r for r in jobs.profile_runs("smoke") if r.study == name and not r.extra)
@@ -254,6 +256,7 @@ def test_smoke_notebook_matches_the_committed_one_under_nbval(smoke_run, name):
 
 
 @pytest.mark.integration
+@pytest.mark.workflow_smoke
 def test_a_changed_parameter_reruns_that_study_the_findings_and_the_paper_only(smoke_run):
     r = snakemake(smoke_run.dir, "-n", *smoke_run.args, "parameters={log_rotation: {seed: 7}}")
     assert r.returncode == 0, r.stderr + r.stdout
@@ -264,6 +267,7 @@ def test_a_changed_parameter_reruns_that_study_the_findings_and_the_paper_only(s
 
 
 @pytest.mark.integration
+@pytest.mark.workflow_smoke
 def test_nothing_to_do_after_the_run(smoke_run):
     r = snakemake(smoke_run.dir, "-n", *smoke_run.args)
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr, r.stdout[-3000:]

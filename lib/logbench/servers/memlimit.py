@@ -24,6 +24,21 @@ import psutil
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
+def _mounts(fstype: str) -> list[tuple[str, Path, list[str]]]:
+    """(root inside the hierarchy, mount point, super options) of every mount of ``fstype``."""
+    out = []
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        pre, _, post = line.partition(" - ")
+        fields, tail = pre.split(), post.split()
+        if len(fields) >= 5 and tail and tail[0] == fstype:
+            out.append((fields[3], Path(fields[4]), tail[-1].split(",")))
+    return out
+
+
 def _own_memory_cgroup() -> tuple[Path, str] | None:
     """(directory of this process's memory cgroup, 'v1' | 'v2'), or None when there is none to nest in."""
     try:
@@ -33,9 +48,13 @@ def _own_memory_cgroup() -> tuple[Path, str] | None:
     for line in lines:
         hid, controllers, path = line.split(":", 2)
         if "memory" in controllers.split(","):
-            d = CGROUP_ROOT / "memory" / path.lstrip("/")
-            if (d / "memory.limit_in_bytes").exists():
-                return d, "v1"
+            # The hierarchy may be mounted from a cgroup below its root (a container's own): the process's
+            # path is then relative to that mount's root, not to /sys/fs/cgroup/memory.
+            for root, point, opts in _mounts("cgroup"):
+                if "memory" in opts and (path == root or path.startswith(root.rstrip("/") + "/")):
+                    d = point / os.path.relpath(path, root)
+                    if (d / "memory.limit_in_bytes").exists():
+                        return d.resolve(), "v1"
     # cgroup v2 (unified): a cgroup that holds processes cannot give its children controllers ("no internal
     # processes"), so the limit goes under the root, whose children get the memory controller (systemd enables it).
     subtree = CGROUP_ROOT / "cgroup.subtree_control"
@@ -50,7 +69,8 @@ def available() -> str:
     if own is None:
         return "no memory cgroup controller (v1 or v2) is mounted for this process"
     if not os.access(own[0], os.W_OK):
-        return f"{own[0]} is not writable (run as root)"
+        return (f"{own[0]} is not writable (run as root; a container sees its cgroups read-only unless run "
+                "--privileged or given the host's /sys/fs/cgroup read-write)")
     return ""
 
 
