@@ -230,6 +230,11 @@ def test_setting_and_record_size_requirements():
     size = C.claim_rules.Requirement("bytes_per_record", "log_bytes", 444.0, "{have} bytes", tolerance=0.25)
     assert C.requirement_mismatch(size, runs) == "278 bytes"
     assert C.requirement_mismatch(size, runs.assign(log_bytes=4400)) == ""
+    tps = C.claim_rules.Requirement("tps", "tps", 160.0, "{have} tps", tolerance=0.5)
+    assert C.requirement_mismatch(tps, runs.assign(tps=[3000.0, 3100.0])) == "3050 tps"
+    assert C.requirement_mismatch(tps, runs.assign(tps=[150.0, 170.0])) == ""
+    machine = C.claim_rules.Requirement("machine", "", None, "about the post's own hardware")
+    assert C.requirement_mismatch(machine, runs) == "about the post's own hardware"
 
 
 def test_every_rule_names_a_claim_of_the_file_and_every_requirement_kind_is_known():
@@ -238,7 +243,7 @@ def test_every_rule_names_a_claim_of_the_file_and_every_requirement_kind_is_know
     for cid, rule in C.claim_rules.RULES.items():
         assert rule.concurrency in C.claim_rules.CONCURRENCY, cid
         for req in rule.requires:
-            assert req.kind in ("column", "setting", "bytes_per_record"), cid
+            assert req.kind in C.REQUIREMENT_KINDS, cid
 
 
 def test_difference_rule_refutes_only_when_the_ci_excludes_the_claim():
@@ -316,6 +321,24 @@ def test_environment_and_regression_metrics():
     two = pd.concat([reg, reg.assign(env_id="e2", estimate=9.0)], ignore_index=True)
     s3, _ = _evaluate(_claim(claim_id="costs", metric="regression:lines_file", low="0"), regression=two)
     assert s3["verdict"].iloc[0] == C.NOT_MEASURED
+
+
+def test_an_environment_value_measured_repeatedly_gives_a_mean_with_its_ci():
+    env = {"timer_loop_ns": 31.07, "clock": {"loops": [{"loop_ns": 32.0, "repeat": 0}, {"loop_ns": 33.0, "repeat": 1},
+                                                      {"loop_ns": 31.0, "repeat": 2}]}}
+    e = C.environment_estimate(env, "clock.loops.loop_ns")
+    assert e.n == 3 and e.value == pytest.approx(32.0) and e.low < 32.0 < e.high
+    assert C.environment_estimate(env, "timer_loop_ns").n == 1
+    assert C.environment_estimate(env, "clock.nothing") is None and C.environment_estimate(env, "x.y") is None
+    s, _ = _evaluate(_claim(claim_id="one", metric="env:timer_loop_ns", low="10", high="100"))
+    assert s["why"].iloc[0].startswith("one measurement, no CI")
+
+
+def test_the_wal_import_claim_is_not_judged_at_another_scale():
+    rule = C.claim_rules.rule_for("004-wal-import")
+    runs = pd.DataFrame({"scale": [20, 20]})
+    assert "scale 20 here, the post's 100" in C.requirement_mismatch(rule.requires[0], runs)
+    assert C.requirement_mismatch(rule.requires[0], runs.assign(scale=100)) == ""
 
 
 # --- the claims file ----------------------------------------------------------------------------------------

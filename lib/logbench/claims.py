@@ -493,6 +493,9 @@ def concurrency_here(post_clients: tuple[int, ...], rule: ClaimRule, post_cores:
                                      f"{per_core} per core")
 
 
+REQUIREMENT_KINDS = ("column", "setting", "bytes_per_record", "tps", "machine")
+
+
 def requirement_mismatch(req: Requirement, runs: pd.DataFrame) -> str:
     """Why the runs differ from what the post ran ('' when they match)."""
     if not len(runs):
@@ -525,7 +528,14 @@ def requirement_mismatch(req: Requirement, runs: pd.DataFrame) -> str:
         if abs(med / float(req.want) - 1) <= req.tolerance:
             return ""
         return req.why.format(have=fmt(med))
-    raise ValueError(f"requirement kind {req.kind!r}; allowed: column, setting, bytes_per_record")
+    if req.kind == "tps":
+        tps = pd.to_numeric(runs.get("tps"), errors="coerce").dropna()
+        if not len(tps) or abs(float(tps.median()) / float(req.want) - 1) <= req.tolerance:
+            return ""
+        return req.why.format(have=fmt(float(tps.median())))
+    if req.kind == "machine":
+        return req.why
+    raise ValueError(f"requirement kind {req.kind!r}; allowed: {', '.join(REQUIREMENT_KINDS)}")
 
 
 def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
@@ -578,11 +588,12 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
     if metric_name.startswith(PREFIX_METRICS):
         if metric_name.startswith("env:"):
             key = metric_name[4:]
-            v = study.environment.get(key)
-            if v is None:
+            e = environment_estimate(study.environment, key)
+            if e is None:
                 return done(NOT_MEASURED, f"the environment record of '{study.name}' has no '{key}'")
-            e = Estimate(float(v), math.nan, math.nan, 1)
-            where = f"{study.name} environment"
+            where = f"{study.name} environment ({key}, n = {e.n})"
+            if e.n == 1:
+                note += "one measurement, no CI; "
         else:
             term = metric_name[len("regression:"):]
             e = _regression_estimate(regression, study.engine, term)
@@ -649,6 +660,27 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
             d["verdict"] = NOT_COMPARABLE
         return done(NOT_COMPARABLE, "not comparable: " + "; ".join(mismatches), details)
     return done(verdict, note + _why(verdict, c["rule"]), details)
+
+
+def environment_estimate(environment: dict, key: str) -> Estimate | None:
+    """A value of a study's environment record by dotted path: a number is one measurement (no CI); a list
+    (of numbers, or of records whose last path part names the field) is repeated measurements, mean and t CI."""
+    parts = key.split(".")
+    v: object = environment
+    for i, part in enumerate(parts):
+        if isinstance(v, list):  # the rest of the path names a field of each record
+            field_name = ".".join(parts[i:])
+            v = [r.get(field_name) for r in v if isinstance(r, dict)]
+            break
+        if not isinstance(v, dict) or part not in v:
+            return None
+        v = v[part]
+    if isinstance(v, list):
+        xs = [float(x) for x in v if isinstance(x, (int, float))]
+        return stats.mean_ci(xs) if xs else None
+    if isinstance(v, (int, float)):
+        return Estimate(float(v), math.nan, math.nan, 1)
+    return None
 
 
 def is_aa(configuration: str) -> bool:
