@@ -27,6 +27,43 @@ def test_a_reader_in_the_cgroup_caches_no_more_than_the_limit():
         assert not path.exists()
 
 
+_NO_READ_LIMIT = memlimit.available(read_limit_on=Path("/var/tmp"))
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(bool(_NO_READ_LIMIT), reason=_NO_READ_LIMIT or "")
+def test_a_reader_in_the_cgroup_reads_no_faster_than_its_read_limit():
+    """300 random 8 kB reads of an evicted file at 100 reads/s: about 3 s, every read counted by the cgroup."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+        data = Path(d) / "data"
+        data.write_bytes(__import__("os").urandom(32 * 2**20))
+        memlimit.evict(Path(d))
+        reader_code = ("import os, random, sys, time\nsys.stdin.readline()\nf = os.open(sys.argv[1], os.O_RDONLY)\n"
+                       "random.seed(1)\nt = time.monotonic()\n"
+                       "for b in random.sample(range(4096), 300): os.pread(f, 8192, b * 8192)\n"
+                       "print(time.monotonic() - t)")
+        with memlimit.MemoryLimit(64 * 2**20, read_iops=100, read_limit_on=Path(d)) as lim:
+            assert lim.device == memlimit.block_device(Path(d)) and lim.reads() == 0
+            reader = subprocess.Popen([__import__("sys").executable, "-c", reader_code, str(data)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            assert lim.add_tree(reader.pid) == 1
+            out, _ = reader.communicate("go\n", timeout=60)
+            # readahead may fold neighbours into one read, never more reads than asked; the pace holds
+            assert 2.0 < float(out) < 30 and 0 < lim.reads() <= 300 + 16
+            paths = [c for c, _ in lim._cgroups()]
+        assert not any(p.exists() for p in paths)
+
+
+def test_read_iops_is_refused_without_a_memory_limit():
+    from logbench.errors import ParameterError
+    from logbench.studies import pg_destinations as m
+
+    with pytest.raises(ParameterError, match="read_iops"):
+        m.define("standard", backend="local", read_iops=100)
+    with pytest.raises(ParameterError, match="read_iops"):
+        m.define("io_bound", backend="local", read_iops=-3)
+
+
 @pytest.mark.integration
 @pytest.mark.skipif(bool(memlimit.available()), reason=memlimit.available() or "")
 def test_study_02_under_a_memory_limit_records_an_io_bound_regime_run_by_run(tmp_path):
@@ -36,6 +73,7 @@ def test_study_02_under_a_memory_limit_records_an_io_bound_regime_run_by_run(tmp
 
     study = m.define("smoke", backend="local", destinations=["stderr"], clients=[2], repeats=1, duration=2,
                      scale=10, shared_buffers="16MB", memory_limit_mb=80, query_mode="simple", aa_control=False,
+                     read_iops=None if _NO_READ_LIMIT else 5000,
                      output_dir=tmp_path / "raw", processed_dir=tmp_path / "processed")
     result = m.run(study, progress=False)
     env = result.environment
@@ -48,12 +86,14 @@ def test_study_02_under_a_memory_limit_records_an_io_bound_regime_run_by_run(tmp
         assert e["blks_read"] > 0.1 * (e["blks_read"] + e["blks_hit"])
         assert e["memory_limit_hits"] > 0 or e["page_cache_growth_bytes"] >= 0.5 * 8192 * e["blks_read"]
         assert e["regime"] == "io_bound" and e["memory_usage_bytes"] <= 80 * 2**20
+        assert _NO_READ_LIMIT or 0 < e["disk_reads"] <= 5000 * 3  # paced: at most the limit for a 2 s run (+1 s)
     # a named profile's processed files have a stem of their own; "smoke" keeps the study's
     assert m.common.stem("pg_destinations", "io_bound") == "pg_destinations_io_bound"
     processed = __import__("pandas").read_csv(tmp_path / "processed" / "pg_destinations_runs.csv")
     assert set(processed["regime"]) == {"io_bound"}  # the column the claims read the regime from
     check = m.regime_check(result.runs).set_index("configuration")
     assert list(check["io_bound runs"]) == [1, 1] and (check["blks_read share (mean)"] > 0.1).all()
+    assert _NO_READ_LIMIT or (check["disk reads per s (mean)"] > 0).all()
 
 
 def test_a_run_is_io_bound_only_when_its_misses_came_from_storage():

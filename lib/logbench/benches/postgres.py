@@ -118,6 +118,9 @@ class PgStudy(Study):
     # A memory cgroup limit (MB) on the server's processes, page cache included, with the data evicted from the
     # page cache before the runs: the IO-bound regime on a dataset smaller than RAM (servers.memlimit). None: none.
     memory_limit_mb: int | None = None
+    # Under that limit, a cap on the reads per second the server's processes issue to the data's disk (a slow
+    # disk's pace on a fast virtual one; servers.memlimit). None: the disk's own pace.
+    read_iops: int | None = None
     # Contention evidence per measured run (logbench.contention): backends' wchan sampled at this rate (0: off),
     # their and the collector's context switches, the block reads and hits of the run (pg_stat_database);
     # perf_profile: a perf cpu-clock profile during the warm-up of each cell's first measured run.
@@ -368,6 +371,8 @@ class PgBench:
             evidence.update(memory_limit_hits=mem["limit_hits"] - mem0["limit_hits"],
                             memory_usage_bytes=mem["usage_bytes"], page_cache_bytes=mem["file_bytes"],
                             page_cache_growth_bytes=mem["file_bytes"] - mem0["file_bytes"])
+            if self.memory_limit.read_iops:
+                evidence["disk_reads"] = mem["disk_reads"] - mem0["disk_reads"]
             evidence["regime"] = io_regime(evidence["blks_read"], evidence["blks_hit"],
                                            evidence["memory_limit_hits"], evidence["page_cache_growth_bytes"])
         evidence, self._pending_profile = {**evidence, **self._pending_profile}, {}
@@ -451,12 +456,15 @@ def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
     init_s = pgb.initialise(study.scale)
     limit, limited = None, {}
     if study.memory_limit_mb:
-        limit = stack.enter_context(memlimit.MemoryLimit(study.memory_limit_mb * 2**20))
+        limit = stack.enter_context(memlimit.MemoryLimit(study.memory_limit_mb * 2**20, read_iops=study.read_iops,
+                                                          read_limit_on=pg.datadir))
         limit.add_tree(pg.pid)
         with pg.connect() as conn:
             conn.execute("CHECKPOINT")  # dirty pages stay in the page cache: write them before evicting
         limited = {"memory_limit_bytes": limit.limit_bytes, "memory_cgroup": str(limit.path),
-                   "evicted_bytes": memlimit.evict(pg.datadir)}
+                   "evicted_bytes": memlimit.evict(pg.datadir),
+                   **({"read_iops_limit": limit.read_iops, "read_limit_device": limit.device} if limit.read_iops
+                      else {})}
     tools = {"pgbench": pgb.version(), "postgres": environment.tool_version([str(pg.binary("postgres")), "--version"])}
     if syslog is not None:
         tools["rsyslogd"] = environment.tool_version([rsyslogd_binary(), "-v"])
@@ -506,4 +514,5 @@ def design_summary(study: PgStudy) -> dict[str, object]:
         "output": str(study.output_dir),
         **({"memory limit (MB, page cache included)": study.memory_limit_mb,
             "shared_buffers": study.base.get("shared_buffers")} if study.memory_limit_mb else {}),
+        **({"disk reads per second (limit)": study.read_iops} if study.read_iops else {}),
     }

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import params, paths, records, stats
+from ..errors import ParameterError
 from ..benches import postgres as pg
 from . import common
 
@@ -46,11 +47,13 @@ PROFILES: dict[str, dict[str, object]] = {
 # the server's processes get a memory cgroup limit (page cache included) far under the data, with the data
 # evicted from the page cache before the runs; every run records pg_stat_database blks_read / blks_hit and is
 # marked io_bound only when its own counters say so (benches.postgres.io_regime). The post's 1 / 4 / 8 workers
-# on 4 cores are 1 / 2 / 4 here per core. ~11 min: pgbench -i of scale 60 (~0.9 GB) ~1 min, 6 configurations
+# on 4 cores are 1 / 2 / 4 here per core. Its disks answered at a disk's pace (143-173 tps at ~1 read per
+# select-only transaction, flat in the workers); this VM's disk answers in ~0.1 ms, so the server's reads are
+# paced to 160 per second (read_iops): a transaction waits on storage about as long as the post's did. ~11 min: pgbench -i of scale 60 (~0.9 GB) ~1 min, 6 configurations
 # with the A/A control x 3 levels x 3 blocks of ~7.5 s runs ~7 min, then up to 3 min of adaptive blocks.
 PROFILES["io_bound"] = {
     "clients": [1, 2, 4], "repeats": 3, "duration": 5, "warmup": 1, "scale": 60, "sampling_rate": 0.05,
-    "query_mode": "simple", "shared_buffers": "32MB", "memory_limit_mb": 192,
+    "query_mode": "simple", "shared_buffers": "32MB", "memory_limit_mb": 192, "read_iops": 160,
     "destinations": ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp"],
     "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8}
 # Data per pgbench scale unit (post 000: scale 200 = 2997 MB); the IO-bound data must exceed the limit this often.
@@ -69,10 +72,11 @@ def define(profile: str = "standard", destinations: object = None, scale: object
            log_dir_on: str = "disk",
            sampling_rate: object = None, shared_buffers: object = None, extra_settings: object = None,
            backend: str = "auto", image: object = None, versions: object = None, pg_bindir: object = None,
-           memory_limit_mb: object = None, **shared: object) -> PgDestinationsStudy:
+           memory_limit_mb: object = None, read_iops: object = None, **shared: object) -> PgDestinationsStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
     ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...).
-    ``query_mode``, ``shared_buffers``, ``destinations``, ``memory_limit_mb``: None takes the profile's, if it has one."""
+    ``query_mode``, ``shared_buffers``, ``destinations``, ``memory_limit_mb``, ``read_iops``: None takes the
+    profile's, if it has one."""
     d = common.profile_lookup(profile, PROFILES)
     own = PROFILES[profile]
     chosen = params.name_list("destinations", own.get("destinations", list(DESTINATIONS)) if destinations is None
@@ -87,18 +91,22 @@ def define(profile: str = "standard", destinations: object = None, scale: object
                           extra_settings=extra_settings, pg_bindir=pg_bindir)
     limit = own.get("memory_limit_mb") if memory_limit_mb is None else memory_limit_mb
     limit = None if limit in (None, 0, "None", "none") else params.positive_int("memory_limit_mb", limit)
+    iops = own.get("read_iops") if read_iops is None else read_iops
+    iops = None if iops in (None, 0, "None", "none") else params.positive_int("read_iops", iops)
+    if iops is not None and limit is None:
+        raise ParameterError("read_iops", iops, "None without memory_limit_mb: reads served by the page cache "
+                             "reach no disk, so there is nothing to pace")
     if limit is not None:
-        _check_memory_limit(limit, engine, profile)
+        _check_memory_limit(limit, engine, profile, iops)
     study = PgDestinationsStudy(
-        **common.study_fields(SPEC, profile, PROFILES, **shared), **engine, memory_limit_mb=limit,
+        **common.study_fields(SPEC, profile, PROFILES, **shared), **engine, memory_limit_mb=limit, read_iops=iops,
         configurations=pg.configurations(common.with_baseline(BASELINE, chosen), table, engine["pg_bindir"],
                                      engine["base"], engine["query_mode"]))
     return pg.checked(study, versions)
 
 
-def _check_memory_limit(limit_mb: int, engine: dict, profile: str) -> None:
+def _check_memory_limit(limit_mb: int, engine: dict, profile: str, read_iops: int | None = None) -> None:
     """The IO-bound regime's preconditions, before any server starts."""
-    from ..errors import ParameterError
     from ..servers import memlimit
 
     if engine["backend"] != "local":
@@ -119,6 +127,10 @@ def _check_memory_limit(limit_mb: int, engine: dict, profile: str) -> None:
     why = memlimit.available()
     if why:
         raise ParameterError("memory_limit_mb", limit_mb, f"None on this machine: {why}")
+    # the server's data directory is made under the scratch root: its disk is the one whose reads are paced
+    why = memlimit.available(read_limit_on=paths.scratch_root()) if read_iops else ""
+    if why:
+        raise ParameterError("read_iops", read_iops, f"None on this machine: {why}")
 
 
 def run(study: pg.PgStudy, *, progress: bool = True) -> common.StudyResult:
@@ -151,6 +163,9 @@ def with_regime(runs: pd.DataFrame) -> pd.DataFrame:
         return runs
     out = common.measured_columns(runs, IoNumbers)
     out["blks_read_share"] = out["blks_read"] / (out["blks_read"] + out["blks_hit"])
+    reads = out["extra"].map(lambda e: e.get("disk_reads"))
+    if reads.notna().any():  # under a read limit: the pace the disk was held to, run by run
+        out["disk_reads_per_s"] = reads.astype(float) / out["duration_s"].astype(float)
     return out
 
 
@@ -165,6 +180,7 @@ def regime_check(runs: pd.DataFrame) -> pd.DataFrame:
         "runs": g.size(), "io_bound runs": g["regime"].agg(lambda x: int((x == "io_bound").sum())),
         "blks_read share (mean)": g["blks_read_share"].mean(), "blks_read (mean)": g["blks_read"].mean(),
         "blks_hit (mean)": g["blks_hit"].mean(), "memory limit hits (mean)": g["memory_limit_hits"].mean(),
+        **({"disk reads per s (mean)": g["disk_reads_per_s"].mean()} if "disk_reads_per_s" in r else {}),
     }).reset_index()
 
 
