@@ -323,6 +323,23 @@ def test_environment_and_regression_metrics():
     assert s3["verdict"].iloc[0] == C.NOT_MEASURED
 
 
+def test_no_verdict_at_a_level_whose_aa_control_excludes_1():
+    """The baseline against itself at 1 client is 0.9 in every repeat (CI [0.9, 0.9]): a ratio to that baseline
+    proves nothing there, whatever it is; at 2 clients the A/A is 1 and the verdict stands."""
+    base = _study()
+    aa = base.runs[base.runs["configuration"] == "none"].assign(configuration="none_again")
+    aa.loc[aa["clients"] == 1, "tps"] = 900.0
+    study = C.StudyData("hand", "postgresql", "none", pd.concat([base.runs, aa], ignore_index=True), None,
+                        base.environment)
+    s, d = _evaluate(_claim(claim_id="one", configuration="a", clients="1", low="0.8", high="0.9"),
+                     _claim(claim_id="two", configuration="a", clients="2", low="0.8", high="0.9"),
+                     studies={"hand": study}, cores=4)
+    r = s.set_index("claim_id")
+    assert r.loc["one", "verdict"] == C.INCONCLUSIVE
+    assert "A/A control at 1 clients, 0.900 [0.900, 0.900], excludes 1" in r.loc["one", "why"]
+    assert r.loc["two", "verdict"] == C.CONFIRMED and "A/A" not in r.loc["two", "why"]
+
+
 def test_an_environment_value_measured_repeatedly_gives_a_mean_with_its_ci():
     env = {"timer_loop_ns": 31.07, "clock": {"loops": [{"loop_ns": 32.0, "repeat": 0}, {"loop_ns": 33.0, "repeat": 1},
                                                       {"loop_ns": 31.0, "repeat": 2}]}}

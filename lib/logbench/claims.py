@@ -623,7 +623,7 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
         return done(NOT_MEASURED, note + f"'{study.name}' did not run {_join(conc.here)} clients (it ran "
                                           f"{_join(study.clients)})")
 
-    details, cases = [], []
+    details, cases, biased = [], [], []
     for k in levels:
         if c["rule"] == "fastest":
             cfg = configs[0]
@@ -639,8 +639,15 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
                 ref = c["reference"] or (study.baseline if _is_ratio(metric_name) else "")
                 e = metric(study, metric_name, cfg, k, ref)
                 verdict = in_range_verdict(e, low, high)
+                aa = biased_baseline(study, metric_name, ref, k)
+                if aa is not None and verdict != INCONCLUSIVE:
+                    # a ratio to a baseline that differs from itself beyond its CI proves nothing at this level
+                    verdict = INCONCLUSIVE
+                    biased.append(f"the A/A control at {k} clients, {estimate_text(aa)}, excludes 1")
                 details.append(_detail(c, cfg, ref, k, e, verdict))
                 cases.append((cfg, ref, k, e, verdict))
+    if biased:
+        note += "; ".join(dict.fromkeys(biased)) + " (the instrument is biased there); "
     verdict = combine([v for *_, v in cases])
     decisive = _decisive(cases, verdict)
     cfg, ref, k, e, _ = decisive
@@ -681,6 +688,15 @@ def environment_estimate(environment: dict, key: str) -> Estimate | None:
     if isinstance(v, (int, float)):
         return Estimate(float(v), math.nan, math.nan, 1)
     return None
+
+
+def biased_baseline(study: StudyData, metric_name: str, reference: str, clients: int) -> Estimate | None:
+    """The study's A/A ratio at this level when a ratio to its baseline is judged and that A/A's CI excludes 1."""
+    aa = f"{study.baseline}_again"
+    if metric_name != "ratio" or reference != study.baseline or aa not in study.configurations:
+        return None
+    e = metric(study, "ratio", aa, clients, study.baseline)
+    return e if (e.low > 1 or e.high < 1) else None
 
 
 def is_aa(configuration: str) -> bool:
