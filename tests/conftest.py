@@ -1,4 +1,5 @@
 import os
+import signal
 
 import pytest
 
@@ -40,3 +41,10 @@ def pytest_configure(config):
     # Registered here, not in pyproject.toml: a change there re-installs every .venv at the next set-up.
     config.addinivalue_line(
         "markers", "fresh_machine: the README's commands in a clean Debian container (minutes; -m 'not fresh_machine')")
+    config.addinivalue_line(
+        "markers", "workflow_smoke: uses the workflow's smoke run of every study (one session fixture, ~6 min)")
+    # A suite started in the background of a non-interactive shell (`cmd &`) inherits SIGINT ignored, and so would
+    # every process it starts: the tests that stop a study with Ctrl-C would then test nothing. Python-level
+    # handlers reset to the default at exec, so the children get a working SIGINT again.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -198,7 +198,8 @@ def test_idle_state_recorded_per_run(tmp_path):
     assert runs["idle_state"].iloc[0] in ("hold",) or runs["idle_state"].iloc[0].startswith("unavailable:")
     assert (runs["idle_state"] == runs["idle_state"].iloc[0]).all()
     assert runs["cpuidle_driver"].astype(bool).all()
-    assert (runs["steal_s"] >= 0).all() and not runs["high_steal"].any()
+    # recorded, and flagged only where the VM did steal time (how much this shared VM steals is not ours to assert)
+    assert (runs["steal_s"] >= 0).all() and (~runs["high_steal"].astype(bool) | (runs["steal_s"] > 0)).all()
     assert (runs["server_ctx_voluntary"] == -1).all()  # the fake has no server process
 
 

@@ -23,7 +23,8 @@ exercised inside by the workflow's dry-run tests).
 
 The host's ``/sys/fs/cgroup`` is mounted read-write when the container cannot be ``--privileged`` (this VM's
 runc refuses it): a fresh machine's root can make a memory cgroup (study 02's IO-bound regime), a container
-sees its cgroups read-only otherwise.
+sees its cgroups read-only otherwise. Its ``/var/tmp`` is a directory of the host's disk, as a machine's is on its
+disk (overlayfs has no block device whose reads the IO-bound regime could pace).
 
 pip inside reaches the same package sources the host's pip does: the host's
 effective pip configuration (``pip config list``: files and ``PIP_*`` variables) is
@@ -182,6 +183,12 @@ def test_readme_commands_pass_in_a_clean_container(tmp_path):
         argv += ["--device", "/dev/cpu_dma_latency"]
     if "--privileged" not in argv and os.path.isdir("/sys/fs/cgroup"):
         argv += ["-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw"]
+    # A machine's /var/tmp (the servers' scratch root) is on its disk; a container's is on overlayfs, no block
+    # device, so study 02's paced reads could not be tested inside: give it a directory of the host's disk.
+    scratch = tmp_path / "var-tmp"
+    scratch.mkdir(mode=0o1777)
+    scratch.chmod(0o1777)
+    argv += ["-v", f"{scratch}:/var/tmp:rw"]
     for k, v in sorted(env.items()):
         argv += ["-e", f"{k}={v}"]
     for host, inside in sorted(mounts.items()):
