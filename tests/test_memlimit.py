@@ -1,6 +1,8 @@
 """The memory limit that makes study 02's IO-bound regime: a real cgroup caps what a process's reads may cache."""
 
+import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -36,7 +38,7 @@ def test_a_reader_in_the_cgroup_reads_no_faster_than_its_read_limit():
     """300 random 8 kB reads of an evicted file at 100 reads/s: about 3 s, every read counted by the cgroup."""
     with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
         data = Path(d) / "data"
-        data.write_bytes(__import__("os").urandom(32 * 2**20))
+        data.write_bytes(os.urandom(32 * 2**20))
         memlimit.evict(Path(d))
         reader_code = ("import os, random, sys, time\nsys.stdin.readline()\nf = os.open(sys.argv[1], os.O_RDONLY)\n"
                        "random.seed(1)\nt = time.monotonic()\n"
@@ -44,14 +46,14 @@ def test_a_reader_in_the_cgroup_reads_no_faster_than_its_read_limit():
                        "print(time.monotonic() - t)")
         with memlimit.MemoryLimit(64 * 2**20, read_iops=100, read_limit_on=Path(d)) as lim:
             assert lim.device == memlimit.block_device(Path(d)) and lim.reads() == 0
-            reader = subprocess.Popen([__import__("sys").executable, "-c", reader_code, str(data)],
+            reader = subprocess.Popen([sys.executable, "-c", reader_code, str(data)],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             assert lim.add_tree(reader.pid) == 1
             out, _ = reader.communicate("go\n", timeout=60)
             # readahead may fold neighbours into one read, never more reads than asked; the pace holds
             assert 2.0 < float(out) < 30 and 0 < lim.reads() <= 300 + 16
-            paths = [c for c, _ in lim._cgroups()]
-        assert not any(p.exists() for p in paths)
+            made = [lim.path, lim.io_path]
+        assert not any(p.exists() for p in made)
 
 
 def test_read_iops_is_refused_without_a_memory_limit():
@@ -78,7 +80,7 @@ def test_study_02_under_a_memory_limit_records_an_io_bound_regime_run_by_run(tmp
     result = m.run(study, progress=False)
     env = result.environment
     assert env["memory_limit_bytes"] == 80 * 2**20 and env["evicted_bytes"] > 100 * 2**20
-    assert not __import__("pathlib").Path(env["memory_cgroup"]).exists()  # removed with the server
+    assert not Path(env["memory_cgroup"]).exists()  # removed with the server
     runs = result.runs[~result.runs["warmup"].astype(bool)]
     assert len(runs) == 2  # the baseline and stderr
     for e in runs["extra"]:

@@ -53,6 +53,7 @@ import pandas as pd
 from scipy import stats as sstats
 
 from . import claim_rules, paths, stats
+from .settings import aa_name
 from .claim_rules import ClaimRule, Requirement
 from .stats import Estimate
 
@@ -692,7 +693,7 @@ def environment_estimate(environment: dict, key: str) -> Estimate | None:
 
 def biased_baseline(study: StudyData, metric_name: str, reference: str, clients: int) -> Estimate | None:
     """The study's A/A ratio at this level when a ratio to its baseline is judged and that A/A's CI excludes 1."""
-    aa = f"{study.baseline}_again"
+    aa = aa_name(study.baseline)
     if metric_name != "ratio" or reference != study.baseline or aa not in study.configurations:
         return None
     e = metric(study, "ratio", aa, clients, study.baseline)

@@ -37,6 +37,11 @@ def positive_int(name: str, value: object) -> int:
     return value
 
 
+def positive_int_or_off(name: str, value: object) -> int | None:
+    """None (also 0, "None", "none": off) or a whole number > 0."""
+    return None if value in (None, 0, "None", "none") else positive_int(name, value)
+
+
 def non_negative_int(name: str, value: object) -> int:
     value = _literal(name, value, "a whole number >= 0")
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -42,6 +42,7 @@ from . import claims as claims_mod
 from . import paths, plots, regression
 from . import studies as studies_registry
 from .claims import StudyData, fmt, fmt_p
+from .settings import aa_name
 from .stats import CONFIDENCE
 
 PAPER_SOURCE = "logbench.typ"
@@ -579,7 +580,6 @@ def _write_csv(df: pd.DataFrame, path: Path) -> str:
     return path.name
 
 
-
 def statements(path: Path) -> pd.DataFrame:
     """A findings file of sentences (item, statement), each number printed by the code from its data."""
     t = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -587,6 +587,7 @@ def statements(path: Path) -> pd.DataFrame:
     if missing:
         raise ValueError(f"{path}: missing columns {sorted(missing)}; expected item, statement")
     return t[["item", "statement"]]
+
 
 def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | str = paths.FIGURES,
              build_dir: Path | str = paths.PAPER) -> dict:
@@ -847,7 +848,7 @@ def anomaly(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path, gen:
             runs = runs[runs["clients"].astype(int) == k]
             idle = "/".join(sorted(runs["idle_state"].dropna().astype(str).unique())) if "idle_state" in runs else ""
             aa = _in_cell(s.summary, cell)
-            aa = aa[(aa["configuration"].astype(str) == f"{s.baseline}_again") & (aa["clients"].astype(int) == k)]
+            aa = aa[(aa["configuration"].astype(str) == aa_name(s.baseline)) & (aa["clients"].astype(int) == k)]
             rows.append({"study": name, "cell": cell_label(cell), "configuration": str(r["configuration"]),
                          "clients": str(k), ratio_col: _ci_text(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]),
                          "idle state": idle or "–",

@@ -156,10 +156,11 @@ class MemoryLimit:
         self.device: str | None = None
         self.io_parent = self.io_path = None
         if self.read_iops:
-            why = available(read_limit_on or Path("."))
+            on = Path(read_limit_on or ".")
+            why = available(on)
             if why:
                 raise RuntimeError(why)
-            self.device = block_device(read_limit_on or Path("."))
+            self.device = block_device(on)
             self.io_parent = _own_io_cgroup(self.version)
             self.io_path = self.path if self.version == "v2" else self.io_parent / name
 

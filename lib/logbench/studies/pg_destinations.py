@@ -49,8 +49,9 @@ PROFILES: dict[str, dict[str, object]] = {
 # marked io_bound only when its own counters say so (benches.postgres.io_regime). The post's 1 / 4 / 8 workers
 # on 4 cores are 1 / 2 / 4 here per core. Its disks answered at a disk's pace (143-173 tps at ~1 read per
 # select-only transaction, flat in the workers); this VM's disk answers in ~0.1 ms, so the server's reads are
-# paced to 160 per second (read_iops): a transaction waits on storage about as long as the post's did. ~11 min: pgbench -i of scale 60 (~0.9 GB) ~1 min, 6 configurations
-# with the A/A control x 3 levels x 3 blocks of ~7.5 s runs ~7 min, then up to 3 min of adaptive blocks.
+# paced to 160 per second (read_iops): a transaction waits on storage about as long as the post's did.
+# ~11 min at most: pgbench -i of scale 60 (~0.9 GB) ~1 min, 6 configurations with the A/A control x 3 levels x
+# 3 blocks of ~7.5 s runs ~7 min, then up to 3 min of adaptive blocks (the committed run took 8.4 min).
 PROFILES["io_bound"] = {
     "clients": [1, 2, 4], "repeats": 3, "duration": 5, "warmup": 1, "scale": 60, "sampling_rate": 0.05,
     "query_mode": "simple", "shared_buffers": "32MB", "memory_limit_mb": 192, "read_iops": 160,
@@ -89,10 +90,9 @@ def define(profile: str = "standard", destinations: object = None, scale: object
                           sampling_rate=d("sampling_rate", sampling_rate),
                           shared_buffers=own.get("shared_buffers", "128MB") if shared_buffers is None else shared_buffers,
                           extra_settings=extra_settings, pg_bindir=pg_bindir)
-    limit = own.get("memory_limit_mb") if memory_limit_mb is None else memory_limit_mb
-    limit = None if limit in (None, 0, "None", "none") else params.positive_int("memory_limit_mb", limit)
-    iops = own.get("read_iops") if read_iops is None else read_iops
-    iops = None if iops in (None, 0, "None", "none") else params.positive_int("read_iops", iops)
+    limit = params.positive_int_or_off(
+        "memory_limit_mb", own.get("memory_limit_mb") if memory_limit_mb is None else memory_limit_mb)
+    iops = params.positive_int_or_off("read_iops", own.get("read_iops") if read_iops is None else read_iops)
     if iops is not None and limit is None:
         raise ParameterError("read_iops", iops, "None without memory_limit_mb: reads served by the page cache "
                              "reach no disk, so there is nothing to pace")
