@@ -1,0 +1,297 @@
+"""Ratios, carryover and stopping widths of a switchback study (pure analysis: data frames in, data frames out).
+
+Why within-unit log-ratios: the arms of one load share its slow drift, and a window's nearest baseline (same
+block, or same pair) shares most of it; comparing each window with the baseline of its own unit removes what
+the two have in common, and logs make the arm's effect a difference (a ratio once exponentiated).
+
+Why an autocorrelation-robust interval: successive units of a load are not independent (the load's noise is
+autocorrelated over seconds, the drift over minutes), so a plain t interval on the log-ratios would be too
+narrow. Per load: the mean log-ratio in window order with the Newey–West (1987, Econometrica 55:703) HAC
+standard error (statsmodels OLS on a constant, Bartlett kernel), maxlags = floor(4 (n/100)^(2/9)) (Newey &
+West 1994, Rev. Econ. Stud. 61:631; statsmodels' own default rule) and the n/(n-1) factor (so that maxlags 0
+is exactly the ordinary standard error of a mean).
+
+Small samples (checked by simulation, tests/test_switchstats.py): with the 15-40 units a load holds, this
+rule gives maxlags 2-3, i.e. a bandwidth that is a sizeable fraction b = (maxlags+1)/n of the sample, and the
+Bartlett estimate is then biased low and noisy; Student's t(n-1) covered only 0.91-0.94 per load. So the
+critical value is Kiefer & Vogelsang's fixed-b one for the Bartlett kernel (2005, Econometric Theory
+21:1130, their cubic in b fitted to the fixed-b limit), never smaller than t(n-1) (which is exact for
+independent normal log-ratios and what maxlags 0 uses): that covered 0.945-0.966.
+
+Across loads, a random-effects mean: each load (server restarted) has its own small shift of every arm's
+effect (Kalibera & Jones, ISMM 2013: the variance is between runs as well as within). Each load enters with
+the variance a normal interval as wide as its own interval would have, ((high-low)/(2 z))², the usual way to
+carry a small-sample interval into a meta-analysis (Cochrane Handbook 6.5.2.3), so its small-sample
+uncertainty is kept. tau² by Paule–Mandel (statsmodels ``combine_effects``, method_re="iterated") rather than
+DerSimonian–Laird: Veroniki et al. 2016 (Res. Synth. Methods 7:55) recommend it, and statsmodels 0.15's
+DerSimonian–Laird does not truncate tau² at 0 (negative weights are possible); its Paule–Mandel does.
+Limitation: two loads hold one degree of freedom for tau²; it is mostly estimated as 0, so when the loads'
+shifts are as large as a load's own standard error the interval undercovers (simulated: sd 0.02 against a
+per-load se of 0.02 gave 0.88-0.92). Hartung–Knapp (t with k-1 = 1 df) would be honest there but ~6 times
+wider. More loads is the remedy; ``tau2`` is returned so that it can be seen.
+
+All functions take one clients level at a time (the caller groups by clients; a ``clients`` column with
+several values is refused).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+import statsmodels.formula.api as smf
+from scipy import stats as sps
+from statsmodels.stats.meta_analysis import combine_effects
+
+from .stats import mean_ci
+
+CONFIDENCE = 0.95
+ANY_SWITCH = "any switch"
+
+# Kiefer & Vogelsang (2005), fixed-b critical values of the Bartlett kernel's t statistic: the one-sided
+# quantile q as c0 + c1 b + c2 b² + c3 b³, b = bandwidth / n (statsmodels' Bartlett weights 1 - j/(maxlags+1):
+# bandwidth maxlags + 1). Two-sided levels 0.80, 0.90, 0.95, 0.98 use the 0.90, 0.95, 0.975, 0.99 rows.
+_FIXED_B_BARTLETT = {
+    0.90: (1.2816, 1.3040, 0.5135, -0.3386),
+    0.95: (1.6449, 2.1859, 0.3142, -0.3427),
+    0.975: (1.9600, 2.9694, 0.4160, -0.5324),
+    0.99: (2.3263, 4.1618, 0.5368, -0.9339),
+}
+
+
+def _one_level(df: pd.DataFrame) -> None:
+    if "clients" in df.columns and df["clients"].nunique(dropna=False) > 1:
+        raise ValueError("switchstats takes one clients level at a time; group by 'clients' first")
+
+
+def hac_maxlags(n: int) -> int:
+    """Newey & West (1994)'s rule of thumb for the Bartlett kernel's bandwidth: floor(4 (n/100)^(2/9))."""
+    return int(math.floor(4 * (n / 100) ** (2 / 9))) if n > 0 else 0
+
+
+def hac_critical(n: int, maxlags: int, confidence: float = CONFIDENCE) -> float:
+    """Two-sided critical value of a HAC t statistic from n observations: t(n-1) with maxlags 0, else the larger
+    of t(n-1) and Kiefer–Vogelsang's fixed-b value for b = (maxlags+1)/n (see the module's docstring)."""
+    q = 0.5 + confidence / 2
+    t = float(sps.t.ppf(q, n - 1)) if n > 1 else math.nan
+    if maxlags == 0:
+        return t
+    key = min(_FIXED_B_BARTLETT, key=lambda k: abs(k - q))
+    if abs(key - q) > 1e-9:
+        raise ValueError(f"confidence {confidence}: fixed-b critical values are tabulated for 0.8, 0.9, 0.95, 0.98")
+    b = (maxlags + 1) / n
+    c0, c1, c2, c3 = _FIXED_B_BARTLETT[key]
+    return max(t, c0 + c1 * b + c2 * b * b + c3 * b ** 3)
+
+
+# -- 1. the log-ratios --------------------------------------------------------------------------------------
+
+def window_log_ratios(windows: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """One row per non-baseline window: load, block, unit, window, arm, log_ratio = log(tps) minus the mean log
+    tps of the baseline windows with the same load and unit. Units without a baseline window are dropped (they
+    have nothing to be compared with). One clients level at a time."""
+    _one_level(windows)
+    cols = ["load", "block", "unit", "window", "arm", "log_ratio"]
+    if not len(windows):
+        return pd.DataFrame(columns=cols)
+    w = windows.assign(log_tps=np.log(windows["tps"].astype(float)))
+    base = (w[w["arm"] == baseline].groupby(["load", "unit"], sort=False)["log_tps"].mean()
+            .rename("base_log_tps").reset_index())
+    out = w[w["arm"] != baseline].merge(base, on=["load", "unit"], how="inner")
+    out = out.assign(log_ratio=out["log_tps"] - out["base_log_tps"])
+    return out[cols].sort_values(["load", "window"], kind="stable").reset_index(drop=True)
+
+
+# -- 2. the ratios ------------------------------------------------------------------------------------------
+
+def _load_estimate(y: np.ndarray, confidence: float, maxlags: int | None) -> dict:
+    """One load's log-ratios in window order: mean, Newey–West standard error, df = n-1, and the interval's
+    half-width (HAC critical value x standard error)."""
+    n = int(y.size)
+    lags = hac_maxlags(n) if maxlags is None else min(int(maxlags), n - 1)
+    if np.ptp(y) == 0:
+        # No spread: the estimate is exact (statsmodels would give the same 0 standard error).
+        se = 0.0
+    else:
+        fit = sm.OLS(y, np.ones(n)).fit(cov_type="HAC", cov_kwds={"maxlags": lags, "use_correction": True})
+        se = float(fit.bse[0])
+    return {"n": n, "mean": float(y.mean()), "se": se, "df": n - 1, "maxlags": lags,
+            "half": hac_critical(n, lags, confidence) * se}
+
+
+def _combine(loads: list[dict], confidence: float) -> tuple[float, float, float, float]:
+    """Paule–Mandel random-effects mean over loads, each with the variance of a normal interval as wide as its
+    own: (mean, low, high, tau2) on the log scale."""
+    z = float(sps.norm.ppf(0.5 + confidence / 2))
+    m = np.array([d["mean"] for d in loads])
+    v = np.array([(d["half"] / z) ** 2 for d in loads])
+    if not v.any() and np.ptp(m) == 0:
+        return float(m[0]), float(m[0]), float(m[0]), 0.0
+    # A load without spread is exact; a tiny variance keeps the weights finite (its mean then dominates).
+    v = np.where(v > 0, v, max(float(v.max()) * 1e-12, 1e-300))
+    res = combine_effects(m, v, method_re="iterated")
+    mean, half = float(res.mean_effect_re), z * float(res.sd_eff_w_re)
+    return mean, mean - half, mean + half, float(res.tau2)
+
+
+def arm_ratios(windows: pd.DataFrame, baseline: str, confidence: float = CONFIDENCE, *,
+               maxlags: int | None = None) -> pd.DataFrame:
+    """Per non-baseline arm: its throughput ratio to the baseline with a ``confidence`` interval.
+
+    Columns: arm, ratio, ratio_ci_low, ratio_ci_high, halfwidth ((high-low)/(2 ratio)), n_windows, n_loads,
+    method, tau2 (Paule–Mandel between-load variance of the log ratio; NaN with fewer than two loads), loads
+    (per load: load, n, mean_log_ratio, se (Newey–West), df (n-1), maxlags, halfwidth (log scale)).
+
+    Per load the mean within-unit log-ratio with a Newey–West standard error and a fixed-b critical value;
+    across loads a Paule–Mandel random-effects mean; with one load, that load's interval (see the module's
+    docstring for why). A load with fewer than two windows of the arm contributes nothing (it has no standard
+    error); an arm with no usable load gets NaN and n 0. ``maxlags`` overrides the Newey–West rule (tests).
+
+    Coverage measured by the unit tests' simulation (AR(1) seconds, phi 0.5 and 0.8, random-walk drift,
+    per-load shift sd 0.01 of each arm's effect, 2 loads x 15 blocks, both layouts): see the tests.
+    """
+    lr = window_log_ratios(windows, baseline)
+    arms = [a for a in pd.unique(windows["arm"]) if a != baseline] if len(windows) else []
+    rows = []
+    for arm in arms:
+        g = lr[lr["arm"] == arm]
+        loads = []
+        for load, gl in g.groupby("load", sort=False):
+            y = gl["log_ratio"].to_numpy(dtype=float)  # window_log_ratios sorts by (load, window)
+            if y.size >= 2:
+                loads.append({"load": load, **_load_estimate(y, confidence, maxlags)})
+        lag_text = "maxlags " + "/".join(str(x) for x in sorted({d["maxlags"] for d in loads}))
+        per_load = f"within-unit log-ratios; Newey-West HAC ({lag_text}), fixed-b/t(n-1) critical value"
+        tau2 = math.nan
+        if not loads:
+            mean = low = high = math.nan
+            method = "within-unit log-ratios; no load with two or more windows"
+        elif len(loads) == 1:
+            d = loads[0]
+            mean, low, high = d["mean"], d["mean"] - d["half"], d["mean"] + d["half"]
+            method = f"{per_load}; a single load"
+        else:
+            mean, low, high, tau2 = _combine(loads, confidence)
+            method = f"{per_load} per load; Paule-Mandel random effects over {len(loads)} loads"
+        ratio = math.exp(mean) if mean == mean else math.nan
+        lo, hi = (math.exp(low), math.exp(high)) if low == low else (math.nan, math.nan)
+        rows.append({"arm": arm, "ratio": ratio, "ratio_ci_low": lo, "ratio_ci_high": hi,
+                     "halfwidth": (hi - lo) / (2 * ratio) if lo == lo else math.nan,
+                     "n_windows": int(sum(d["n"] for d in loads)), "n_loads": len(loads), "method": method,
+                     "tau2": tau2,
+                     "loads": [{"load": d["load"], "n": d["n"], "mean_log_ratio": d["mean"], "se": d["se"],
+                                "df": d["df"], "maxlags": d["maxlags"], "halfwidth": d["half"]} for d in loads]})
+    return pd.DataFrame(rows, columns=["arm", "ratio", "ratio_ci_low", "ratio_ci_high", "halfwidth", "n_windows",
+                                       "n_loads", "method", "tau2", "loads"])
+
+
+def relative_halfwidths(windows: pd.DataFrame, baseline: str) -> dict[str, float]:
+    """Per non-baseline arm, the interval's relative half-width (inf where it is undefined): what the adaptive
+    stopping rule compares with its target. It reads widths only, never the estimates' values."""
+    r = arm_ratios(windows, baseline)
+    return {str(a): (float(h) if h == h else math.inf) for a, h in zip(r["arm"], r["halfwidth"])}
+
+
+# -- 3. carryover after a switch ----------------------------------------------------------------------------
+
+def carryover(seconds: pd.DataFrame, guard_s: int, confidence: float = CONFIDENCE) -> pd.DataFrame:
+    """The throughput profile after a switch: per transition ("into <arm>", and the pooled "any switch") and
+    offset_s (0 = the first second after the switch), the mean of dev = log(tps at that offset) minus the mean
+    log tps of the same window's seconds at offset >= ``guard_s`` (its measured level), with a Student-t
+    interval over windows (stats.mean_ci), its standard error and n.
+
+    Windows without a previous window (the first of a load) have no switch and are left out, and so are
+    windows with no second at or after the guard. Each window is its own reference, so drift and load level
+    cancel; a second whose interval excludes 0 is carryover the guard has to cover. One clients level at a time.
+    """
+    _one_level(seconds)
+    cols = ["transition", "offset_s", "mean", "ci_low", "ci_high", "se", "n"]
+    s = seconds[seconds["prev_arm"].notna()]
+    if not len(s):
+        return pd.DataFrame(columns=cols)
+    s = s.assign(log_tps=np.log(s["tps"].astype(float)))
+    ref = s[s["offset_s"] >= guard_s].groupby(["load", "window"])["log_tps"].mean().rename("ref").reset_index()
+    s = s.merge(ref, on=["load", "window"], how="inner")
+    s = s.assign(dev=s["log_tps"] - s["ref"], transition="into " + s["arm"].astype(str))
+    rows = []
+    for name, g in [*s.groupby("transition", sort=True), (ANY_SWITCH, s)]:
+        for off, go in g.groupby("offset_s", sort=True):
+            e = mean_ci(go["dev"], confidence)
+            se = float(sps.sem(go["dev"])) if e.n > 1 else math.nan
+            rows.append({"transition": name, "offset_s": int(off), "mean": e.value, "ci_low": e.low,
+                         "ci_high": e.high, "se": se, "n": e.n})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def guard_needed(profile: pd.DataFrame, max_guard: int, confidence: float = CONFIDENCE) -> int:
+    """The shortest guard the profile supports: the smallest g in 0..max_guard such that at every offset >= g
+    (to the end of the profile) the 'any switch' mean is within its interval of the level of the seconds from
+    g on; max_guard + 1 if none is (the window is too short to tell).
+
+    Two refinements of "the interval contains 0", both so that the answer does not depend on chance or on the
+    guard the profile was measured with: (1) each candidate g is judged against the mean of the offsets >= g
+    (the level a guard of g would measure), not against the profile's own reference (a too-short measured
+    guard puts the slow seconds into the reference and shifts every later offset); (2) the intervals are
+    Bonferroni-adjusted over the offsets tested (Dunn 1961, JASA 56:52), else with five offsets at 95 % one
+    no-carryover profile in five would call for a guard. Offsets with n < 2 (no interval) count as consistent.
+    """
+    p = profile[profile["transition"] == ANY_SWITCH].sort_values("offset_s")
+    if not len(p):
+        return 0
+    off = p["offset_s"].to_numpy(dtype=int)
+    mean, se, n = (p[c].to_numpy(dtype=float) for c in ("mean", "se", "n"))
+    for g in range(0, max_guard + 1):
+        keep = off >= g
+        if not keep.any():
+            return g
+        level = mean[keep].mean()
+        m = int(keep.sum())
+        q = 1 - (1 - confidence) / (2 * m)
+        ok = True
+        for mk, sk, nk in zip(mean[keep], se[keep], n[keep]):
+            if nk < 2 or not sk == sk:
+                continue
+            if abs(mk - level) > float(sps.t.ppf(q, nk - 1)) * sk:
+                ok = False
+                break
+        if ok:
+            return g
+    return max_guard + 1
+
+
+# -- 4. same settings before, or a different arm ------------------------------------------------------------
+
+def same_vs_changed(windows: pd.DataFrame, baseline: str, aa: str, confidence: float = CONFIDENCE) -> dict:
+    """A carryover test on the measured windows: the baseline and A/A windows whose previous window ran the same
+    settings (the baseline or its A/A control) against those after a different (logging) arm.
+
+    difference = changed - same in mean log tps within load: OLS of log tps on a 'changed' indicator with load
+    fixed effects, Newey–West standard errors within each load's window sequence (statsmodels 'hac-panel',
+    maxlags by the Newey–West rule on the windows per load; cluster errors by load would have one df with two
+    loads) and the same fixed-b/t critical value as ``arm_ratios``. Negative: the windows after a logging arm
+    are slower, i.e. the guard lets carryover through. Needs a ``prev_arm`` column. One clients level at a time.
+    """
+    _one_level(windows)
+    nan = {"difference": math.nan, "ci_low": math.nan, "ci_high": math.nan}
+    w = windows[windows["arm"].isin((baseline, aa)) & windows["prev_arm"].notna()]
+    w = w.assign(changed=(~w["prev_arm"].isin((baseline, aa))).astype(float), log_tps=np.log(w["tps"].astype(float)),
+                 load_id=w["load"].astype(str)).sort_values(["load_id", "window"], kind="stable")
+    n_changed = int(w["changed"].sum())
+    n_same = int(len(w) - n_changed)
+    per_load = int(w.groupby("load_id").size().min()) if len(w) else 0
+    lags = hac_maxlags(per_load)
+    method = (f"log tps ~ changed + load fixed effects; Newey-West HAC within load (maxlags {lags}), "
+              "fixed-b/t critical value")
+    if n_same < 1 or n_changed < 1 or len(w) < w["load_id"].nunique() + 2:
+        return {**nan, "n_same": n_same, "n_changed": n_changed, "method": method}
+    groups = pd.factorize(w["load_id"])[0]
+    formula = "log_tps ~ changed + C(load_id)" if w["load_id"].nunique() > 1 else "log_tps ~ changed"
+    fit = smf.ols(formula, data=w).fit(cov_type="hac-panel", cov_kwds={
+        "groups": groups, "maxlags": lags, "use_correction": "hac", "df_correction": False})
+    d, se = float(fit.params["changed"]), float(fit.bse["changed"])
+    half = max(float(sps.t.ppf(0.5 + confidence / 2, fit.df_resid)),
+               hac_critical(per_load, lags, confidence) if lags else 0.0) * se
+    return {"difference": d, "ci_low": d - half, "ci_high": d + half, "n_same": n_same, "n_changed": n_changed,
+            "method": method}
