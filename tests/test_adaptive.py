@@ -323,3 +323,25 @@ def test_adaptive_decisions_reach_the_progress_channel(tmp_path, monkeypatch):
     assert f"adaptive: block 4 for 1 cell(s) wider than ±3 %; 3 more runs, {len(study.plan()) + 3} planned" in text
     assert "adaptive blocks stopped: " in text
     assert f"{len(runs)}/{len(study.plan()) + extra} runs recorded in" in text
+
+
+def test_one_progress_line_per_block_and_nothing_in_the_notebook(tmp_path, monkeypatch, capfd):
+    channel = tmp_path / "progress.txt"
+    monkeypatch.setenv("LOGBENCH_PROGRESS", str(channel))
+    study = _study(tmp_path, warmup_blocks=1)
+    bench = NoisyBench(MEANS, {("noisy", 4): 0.2})
+    runs = runner.execute(study, bench, "env", progress=True)  # progress=True: still no bar, no warning
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    lines = channel.read_text().splitlines()
+    per_block = len(study.plan()) // (study.repeats + 1)
+    blocks = [ln for ln in lines if " done · " in ln]
+    assert len(blocks) == study.repeats + 1, lines
+    assert f"fake: warm-up block 1/1 done · {per_block}/{len(runs)} runs · " in blocks[0]
+    for b, ln in enumerate(blocks[1:], start=1):
+        assert f"fake: block {b}/{study.repeats} done · {per_block * (b + 1)}/{len(runs)} runs · " in ln
+        assert "elapsed, ~" in ln and "left" in ln
+    # from the second block on each arm has an interval; the widest (noisy at 4 clients) is named first
+    assert "· noisy/none ×4: 0." in blocks[-1] and " ± " in blocks[-1] and "2 more (each within ± " in blocks[-1]
+    assert blocks[-1].index("noisy/none ×4") < blocks[-1].index(" ± ")
+    assert not any(": run " in ln for ln in lines)  # no line per run

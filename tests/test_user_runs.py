@@ -4,6 +4,7 @@ machine's, and run.sh's usage text."""
 
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -98,8 +99,11 @@ def test_progress_lines_reach_the_channel_not_the_notebook(user_run, capsys):
     study, result, *_, lines = user_run
     text = lines.splitlines()
     assert any("servers up in" in ln for ln in text)
-    for i in range(1, 7):
-        assert any(f"run {i}/6: " in ln and "elapsed" in ln and "left" in ln for ln in text), lines
+    # one line per block (not per run): runs done / planned, time left, each arm's running ratio
+    for b, done in ((1, 3), (2, 6)):
+        assert any(f"block {b}/2 done · {done}/6 runs · " in ln and "elapsed" in ln and "left" in ln
+                   and "stderr/none ×1: " in ln and "none_again/none ×1: " in ln for ln in text), lines
+    assert not any(" run 1/6: " in ln for ln in text), lines
     assert any("6/6 runs recorded in" in ln for ln in text)
     assert any(f"processed tables in {study.processed_dir}" in ln for ln in text)
 
@@ -211,6 +215,84 @@ def test_progress_counter_and_heartbeat(tmp_path):
     silent = progress.Reporter("demo", path=None)
     silent.say("nothing")  # no channel: a no-op
     assert progress.duration(3725) == "1h02m" and progress.duration(65) == "1m05s"
+
+
+def test_block_line_names_the_widest_arms(tmp_path):
+    est = {"csvlog/none ×4": (0.9731, 0.012), "stderr/none ×4": (0.48, 0.0625), "syslog/none ×1": (0.5, math.nan),
+           "jsonlog/none ×4": (0.91, 0.02), "none_again/none ×4": (1.004, 0.015), "syslog/none ×4": (0.7, 0.009)}
+    line = progress.block_line(3, 4, est, 250, 85, runs=(36, 48))
+    assert line == ("block 3/4 done · 36/48 runs · 4m10s elapsed, ~1m25s left · syslog/none ×1: 0.500 ± ? · "
+                    "stderr/none ×4: 0.480 ± 6.2 % · jsonlog/none ×4: 0.910 ± 2.0 % · "
+                    "none_again/none ×4: 1.004 ± 1.5 % · 2 more (each within ± 1.2 %)")
+    assert progress.block_line(1, 1, {}, 3, what="warm-up block") == "warm-up block 1/1 done · 3s elapsed"
+    assert progress.block_line(1, 2, {"a/b ×1": (math.nan, math.nan)}, 0, 0) == "block 1/2 done · 0s elapsed, ~0s left · a/b ×1: –"
+    # the reporter says it on the channel (another executor's own estimates); the counter adds the runs
+    channel = tmp_path / "p.txt"
+    rep = progress.Reporter("demo", path=channel)
+    assert rep.block(1, 2, {"x/y ×2": (1.1, 0.03)}, 5, 5) == "block 1/2 done · 5s elapsed, ~5s left · x/y ×2: 1.100 ± 3.0 %"
+    counter = progress.RunCounter(rep, 6, done=3, nominal_s=2.0, budget_s=30)
+    counter.block_done(1, 2, {"x/y ×2": (1.1, 0.03)})
+    text = channel.read_text()
+    assert "demo: block 1/2 done · 5s elapsed, ~5s left · x/y ×2: 1.100 ± 3.0 %" in text
+    assert "demo: block 1/2 done · 3/6 runs · 0s elapsed, ~6s left (+ adaptive blocks, at most 30s) · x/y ×2: " in text
+
+
+def test_a_phase_heartbeat_at_its_own_pace_and_text(tmp_path):
+    channel = tmp_path / "p.txt"
+    rep = progress.Reporter("demo", path=channel, heartbeat_s=0.2)
+    where = {"run": "run 1/3"}
+    with rep.phase(lambda: f"block 1: {where['run']}", every=1.5):
+        time.sleep(0.8)
+        where["run"] = "run 2/3"
+        time.sleep(1.5)
+    rep.close()
+    beats = [ln for ln in channel.read_text().splitlines() if "so far)" in ln]
+    assert len(beats) == 1 and "demo: block 1: run 2/3 (" in beats[0]  # one beat after 1.5 s, not one per 0.2 s
+
+
+# -- the HTML report -------------------------------------------------------------------------------------
+
+def test_the_html_report_puts_the_answer_first_and_leaves_code_and_stderr_out(tmp_path):
+    out = tmp_path / "run"
+    (out / "processed").mkdir(parents=True)
+    for name in ("pg_destinations.csv", "pg_destinations_environment.json"):
+        (out / "processed" / name).write_bytes((paths.PROCESSED / name).read_bytes())
+    png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+    v4 = nbformat.v4
+    nb = v4.new_notebook(cells=[
+        v4.new_markdown_cell("# 02 · the narrative title\n\nWhy this study ran."),
+        v4.new_code_cell("import secret_input_marker", outputs=[
+            v4.new_output("stream", name="stderr", text="TqdmWarning: IProgress not found\n"),
+            v4.new_output("stream", name="stdout", text="108 runs recorded\n"),
+            v4.new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": "x"},
+                                                "text/plain": "widget_text_marker 0%|"})]),
+        v4.new_code_cell("parameters_marker = 1"),
+        v4.new_code_cell("plot_marker()", outputs=[v4.new_output("display_data", data={"image/png": png,
+                                                                                    "text/plain": "<Figure>"})]),
+    ])
+    nb.metadata["papermill"] = {"input_path": "notebooks/02_pg_destinations.ipynb",
+                                "parameters": {"profile": "standard", "output_dir": str(out)}}
+    executed = tmp_path / "02_pg_destinations.out.ipynb"
+    nbformat.write(nb, executed)
+    before = executed.read_bytes()
+    html = answer.export_html(executed).read_text()
+    assert executed.read_bytes() == before  # the notebook itself is left as it ran
+    for gone in ("secret_input_marker", "parameters_marker", "plot_marker", "IProgress", "TqdmWarning",
+                 "widget_text_marker", 'data-mime-type="application/vnd.jupyter.stderr"'):
+        assert gone not in html, gone
+    assert "108 runs recorded" in html and "Why this study ran." in html
+    assert "data:image/png;base64," + png[:20] in html  # figures stay embedded
+    summary = pd.read_csv(out / "processed" / "pg_destinations.csv")
+    row = summary[summary.configuration == "stderr"].iloc[0]
+    first = html.index("The answer")
+    assert first < html.index(fmt_ci(row.ratio, row.ratio_ci_low, row.ratio_ci_high)) < html.index("the narrative title")
+    assert first < html.index("A/A ratio") < html.index("the narrative title")
+    assert "02_pg_destinations.out.html" in html  # the answer names the report it is in
+    # a notebook that is not a study's still exports, without an answer
+    other = tmp_path / "90_findings.out.ipynb"
+    nbformat.write(v4.new_notebook(cells=[v4.new_markdown_cell("# findings")]), other)
+    text = answer.export_html(other).read_text()
+    assert "findings" in text and "The answer" not in text
 
 
 def test_usage_lists_every_study():

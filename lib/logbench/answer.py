@@ -6,7 +6,8 @@ committed reference machine's ratio beside it), the A/A resolution, and where th
 notebook, its HTML report, raw runs, processed tables). It reads only the files the run wrote — the
 processed tables under ``<output_dir>/processed`` (or ``processed_dir``, or data/processed for a
 ``publish=True`` run) — so it works for every study. ``--html`` first exports the executed notebook
-to HTML next to it (nbconvert), figures embedded.
+to an HTML report next to it (nbconvert): this answer first, then the notebook's narrative, tables and
+figures (embedded), its code and stderr left out.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -38,14 +39,58 @@ class Located:
     publish: bool
 
 
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def report_notebook(nb, answer_text: str | None = None):
+    """The executed notebook ``nb`` as a reader's report (a copy; ``nb`` is left as it is): the answer
+    first (``answer_text``, what ``python -m logbench.answer`` prints, as a preformatted block), then the
+    notebook's narrative, tables and figures, without stderr streams (warnings, a progress bar an older
+    run printed) or widget outputs (a static page cannot show them). The code itself is left out by
+    the exporter (:func:`export_html`)."""
+    import copy
+
+    import nbformat
+
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.get("outputs", [])
+                            if not (o.get("output_type") == "stream" and o.get("name") == "stderr")
+                            and WIDGET not in o.get("data", {})]
+    # a code cell with nothing left to show (the parameters, the imports) would be an empty gap
+    nb.cells = [c for c in nb.cells if c.cell_type != "code" or c.outputs]
+    nb.metadata.pop("widgets", None)
+    if answer_text:
+        fence = "~~~~"
+        while fence in answer_text:
+            fence += "~"
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(
+            "## The answer\n\nWhat `python -m logbench.answer` prints for this run: each cell's throughput "
+            "ratio to the baseline with its 95 % interval, the A/A resolution, the machine, the files. "
+            "The notebook follows: how the study ran, its tables and figures.\n\n"
+            f"{fence}text\n{answer_text}\n{fence}\n"))
+    return nb
+
+
 def export_html(notebook: Path) -> Path:
-    """The executed notebook as a standalone HTML page next to it (figures are embedded PNGs)."""
+    """The executed notebook as a standalone HTML report next to it: the answer first (:func:`answer`,
+    when the notebook is a study's), then the notebook's text, tables and figures (embedded PNGs); the
+    code cells' input and stderr left out (:func:`report_notebook`)."""
     import nbconvert
     import nbformat
 
     notebook = Path(notebook)
-    body, _ = nbconvert.HTMLExporter().from_notebook_node(nbformat.read(notebook, as_version=4))
     out = notebook.with_suffix(".html")
+    try:
+        text = answer(notebook, html=out)
+    except LookupError:  # not a study's notebook (the reference data, the findings): no answer to put first
+        text = None
+    except Exception as e:  # noqa: BLE001 - the report still stands without it, saying why
+        text = f"(no answer for this run: {type(e).__name__}: {e})"
+    nb = report_notebook(nbformat.read(notebook, as_version=4), text)
+    exporter = nbconvert.HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    body, _ = exporter.from_notebook_node(nb)
     out.write_text(body, encoding="utf-8")
     return out
 
@@ -159,9 +204,12 @@ def _rel(p: Path | None) -> str:
         return str(p)
 
 
-def answer(target: Path) -> str:
-    """The text ``python -m logbench.answer`` prints for ``target``."""
+def answer(target: Path, *, html: Path | None = None) -> str:
+    """The text ``python -m logbench.answer`` prints for ``target`` (``html``: its report's path, when
+    it is being written)."""
     loc = locate(target)
+    if html is not None:
+        loc = replace(loc, html=Path(html))
     spec = next(s for s in specs() if s.name == loc.name)
     baseline = spec.baseline.rpartition(VARIANT_SEP)[2]
     lines = [f"== {spec.title} ({loc.name}, {loc.profile or '?'} profile"

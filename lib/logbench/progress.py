@@ -1,14 +1,16 @@
 """A running study's progress, told to a channel that is not the notebook (issue 17).
 
 Inside papermill the kernel's stdout and stderr are captured into the executed notebook, so a study
-cannot talk to the terminal that started it: a tqdm bar stays in the notebook, and a line per run
-there would flood the committed outputs. Instead, when ``LOGBENCH_PROGRESS`` names a file, every study
-appends one line per run to it (runs done / planned, the configuration and clients, elapsed and
-estimated time left), one when its servers start and are up, one per adaptive-block decision, and a
-heartbeat every :data:`HEARTBEAT_S` seconds while something long runs. Whoever started papermill shows
-the file: ``bash run.sh study`` tails it to the terminal's stderr; the workflow can do the same or keep
-it as a log. Unset (a test, a plain Jupyter session): nothing is written. The channel only displays;
-nothing the study measures or writes depends on it.
+cannot talk to the terminal that started it: a progress bar stays in the notebook (and in its HTML
+report), so no study prints one. Instead, when ``LOGBENCH_PROGRESS`` names a file, every study appends
+lines a person can read to it: one when its servers start and are up, one per completed block of runs
+with each arm's running estimate (:func:`block_line`: ``block 3/4 done · 36/48 runs · 4m10s elapsed,
+~1m25s left · stderr/none ×4: 0.480 ± 6.2 % · …``), one per adaptive decision, and, while one long
+thing runs without a line, a heartbeat every :data:`HEARTBEAT_S` seconds (a phase may ask for fewer: a
+block of runs says where it is once a minute, :data:`BLOCK_HEARTBEAT_S`). Whoever started papermill
+shows the file: ``bash run.sh study`` tails it to the terminal's stderr; the workflow can do the same
+or keep it as a log. Unset (a test, a plain Jupyter session): nothing is written. The channel only
+displays; nothing the study measures or writes depends on it.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 ENV = "LOGBENCH_PROGRESS"
 HEARTBEAT_S = 5.0
+BLOCK_HEARTBEAT_S = 60.0  # inside a block of runs: its line at the end says the rest
+SHOWN = 4  # arms named on a block line (the widest); the rest are counted
 
 
 def channel() -> Path | None:
@@ -43,11 +47,55 @@ def duration(seconds: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
+def _estimate(value: float, halfwidth: float) -> str:
+    v = "–" if not math.isfinite(value) else f"{value:.3f}"
+    if math.isfinite(halfwidth):
+        return f"{v} ± {100 * halfwidth:.1f} %"
+    # fewer than two runs (nan), or an interval unbounded so far (inf)
+    return f"{v} ± ?" if math.isfinite(value) else v
+
+
+def _width(halfwidth: float) -> float:
+    """Sort key: an interval not computable yet counts as the widest."""
+    return halfwidth if math.isfinite(halfwidth) else math.inf
+
+
+def block_line(done: int, planned: int, estimates: Mapping[str, tuple[float, float]], elapsed: float,
+               left: float | None = None, *, runs: tuple[int, int] | None = None, shown: int = SHOWN,
+               what: str = "block", extra: str = "") -> str:
+    """One line for one completed block: where the study is, and each arm's running estimate.
+
+    ``done``/``planned``: blocks (``planned`` may grow, adaptive blocks); ``estimates``: per arm (its
+    label, e.g. ``"stderr/none ×4"``: the configuration, its baseline and the clients) the running ratio
+    to its baseline and the ratio CI's half-width *relative* to it (0.03 reads ``± 3.0 %``, the unit of
+    ``target_halfwidth``; nan or inf: not computable yet, ``± ?``). The ``shown`` widest arms are named,
+    widest first; the rest are counted with the widest half-width among them. ``elapsed``/``left``:
+    seconds (``left`` None: not shown); ``runs``: (recorded, planned) runs when the caller counts runs;
+    ``extra`` is appended to the time left (e.g. the adaptive budget); ``what`` names the block.
+
+    ``block_line(3, 4, {"stderr/none ×4": (0.48, 0.0625)}, 250, 85, runs=(36, 48))`` is
+    ``'block 3/4 done · 36/48 runs · 4m10s elapsed, ~1m25s left · stderr/none ×4: 0.480 ± 6.2 %'``.
+    """
+    parts = [f"{what} {done}/{planned} done"]
+    if runs is not None:
+        parts.append(f"{runs[0]}/{runs[1]} runs")
+    parts.append(f"{duration(elapsed)} elapsed" + ("" if left is None else f", ~{duration(left)} left") + extra)
+    arms = sorted(estimates.items(), key=lambda kv: -_width(kv[1][1]))  # stable: equal widths keep their order
+    parts += [f"{label}: {_estimate(*est)}" for label, est in arms[:shown]]
+    rest = arms[shown:]
+    if rest:
+        widest = _width(rest[0][1][1])
+        parts.append(f"{len(rest)} more" + (f" (each within ± {100 * widest:.1f} %)" if math.isfinite(widest) else ""))
+    return " · ".join(parts)
+
+
 class Reporter:
     """Lines about one study (or one schedule of it, ``part``) to the progress channel, with a heartbeat.
 
-    ``say(text)`` writes a line now; while a :meth:`phase` is open, a background thread repeats its
-    description with the time spent in it whenever :data:`HEARTBEAT_S` seconds passed without a line.
+    ``say(text)`` writes a line now; :meth:`block` a block's line (:func:`block_line`); while a
+    :meth:`phase` is open, a background thread repeats its description with the time spent in it
+    whenever its heartbeat interval (:data:`HEARTBEAT_S` unless the phase names another) passed
+    without a line.
     """
 
     def __init__(self, study: str, part: str | None = None, path: Path | None = None,
@@ -57,7 +105,7 @@ class Reporter:
         self.heartbeat_s = heartbeat_s
         self._lock = threading.Lock()
         self._last = time.monotonic()
-        self._phase: tuple[str, float] | None = None
+        self._phase: tuple[str | Callable[[], str], float, float] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -78,13 +126,23 @@ class Reporter:
                 self.path = None
             self._last = time.monotonic()
 
+    def block(self, done: int, planned: int, estimates: Mapping[str, tuple[float, float]], elapsed: float,
+              left: float | None = None, **kw) -> str:
+        """Say :func:`block_line` (same arguments) and return it: one line per completed block, for any
+        executor (:func:`logbench.runner.execute`'s blocks, a switchback's) with its own estimates."""
+        line = block_line(done, planned, estimates, elapsed, left, **kw)
+        self.say(line)
+        return line
+
     @contextlib.contextmanager
-    def phase(self, what: str) -> Iterator[None]:
-        """Heartbeat lines '<what> (12s so far)' while the block runs and nothing else is said."""
+    def phase(self, what: str | Callable[[], str], every: float | None = None) -> Iterator[None]:
+        """Heartbeat lines '<what> (12s so far)' while the block runs and nothing else is said for
+        ``every`` seconds (default: the reporter's ``heartbeat_s``); ``what`` may be a function, called
+        at each heartbeat (e.g. the run a block is at)."""
         if self.path is None:
             yield
             return
-        self._phase = (what, time.monotonic())
+        self._phase = (what, time.monotonic(), self.heartbeat_s if every is None else every)
         if self._thread is None:
             self._thread = threading.Thread(target=self._beat, name="logbench-progress", daemon=True)
             self._thread.start()
@@ -102,13 +160,18 @@ class Reporter:
     def _beat(self) -> None:
         while not self._stop.wait(min(1.0, self.heartbeat_s)):
             current = self._phase
-            if current is not None and time.monotonic() - self._last >= self.heartbeat_s:
-                what, t0 = current
-                self.say(f"{what} ({duration(time.monotonic() - t0)} so far)")
+            if current is not None and time.monotonic() - self._last >= current[2]:
+                what, t0, _ = current
+                try:
+                    text = what() if callable(what) else what
+                except Exception:  # noqa: BLE001 - a display only
+                    text = "working"
+                self.say(f"{text} ({duration(time.monotonic() - t0)} so far)")
 
 
 class RunCounter:
-    """Runs done / planned with elapsed and estimated time left, for :func:`logbench.runner.execute`.
+    """Runs done / planned with elapsed and estimated time left, for :func:`logbench.runner.execute`,
+    said once per completed block (:meth:`block_done`).
 
     The estimate is the mean time of the runs finished so far (before the first: ``nominal_s``, the
     run's warm-up + duration + a second of switching) times the runs still planned; adaptive blocks
@@ -133,11 +196,24 @@ class RunCounter:
         extra = f" (+ adaptive blocks, at most {duration(self.budget_s)})" if self.budget_s else ""
         return (f"{duration(time.monotonic() - self.t0)} elapsed, ~{duration(self.left_s())} left{extra}")
 
+    def what(self, configuration: str, clients: int) -> str:
+        """The run about to start, named for a heartbeat (nothing is said)."""
+        return f"run {self.done + 1}/{self.planned}: {configuration} × {clients} client(s)"
+
     def starting(self, configuration: str, clients: int, warmup: bool = False) -> str:
-        """Say which run starts; returns its short name (for the heartbeat)."""
-        what = f"run {self.done + 1}/{self.planned}: {configuration} × {clients} client(s)"
+        """Say which run starts; returns its short name (for the heartbeat). (The runner no longer says
+        a line per run: its block lines carry the count; kept for a caller that wants one.)"""
+        what = self.what(configuration, clients)
         self.reporter.say(what + (" (warm-up block)" if warmup else "") + " · " + self.status())
         return what
+
+    def block_done(self, done: int, planned: int, estimates: Mapping[str, tuple[float, float]], *,
+                   what: str = "block") -> str:
+        """Say a completed block's line (:meth:`Reporter.block`) with the runs recorded / planned,
+        elapsed and time left."""
+        extra = f" (+ adaptive blocks, at most {duration(self.budget_s)})" if self.budget_s else ""
+        return self.reporter.block(done, planned, estimates, time.monotonic() - self.t0, self.left_s(),
+                                   runs=(self.done, self.planned), what=what, extra=extra)
 
     def finished(self) -> None:
         self.done += 1

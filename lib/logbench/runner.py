@@ -15,13 +15,14 @@ import math
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import pandas as pd
 
-from . import controls, progress as progress_channel, records
+from . import controls, progress as progress_channel, records, stats
 from .controls import ContextSwitches, IdleState, Placement
 from .design import VARIANT_SEP, Adaptive, PlannedRun, Study
 from .logsinks import Count, FileSink, wait_quiet
@@ -159,6 +160,11 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
     The same study in the same output directory continues where it stopped (write_study checked
     that it is the same study in the same environment): the planned runs already recorded are
     skipped, and the recorded values count towards the adaptive decision.
+
+    Progress goes to the ``LOGBENCH_PROGRESS`` channel only (:mod:`logbench.progress`): a line per
+    completed block with the runs done / planned, the time left and each arm's running ratio ± its
+    relative half-width, and a line per adaptive decision. ``progress`` is accepted for the callers'
+    sake and prints nothing: whatever a study prints stays in its executed notebook and HTML report.
     """
     from . import resume
 
@@ -178,44 +184,61 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
     adaptive.block = max([study.repeats] + [p.block + 1 for p in ran])
     if resumed:
         print(f"{study.name}: resuming; {resumed} runs already recorded in {path}, {len(plan)} planned to go")
-    # The terminal's view (LOGBENCH_PROGRESS; the bar below stays in the notebook).
+    # The terminal's view (LOGBENCH_PROGRESS): one line per completed block with each arm's running
+    # estimate, one per adaptive decision. Nothing goes to the notebook (``progress`` is kept for the
+    # callers' sake): a bar there stays in the executed notebook and its HTML report.
     reporter = progress_channel.Reporter(study.name, schedule_key)
     counter = progress_channel.RunCounter(
         reporter, len(full_plan), done=len(full_plan) - len(plan), nominal_s=study.duration + study.warmup + 1,
         budget_s=study.time_budget_s if study.adaptive else None)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        # Few updates: the bar is saved in the executed notebook, one line per refresh.
-        bar = tqdm(total=len(plan), desc=study.name, unit="run", mininterval=10)
+    warmup_blocks = max([study.warmup_blocks] + [-p.block for p in ran if p.block < 0])
+    current = {"what": "starting"}
 
     controls_of = getattr(bench, "controls_of", None)
 
     def one(planned: PlannedRun) -> None:
-        what = counter.starting(planned.configuration, planned.clients, planned.warmup)
-        with reporter.phase(what):
-            if controls_of is None:
-                run = _one(study, bench, planned, env_id, idle.in_force, place)
-            else:
-                # A study whose controls are its factors (the noise study) sets them per run, so both
-                # states interleave in one schedule; each is released before the next run.
-                idle_mode, placement = controls_of(study.configuration(planned.configuration))
-                with IdleState(idle_mode) as run_idle, Placement(placement) as run_place:
-                    run = _one(study, bench, planned, env_id, run_idle.in_force, run_place)
+        current["what"] = counter.what(planned.configuration, planned.clients)
+        if controls_of is None:
+            run = _one(study, bench, planned, env_id, idle.in_force, place)
+        else:
+            # A study whose controls are its factors (the noise study) sets them per run, so both
+            # states interleave in one schedule; each is released before the next run.
+            idle_mode, placement = controls_of(study.configuration(planned.configuration))
+            with IdleState(idle_mode) as run_idle, Placement(placement) as run_place:
+                run = _one(study, bench, planned, env_id, run_idle.in_force, run_place)
         records.append(path, run)
         counter.finished()
         ran.append(planned)
         if not planned.warmup:
             values.setdefault((planned.configuration, planned.clients), []).append(run.tps)
-        if bar is not None:
-            bar.update(1)
+
+    def blocks(runs) -> Iterator[tuple[int, list[PlannedRun]]]:
+        """The runs grouped by block, in order (a resumed plan may start inside one)."""
+        group: list[PlannedRun] = []
+        for planned in runs:
+            if group and planned.block != group[-1].block:
+                yield group[-1].block, group
+                group = []
+            group.append(planned)
+        if group:
+            yield group[-1].block, group
+
+    def run_block(number: int, runs: list[PlannedRun]) -> None:
+        label = "warm-up block" if number < 0 else "block"
+        with reporter.phase(lambda: f"{label} {_block_no(number, warmup_blocks)}: {current['what']}",
+                            every=progress_channel.BLOCK_HEARTBEAT_S):
+            for planned in runs:
+                one(planned)
+        if number < 0:
+            counter.block_done(number + warmup_blocks + 1, warmup_blocks, {}, what=label)
+        else:
+            counter.block_done(number + 1, adaptive.block, running_estimates(study, adaptive, values))
 
     try:
         with IdleState(study.idle_state) as idle, Placement(study.placement) as place:
             t0 = time.monotonic()
-            for planned in plan:
-                one(planned)
+            for number, runs in blocks(plan):
+                run_block(number, runs)
             # A resumed study that had finished its plan has timed nothing yet: assume the nominal run.
             per_run = ((time.monotonic() - t0) / len(plan)) if plan else (study.duration + study.warmup)
             # A resumed study's extra blocks already spent part of the budget: count them at the run's pace.
@@ -223,25 +246,38 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
             extra_t0 = time.monotonic() - spent
             while block := adaptive.next_block(values, elapsed_s=time.monotonic() - extra_t0,
                                                seconds_per_run=per_run):
-                if bar is not None:
-                    bar.total += len(block)
-                    bar.refresh()
                 wide = len(adaptive.wide(values))
                 counter.grown(len(block), f"block {adaptive.block} for {wide} cell(s) wider than "
                                          f"±{100 * study.target_halfwidth:.3g} %")
-                for planned in block:
-                    one(planned)
+                run_block(block[0].block, list(block))
             if study.adaptive:
                 reporter.say(f"adaptive blocks stopped: {adaptive.stopped}")
     finally:
         reporter.say(f"{counter.done}/{counter.planned} runs recorded in {path} · "
                      f"{progress_channel.duration(time.monotonic() - counter.t0)}")
         reporter.close()
-        if bar is not None:
-            bar.close()
         _write_json(Path(study.output_dir) / "schedule.json", [p.__dict__ for p in ran], schedule_key)
         _write_json(Path(study.output_dir) / "adaptive.json", adaptive_report(study, adaptive, values), schedule_key)
     return records.load(path)
+
+
+def _block_no(number: int, warmup_blocks: int) -> str:
+    return f"{number + warmup_blocks + 1}/{warmup_blocks}" if number < 0 else str(number + 1)
+
+
+def running_estimates(study: Study, adaptive: Adaptive, values: dict) -> dict[str, tuple[float, float]]:
+    """Per non-baseline cell (the A/A controls included) with values so far: its label
+    (``stderr/none ×4``: configuration/baseline ×clients) -> (ratio to its baseline, the ratio CI's
+    relative half-width), as :func:`logbench.design.relative_halfwidth` computes it (nan while
+    fewer than two runs of either side)."""
+    out = {}
+    for c, n in adaptive.pairs:
+        if c in study.baselines or (c, n) not in values:
+            continue
+        base = study.baseline_of(c)
+        r = stats.ratio_ci(values[(c, n)], values.get((base, n), ()))
+        out[f"{c}/{base} ×{n}"] = (r.value, stats.relative_halfwidth(r))
+    return out
 
 
 def adaptive_report(study: Study, adaptive: Adaptive, values: dict) -> dict:
