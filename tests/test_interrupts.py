@@ -65,19 +65,19 @@ def _lines(path: Path) -> list[dict]:
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "lib"), os.environ.get("PYTHONPATH", "")])}
 
 
-def argv(tmp_path: Path, repeats: int) -> list[str]:
+def argv(tmp_path: Path, repeats: int, extra: tuple[str, ...] = ()) -> list[str]:
     return [str(PAPERMILL), str(paths.NOTEBOOKS / "02_pg_destinations.ipynb"), str(tmp_path / "out.ipynb"),
             "-p", "profile", "smoke", "-p", "backend", "local", "-p", "duration", "5", "-p", "repeats",
             str(repeats), "-p", "clients", "[1]", "-p", "destinations", '["csvlog", "syslog", "remote_syslog_udp"]',
-            "-p", "output_dir", str(tmp_path / "runs")]
+            "-p", "output_dir", str(tmp_path / "runs"), *extra]
 
 
 class Study:
     """Notebook 02 under papermill, up to its first recorded run; what its kernel owns."""
 
-    def __init__(self, tmp_path: Path, repeats: int = 3):
+    def __init__(self, tmp_path: Path, repeats: int = 3, extra: tuple[str, ...] = ()):
         self.out = tmp_path / "runs"
-        self.argv = argv(tmp_path, repeats)
+        self.argv = argv(tmp_path, repeats, extra)
         # start_new_session: papermill leads its own process group, as a shell's foreground job does
         self.pm = subprocess.Popen(self.argv, env=ENV, start_new_session=True, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT)
@@ -208,3 +208,36 @@ def test_a_study_stopped_by_ctrl_c_resumes_where_it_stopped(tmp_path):
         [(p["position"], p["configuration"]) for p in schedule[len(before):]]
     nb = json.loads((tmp_path / "out.ipynb").read_text())
     assert f"{len(before)} runs already recorded" in json.dumps(nb)
+
+
+# The switchback design: two loads of 3 blocks of the 4 arms in 2 s windows at 1 client (~25 s per load).
+SWITCHBACK = ("-p", "design", "switchback", "-p", "window_s", "2", "-p", "guard_s", "1", "-p", "layout", "permutation",
+              "-p", "blocks", "3", "-p", "loads", "2", "-p", "max_loads", "2")
+
+
+def test_ctrl_c_inside_a_switchback_load_keeps_its_finished_windows_and_a_rerun_resumes(tmp_path):
+    study = Study(tmp_path, extra=SWITCHBACK)  # returns once the first load's windows are recorded
+    try:
+        first = len(study.recorded)
+        time.sleep(12)  # well inside the second load
+        t0 = time.monotonic()
+        os.killpg(study.pm.pid, signal.SIGINT)
+        study.pm.wait(timeout=60)
+        took = study.wait_clean(t0, CLEAN_WITHIN_S)
+        assert study.pm.returncode != 0
+        assert not study.left(), f"left behind {took:.0f} s after ctrl-c: {study.left()}"
+        kept = study.runs()
+        assert len(kept) > first, "the interrupted load's finished windows should have been kept"
+        rerun = subprocess.run(study.argv, env=ENV, capture_output=True, timeout=400)
+        assert rerun.returncode == 0, rerun.stdout.decode(errors="replace")[-3000:]
+        final = study.runs()
+        assert final[:len(kept)] == kept, "recorded windows are never rewritten"
+        by_attempt: dict[tuple, int] = {}
+        for r in final:
+            key = (r["extra"]["load"], r["extra"]["attempt"])
+            by_attempt[key] = by_attempt.get(key, 0) + 1
+        whole = [k for k, n in by_attempt.items() if n == first]
+        # load 0 ran once, load 1 was cut short and ran again whole; the cut one's windows stay a load of their own
+        assert sorted(k[0] for k in whole) == [0, 1] and len(by_attempt) == 3, by_attempt
+    finally:
+        study.kill()

@@ -126,6 +126,9 @@ class PgStudy(Study):
     # perf_profile: a perf cpu-clock profile during the warm-up of each cell's first measured run.
     wchan_hz: float = 0.0
     perf_profile: bool = False
+    # The switchback design (logbench.switchback): every arm switched inside one continuous load per clients
+    # level; None: the block design (a separate run per configuration).
+    switchback: object = None
 
     @property
     def needs_syslog(self) -> bool:
@@ -234,6 +237,34 @@ def configurations(names: tuple[str, ...], table: dict[str, tuple], pg_bindir: s
     return tuple(out)
 
 
+SWITCHBACK_FIELDS = ("window_s", "guard_s", "layout", "blocks", "loads", "max_loads")
+
+
+def switchback_design(profile: dict, configurations: tuple[Configuration, ...], pg_bindir: str, *, design: object,
+                      lead_in_s: float, versions: object = None, memory_limit_mb: object = None, **given: object):
+    """The study's switchback design from its parameters (None: the profile's), or None for the block design.
+    Refused (ParameterError naming the parameter) before anything starts: an arm that needs a restart, a version
+    sweep (its servers interleave as separate runs), a window not longer than its guard."""
+    from .. import switchback
+    from ..settings import postgres_catalog
+
+    design = profile.get("design", "blocks") if design is None else design
+    values = {k: profile.get(k) if given.get(k) is None else given[k] for k in SWITCHBACK_FIELDS}
+    if design == "switchback":
+        missing = [k for k in SWITCHBACK_FIELDS if values[k] is None and k != "max_loads"]
+        if missing:
+            raise params.ParameterError(missing[0], None, "a value: this profile has none for the switchback design")
+    sb = switchback.design_from(design, lead_in_s=int(round(lead_in_s)), **values)
+    if sb is None:
+        return None
+    if versions is not None:
+        raise params.ParameterError("design", design, "'blocks' with a version sweep (versions): its servers "
+                                    "interleave as separate runs")
+    catalog = postgres_catalog(str(Path(pg_bindir) / "postgres"))
+    switchback.check_reloadable(configurations, {k: v.context for k, v in catalog.items()})
+    return sb
+
+
 def checked(study: PgStudy, versions: object = None) -> PgStudy:
     """The checks that need the whole study: a version sweep, whole seconds, syslog's needs."""
     if versions is not None:
@@ -314,6 +345,27 @@ class PgBench:
             self.memory_limit.add_tree(self.pg.pid)
             memlimit.evict(self.pg.datadir)
         return sw
+
+    def all_sinks(self) -> list[FileSink]:
+        """Every sink of the study's configurations, each counting the records of the configurations that write
+        to it (the switchback design reads them all by time, after a load that ran every arm)."""
+        shapes: dict[str, tuple] = {}
+        for c in self.study.configurations:
+            for name in c.destinations:
+                shapes[name] = tuple(dict.fromkeys((*shapes.get(name, ()), *c.records)))
+        return [self._sinks[name].counting(rs) for name, rs in shapes.items()]
+
+    def restart_with(self, configuration: Configuration) -> None:
+        """A freshly started server running ``configuration`` (an independent load of the switchback design)."""
+        from .pg_switchback import Control
+
+        with Control(self.pg) as control:
+            control.apply(configuration.settings, requested=0.0)
+        self.pg.restart()
+        self.pg.applied = configuration.settings
+        if self.memory_limit is not None:
+            self.memory_limit.add_tree(self.pg.pid)
+            memlimit.evict(self.pg.datadir)
 
     def warm(self, run: PlannedRun, seconds: float) -> None:
         cell = (run.configuration, run.clients)
@@ -505,11 +557,20 @@ def configuration_table(study: PgStudy):
 
 def design_summary(study: PgStudy) -> dict[str, object]:
     """A PostgreSQL study's design as the notebooks show it (planned runs before any adaptive block)."""
-    plan = study.plan()
+    if study.switchback is not None:
+        sb = study.switchback
+        arms = len(study.planned_configurations)
+        design = {"design": f"switchback ({sb.layout})", "loads per clients level": f"{sb.loads} (up to {sb.max_loads})",
+                  "blocks per load": sb.blocks, "windows per block": sb.windows_per_block(arms),
+                  "window (s)": sb.window_s, "guard after each switch (s)": sb.guard_s,
+                  "lead-in per load (s)": sb.lead_in_s,
+                  "load length (s)": sb.lead_in_s + sb.load_seconds(arms)}
+    else:
+        design = {"design": "blocks", "repeats": study.repeats, "runs planned": len(study.plan()),
+                  "duration (s)": study.duration, "warm-up per run (s)": study.warmup}
     return {
-        "profile": study.profile, "backend": study.backend, "clients": list(study.clients),
-        "repeats": study.repeats, "runs planned": len(plan), "duration (s)": study.duration,
-        "warm-up per run (s)": study.warmup, "scale": study.scale, "query mode": study.query_mode,
+        "profile": study.profile, "backend": study.backend, "clients": list(study.clients), **design,
+        "scale": study.scale, "query mode": study.query_mode,
         "syslog rate limit": study.syslog_rate_limit, "log directory on": study.log_dir_on, "seed": study.seed,
         "output": str(study.output_dir),
         **({"memory limit (MB, page cache included)": study.memory_limit_mb,

@@ -150,14 +150,21 @@ class NamespaceLogHost:
                 self.netns = None
 
 
+# RSYSLOG_FileFormat with the time each message reached this daemon, in UTC, to the microsecond: a record is
+# placed in its switchback window by when it arrived (the forwarded format carries only the sender's whole
+# second), and the daemons' clocks read like PostgreSQL's %m (log_timezone = UTC) whatever the host's zone.
+FILE_TEMPLATE = ('template(name="logbench" type="string" string="%timegenerated:::date-utc,date-rfc3339% %HOSTNAME% '
+                 '%syslogtag%%msg:::sp-if-no-1st-sp%%msg:::drop-last-lf%\\n")\n')
+
+
 def remote_config(address: str, file: Path | str, spool: Path | str, rate_limit: bool) -> str:
     """The log host's rsyslog: UDP and TCP inputs on ``address``, everything to ``file``."""
     return (
-        f'global(workDirectory="{spool}" processInternalMessages="on")\n'
+        f'global(workDirectory="{spool}" processInternalMessages="on")\n' + FILE_TEMPLATE +
         'module(load="imudp")\nmodule(load="imtcp")\n'
         f'input(type="imudp" address="{address}" port="{REMOTE_PORT}" {_rate(rate_limit)})\n'
         f'input(type="imtcp" address="{address}" port="{REMOTE_PORT}" {_rate(rate_limit)})\n'
-        f'*.* action(type="omfile" file="{file}" template="RSYSLOG_FileFormat")\n'
+        f'*.* action(type="omfile" file="{file}" template="logbench")\n'
     )
 
 
@@ -204,10 +211,10 @@ class SyslogPair(process.Managed):
 
     def _local_config(self, forward: str) -> str:
         return (
-            f'global(workDirectory="{self.workdir / "spool-local"}")\n'
+            f'global(workDirectory="{self.workdir / "spool-local"}")\n' + FILE_TEMPLATE +
             'module(load="imuxsock" SysSock.Use="off")\n'
             f'input(type="imuxsock" Socket="{self.socket}" CreatePath="on" {_rate(self.rate_limit)})\n'
-            f'{FACILITY_FILE}.* action(type="omfile" file="{self.files.local}" template="RSYSLOG_FileFormat")\n'
+            f'{FACILITY_FILE}.* action(type="omfile" file="{self.files.local}" template="logbench")\n'
             + forward
         )
 

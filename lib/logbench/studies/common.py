@@ -288,6 +288,28 @@ def summary_per_variant(runs: pd.DataFrame, baseline: str, also: tuple[str, ...]
     return configuration_order(out, keys, {"configuration": order})
 
 
+def switchback_summary(runs: pd.DataFrame, baseline: str, also: tuple[str, ...], order: list[str]) -> pd.DataFrame:
+    """:func:`summary_per_variant`'s table for a switchback study (the claims, the paper and the answer read its
+    columns): means over windows as there, and the ratio with the switchback estimator's interval
+    (within-unit paired log-ratios, autocorrelation-robust per load, random effects over loads:
+    logbench.switchstats), never Fieller's on windows taken as independent runs. ``n`` counts windows;
+    ``n_loads`` the independent loads; ``ratio_method`` says how the interval was made."""
+    from .. import environment, stats, switchback
+
+    measured = split_variant(runs)
+    environment.check_poolable(measured)
+    s = stats.summarise(measured, by=["configuration", "clients"], baseline=baseline, also=also)
+    est = switchback.estimates(measured, baseline).rename(columns={"arm": "configuration"})
+    keep = ["configuration", "clients", "ratio", "ratio_ci_low", "ratio_ci_high", "halfwidth", "n_loads", "method"]
+    est = est[keep].rename(columns={"halfwidth": "ratio_halfwidth", "method": "ratio_method"})
+    s = s.drop(columns=["ratio", "ratio_ci_low", "ratio_ci_high", "ratio_halfwidth"]).merge(
+        est, on=["configuration", "clients"], how="left")
+    base = s["configuration"] == baseline
+    s.loc[base, "ratio"] = 1.0
+    s["design"] = "switchback"
+    return configuration_order(s, ["configuration", "clients"], {"configuration": order})
+
+
 _NUMERIC, _TEXT = {"float", "int", float, int}, {"str", "bool", str, bool}
 
 

@@ -26,22 +26,26 @@ BASE = pg.BASE
 DESTINATIONS = pg.DESTINATIONS
 
 PROFILES: dict[str, dict[str, object]] = {
-    # seconds: what tests and nbval run
-    "smoke": {"clients": [1], "repeats": 2, "duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1},
-    # the committed run: ~15 minutes on two cores (9 configurations with the A/A control x 3 levels x 4
-    # blocks of ~5.9 s runs = ~11 min, then up to 4 min of adaptive blocks where a ratio is still wide)
-    "standard": {"clients": [1, 4, 8], "repeats": 4, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.05,
-                 "target_halfwidth": 0.03, "time_budget_s": 240, "max_repeats": 12},
+    # seconds: what tests and nbval run (the block design; the switchback design's own smoke test is in tests/)
+    "smoke": {"clients": [1], "repeats": 2, "duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1,
+              "design": "blocks"},
+    # the user's run: ~15 minutes on two cores, the switchback design (logbench.switchback): per clients level two
+    # loads on a restarted server, each 4 blocks of the 9 arms (8 destinations and the A/A control) in 4 s windows
+    # with the first second after each switch not measured: 2 x (2 + 144) s per level, 3 levels
+    "standard": {"clients": [1, 4, 8], "repeats": 4, "duration": 4, "warmup": 2, "scale": 10, "sampling_rate": 0.05,
+                 "design": "switchback", "window_s": 4, "guard_s": 1, "layout": "permutation", "blocks": 4,
+                 "loads": 2, "max_loads": 2},
     # paper-grade: longer runs, the post's cached scale
     "full": {"clients": [1, 4, 8], "repeats": 5, "duration": 30, "warmup": 5, "scale": 200, "sampling_rate": 0.01,
-             "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 20},
+             "design": "switchback", "window_s": 6, "guard_s": 2, "layout": "permutation", "blocks": 10, "loads": 3,
+             "max_loads": 6, "target_halfwidth": 0.03, "time_budget_s": 3600},
     # Post 004's comparison (its own stem, common.stem): log_statement = all to no file / a log file (stderr
     # through the collector: the post's "Logfiles") / syslog, read-only pgbench at 4 clients per core (its 32 on
     # 8 cores; 8 here), its scale 100. ~6 min: 4 configurations with the A/A control x 6 blocks of ~13 s runs
     # (+ ~3 s switch and drain each) after a ~1.5 min pgbench -i.
     "post004": {"destinations": ["none", "stderr", "syslog"], "clients": [8], "repeats": 6, "duration": 10,
                 "warmup": 2, "scale": 100, "sampling_rate": 0.01, "statement_logging": "log_statement_all",
-                "query_mode": "simple"},
+                "query_mode": "simple", "design": "blocks"},
 }
 # The post's IO-bound half (scale 2000, 29 GB, simple protocol, its five configurations) made on a small dataset:
 # the server's processes get a memory cgroup limit (page cache included) far under the data, with the data
@@ -56,7 +60,7 @@ PROFILES["io_bound"] = {
     "clients": [1, 2, 4], "repeats": 3, "duration": 5, "warmup": 1, "scale": 60, "sampling_rate": 0.05,
     "query_mode": "simple", "shared_buffers": "32MB", "memory_limit_mb": 192, "read_iops": 160,
     "destinations": ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp"],
-    "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8}
+    "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8, "design": "blocks"}
 # Data per pgbench scale unit (post 000: scale 200 = 2997 MB); the IO-bound data must exceed the limit this often.
 BYTES_PER_SCALE, IO_BOUND_FACTOR = 15e6, 4
 # Named profiles that redo another post than this study's own: which post and experiment their figure shows.
@@ -73,7 +77,9 @@ def define(profile: str = "standard", destinations: object = None, scale: object
            log_dir_on: str = "disk",
            sampling_rate: object = None, shared_buffers: object = None, extra_settings: object = None,
            backend: str = "auto", image: object = None, versions: object = None, pg_bindir: object = None,
-           memory_limit_mb: object = None, read_iops: object = None, **shared: object) -> PgDestinationsStudy:
+           memory_limit_mb: object = None, read_iops: object = None, design: object = None, window_s: object = None,
+           guard_s: object = None, layout: object = None, blocks: object = None, loads: object = None,
+           max_loads: object = None, **shared: object) -> PgDestinationsStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
     ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...).
     ``query_mode``, ``shared_buffers``, ``destinations``, ``memory_limit_mb``, ``read_iops``: None takes the
@@ -98,10 +104,14 @@ def define(profile: str = "standard", destinations: object = None, scale: object
                              "reach no disk, so there is nothing to pace")
     if limit is not None:
         _check_memory_limit(limit, engine, profile, iops)
-    study = PgDestinationsStudy(
-        **common.study_fields(SPEC, profile, PROFILES, **shared), **engine, memory_limit_mb=limit, read_iops=iops,
-        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), table, engine["pg_bindir"],
-                                     engine["base"], engine["query_mode"]))
+    fields = common.study_fields(SPEC, profile, PROFILES, **shared)
+    configs = pg.configurations(common.with_baseline(BASELINE, chosen), table, engine["pg_bindir"], engine["base"],
+                                engine["query_mode"])
+    sb = pg.switchback_design(own, configs, engine["pg_bindir"], design=design, window_s=window_s, guard_s=guard_s,
+                              layout=layout, blocks=blocks, loads=loads, max_loads=max_loads,
+                              lead_in_s=fields["warmup"], versions=versions, memory_limit_mb=limit)
+    study = PgDestinationsStudy(**fields, **engine, memory_limit_mb=limit, read_iops=iops, configurations=configs,
+                                switchback=sb)
     return pg.checked(study, versions)
 
 
@@ -135,15 +145,22 @@ def _check_memory_limit(limit_mb: int, engine: dict, profile: str, read_iops: in
 
 def run(study: pg.PgStudy, *, progress: bool = True) -> common.StudyResult:
     """Start everything the study needs, run its schedule, stop and remove everything again."""
+    if study.switchback is not None:
+        from .. import switchback
+
+        return common.run_study(study, pg.start, processed_tables, execute=switchback.execute, progress=progress)
     return common.run_study(study, pg.start, processed_tables, progress=progress)
 
 
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """tps mean ± CI, ratio to the baseline ± Fieller CI, loss and log rates, per configuration × clients
     (and per variant, each against its own baseline, when the study spans several servers)."""
-    return common.summary_per_variant(
-        runs, baseline, ("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s",
-                         "logger_cpu_s"), list(DESTINATIONS))
+    also = ("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s", "logger_cpu_s")
+    from .. import switchback
+
+    if switchback.is_switchback(runs):
+        return common.switchback_summary(runs, baseline, also, list(DESTINATIONS))
+    return common.summary_per_variant(runs, baseline, also, list(DESTINATIONS))
 
 
 @dataclass(frozen=True)
@@ -185,7 +202,10 @@ def regime_check(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
-    tables = {"summary": summary(result.runs), "runs": records.flatten(with_regime(result.runs))}
+    from .. import switchback
+
+    tables = {"summary": summary(result.runs), "runs": records.flatten(with_regime(result.runs)),
+              **switchback.processed_tables(result.study, result.runs, BASELINE)}
     check = regime_check(result.runs)
     return {**tables, "regime": check} if len(check) else tables
 

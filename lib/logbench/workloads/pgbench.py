@@ -7,6 +7,7 @@ server's; pgbench itself does not print percentiles.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -167,3 +168,115 @@ class Pgbench:
             latency_samples=int(lat.size), initial_connection_ms=float(parsed.get("initial_connection_ms", np.nan)),
             wall_seconds=wall, progress_tps=parse_progress(stderr) if progress else (),
         )
+
+
+# -- one continuous load (the switchback design) -------------------------------------------------------
+# pgbench's --aggregate-interval=1 log: one line per thread and whole epoch second (PostgreSQL 15:
+# interval_start num_transactions sum_latency sum_latency_2 min_latency max_latency sum_lag sum_lag_2 min_lag
+# max_lag skipped retried retries serialization_failures deadlock_failures). Its intervals start at whole
+# seconds of the epoch (checked on pgbench 15: a run started at .42 s logs a first interval of ~0.55 s of
+# latency, then whole ones), so a switch made at a whole second of the wall clock falls on an interval edge.
+AGGREGATE_COLUMNS = ("transactions", "sum_latency_us", "sum_latency2_us")
+
+
+def read_aggregate_log(paths: list[Path]) -> dict[int, tuple[int, float, float, int]]:
+    """Epoch second -> (transactions, sum of latencies µs, sum of squared latencies µs², failures), all of
+    pgbench's threads added up (``-j`` writes one file per thread)."""
+    out: dict[int, list[float]] = {}
+    for p in paths:
+        for line in p.read_text().splitlines():
+            f = line.split()
+            if len(f) < 4:
+                continue
+            row = out.setdefault(int(f[0]), [0, 0.0, 0.0, 0])
+            row[0] += int(f[1])
+            row[1] += float(f[2])
+            row[2] += float(f[3])
+            row[3] += sum(int(x) for x in f[13:15]) if len(f) >= 15 else 0
+    return {k: (int(v[0]), v[1], v[2], int(v[3])) for k, v in sorted(out.items())}
+
+
+class ContinuousLoad:
+    """``pgbench -T`` running in the background for the whole switchback load, logging every thread's
+    transactions per whole epoch second; stopped early by SIGALRM, which pgbench handles as the end of
+    ``-T`` (it finishes, flushes its logs and prints its summary), so a stop at any moment keeps every
+    interval it ran. A context manager: any exit stops it, an interrupt included."""
+
+    def __init__(self, pgbench: Pgbench, clients: int, seconds: int, mode: str, log_prefix: Path):
+        self.pgbench, self.clients, self.seconds, self.mode = pgbench, clients, int(seconds), mode
+        self.log_prefix = Path(log_prefix)
+        self.proc: subprocess.Popen | None = None
+        self.started_at = float("nan")
+        self.output = ""
+
+    @property
+    def argv(self) -> list[str]:
+        # -P 1 on stderr is what can be read while the load runs (the aggregate log is buffered until the end):
+        # the progress lines' rough running estimates, never the measurement
+        return [*self.pgbench.command(self.clients, self.seconds, self.mode, progress=1), "-l",
+                "--aggregate-interval=1", f"--log-prefix={self.log_prefix}"]
+
+    def progress(self) -> list[tuple[float, float]]:
+        """pgbench -P's intervals so far: (epoch second the interval ended, approximately; tps)."""
+        if self.proc is None:
+            return []
+        text = os.pread(self._err.fileno(), 1 << 22, 0).decode(errors="replace")
+        return [(self.started_at + float(m.group(1)), float(m.group(2))) for m in _PROGRESS.finditer(text)]
+
+    def __enter__(self) -> "ContinuousLoad":
+        import tempfile
+
+        self.log_prefix.parent.mkdir(parents=True, exist_ok=True)
+        for f in self._files():
+            f.unlink()
+        self._err = tempfile.TemporaryFile(mode="w+")
+        self.started_at = time.time()
+        self.proc = subprocess.Popen(self.argv, env=self.pgbench.env, stdout=subprocess.PIPE, stderr=self._err,
+                                     text=True, start_new_session=True)
+        return self
+
+    def _files(self) -> list[Path]:
+        return sorted(self.log_prefix.parent.glob(self.log_prefix.name + ".*"))
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout: float = 30.0) -> dict[int, tuple[int, float, float, int]]:
+        """End the load now (SIGALRM: pgbench's own end of -T) and return its per-second aggregate."""
+        import signal
+
+        if self.proc is None:
+            return {}
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGALRM)
+        try:
+            self.output, _ = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise ToolError(f"pgbench did not end within {timeout} s of its stop signal")
+        rc, self.proc = self.proc.returncode, None
+        self._err.seek(0)
+        err = self._err.read()
+        self._err.close()
+        if rc != 0:
+            raise ToolError(f"`{' '.join(self.argv)}` exited {rc}:\n{err[-2000:]}")
+        files = self._files()
+        per_second = read_aggregate_log(files)
+        for f in files:
+            f.unlink()
+        return per_second
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            if exc[0] is None:
+                self.stop()
+            else:
+                # On an error or interrupt, stop it cleanly if it will; never leave it behind.
+                try:
+                    self.stop(timeout=10.0)
+                except Exception:
+                    if self.proc is not None:
+                        self.proc.kill()
+                        self.proc.wait()
+                        self.proc = None

@@ -1,0 +1,127 @@
+"""The switchback design (logbench.switchback): its checks before anything starts, its window plan, and a short
+real load on a real server: switches take effect within the guard, records are where the switch says, and the
+A/A control's interval holds 1."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from conftest import needs_root
+from logbench import switchback
+from logbench.errors import ParameterError
+from logbench.settings import Configuration, Settings
+from logbench.studies import pg_destinations
+
+
+def design(**kw):
+    return switchback.SwitchbackDesign(**{"window_s": 4, "guard_s": 1, **kw})
+
+
+@pytest.mark.parametrize("kw, name", [
+    ({"window_s": 2, "guard_s": 2}, "window_s"),    # not longer than its guard
+    ({"window_s": 3, "guard_s": 3}, "window_s"),
+    ({"layout": "zigzag"}, "layout"),
+    ({"loads": 0}, "loads"),
+    ({"loads": 3, "max_loads": 2}, "max_loads"),
+    ({"guard_s": -1}, "guard_s"),
+])
+def test_bad_design_names_the_parameter(kw, name):
+    with pytest.raises(ParameterError) as e:
+        design(**kw)
+    assert e.value.parameter == name
+
+
+def test_a_window_must_keep_a_whole_report_interval_after_its_guard():
+    assert design(window_s=2, guard_s=1).measured_s == switchback.REPORT_INTERVAL_S
+
+
+def test_restart_only_arm_is_refused_in_switchback():
+    arms = [Configuration("none", Settings.of("postgresql", {}), (), ()),
+            Configuration("direct", Settings.of("postgresql", {"logging_collector": False}), (), ())]
+    with pytest.raises(ParameterError) as e:
+        switchback.check_reloadable(arms, {"logging_collector": "postmaster"})
+    assert e.value.parameter == "design" and "logging_collector" in str(e.value)
+    switchback.check_reloadable(arms[:1], {"logging_collector": "postmaster"})
+
+
+def test_study_refuses_bad_switchback_parameters_before_anything_starts(tmp_path):
+    with pytest.raises(ParameterError) as e:
+        pg_destinations.define(profile="standard", backend="local", window_s=2, guard_s=2, output_dir=tmp_path)
+    assert e.value.parameter == "window_s"
+    with pytest.raises(ParameterError) as e:
+        pg_destinations.define(profile="standard", backend="local", design="zigzag", output_dir=tmp_path)
+    assert e.value.parameter == "design"
+    with pytest.raises(ParameterError) as e:
+        pg_destinations.define(profile="standard", backend="container", versions=["15"], output_dir=tmp_path)
+    assert e.value.parameter == "design"
+    s = pg_destinations.define(profile="standard", backend="local", output_dir=tmp_path)
+    assert s.switchback is not None and s.switchback.window_s > s.switchback.guard_s
+    assert pg_destinations.define(profile="standard", backend="local", design="blocks",
+                                  output_dir=tmp_path).switchback is None
+
+
+def test_permutation_plan_holds_every_arm_once_per_block_and_is_seeded():
+    arms = ["none", "stderr", "csvlog", "none_again"]
+    d = design(blocks=5)
+    plan = switchback.plan_load(arms, "none", d, seed=1, clients=4, load=0)
+    assert len(plan) == 5 * len(arms) == d.blocks * d.windows_per_block(len(arms))
+    for b in range(5):
+        assert sorted(w.arm for w in plan if w.block == b) == sorted(arms)
+    assert [w.index for w in plan] == list(range(len(plan)))
+    assert plan == switchback.plan_load(arms, "none", d, seed=1, clients=4, load=0)
+    assert plan != switchback.plan_load(arms, "none", d, seed=1, clients=4, load=1)
+
+
+def test_paired_plan_puts_every_arm_next_to_a_baseline_window():
+    arms = ["none", "stderr", "csvlog", "none_again"]
+    plan = switchback.plan_load(arms, "none", design(layout="paired", blocks=4), seed=2, clients=1, load=0)
+    units = {}
+    for w in plan:
+        units.setdefault(w.unit, []).append(w)
+    assert len(units) == 4 * 3
+    orders = set()
+    for ws in units.values():
+        assert len(ws) == 2 and ws[1].index == ws[0].index + 1  # adjacent
+        assert sorted(w.arm == "none" for w in ws) == [False, True]
+        orders.add(ws[0].arm == "none")
+    assert orders == {True, False}  # both AB and BA occur
+
+
+def test_load_order_interleaves_levels_round_by_round():
+    order = switchback.load_order([1, 4, 8], 3, seed=5)
+    assert [k for _, k in order] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert all(sorted(c for c, k in order if k == r) == [1, 4, 8] for r in range(3))
+
+
+@pytest.mark.integration
+@needs_root
+def test_real_switchback_load(tmp_path):
+    """none / stderr / the A/A control in 3 s windows (1 s guard), 3 blocks, 2 loads, 2 clients: ~1 min."""
+    study = pg_destinations.define(profile="standard", destinations=["none", "stderr"], clients=[2], scale=1,
+                                   backend="local", blocks=3, loads=2, max_loads=2, window_s=3, guard_s=1, warmup=1,
+                                   output_dir=tmp_path / "out")
+    result = pg_destinations.run(study, progress=False)
+    runs = result.runs
+    w = switchback.windows_frame(runs)
+    assert len(w) == 2 * 3 * 3 and set(w["load"].map(lambda x: x.split("@")[0])) == {"0", "1"}
+    for r in runs.itertuples():
+        e = r.extra
+        # the switch took effect well inside the guard, and every window starts on a whole second
+        assert 0 <= e["switch_applied"] - e["switch_requested"] < e["guard_s"]
+        assert e["switch_requested"] == int(e["switch_requested"])
+        assert len(e["per_second_tps"]) == e["window_s"] and r.transactions > 0
+        # records appear and stop at the switch: a stderr window holds its records (up to the few that cross
+        # an edge by their timestamps), every other window none of the stderr sink's
+        if r.configuration == "stderr":
+            assert abs(r.log_records_received - r.log_records_expected) <= 4 * r.clients
+            assert r.log_records_received > 0
+        else:
+            assert r.log_records_received == 0 and e["foreign_records"].get("stderr", 0) == 0
+    s = pg_destinations.summary(runs)
+    aa = s[s["configuration"] == "none_again"].iloc[0]
+    assert aa["ratio_ci_low"] <= 1 <= aa["ratio_ci_high"], aa.to_dict()
+    logged = s[s["configuration"] == "stderr"].iloc[0]
+    assert logged["ratio_ci_high"] < 1 and math.isfinite(logged["ratio_ci_low"])
+    assert set(s["design"]) == {"switchback"} and (s["n_loads"].dropna() == 2).all()
