@@ -9,7 +9,7 @@ import math
 import pytest
 
 from conftest import needs_root
-from logbench import switchback
+from logbench import switchback, switchwindows
 from logbench.errors import ParameterError
 from logbench.settings import Configuration, Settings
 from logbench.studies import pg_destinations
@@ -104,7 +104,7 @@ def test_real_switchback_load(tmp_path):
                                    output_dir=tmp_path / "out")
     result = pg_destinations.run(study, progress=False)
     runs = result.runs
-    w = switchback.windows_frame(runs)
+    w = switchwindows.windows_frame(runs)
     assert len(w) == 2 * 3 * 3 and set(w["load"].map(lambda x: x.split("@")[0])) == {"0", "1"}
     for r in runs.itertuples():
         e = r.extra

@@ -206,3 +206,22 @@ def cost_figure(per_clients: pd.DataFrame, *, pooled: pd.Series | None = None, f
     ax.legend(fontsize="small", loc="best")
     fig.tight_layout()
     return fig
+
+
+def carryover_figure(profile: pd.DataFrame, *, transition: str = "any switch"):
+    """Throughput in each second after a switch against the window's measured seconds (log scale, mean and its
+    interval per clients level; logbench.switchstats.carryover): where the line leaves 0, the switch still acts."""
+    theme()
+    d = profile[profile["transition"] == transition]
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    for clients, g in d.groupby("clients"):
+        g = g.sort_values("offset_s")
+        ax.errorbar(g["offset_s"], g["mean"], yerr=[g["mean"] - g["ci_low"], g["ci_high"] - g["mean"]],
+                    marker="o", capsize=3, label=f"{clients} client(s)")
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("second after the switch")
+    ax.set_ylabel("log tps − window's measured mean")
+    ax.set_title(f"Carryover ({transition}), 95 % intervals")
+    ax.legend()
+    fig.tight_layout()
+    return fig

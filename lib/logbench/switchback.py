@@ -41,8 +41,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import controls, params, progress as progress_channel, records
+from . import controls, params, progress as progress_channel, records, switchstats
 from .errors import ParameterError
+from .switchwindows import estimates, windows_frame
 
 LAYOUTS = ("permutation", "paired")
 DESIGNS = ("blocks", "switchback")
@@ -332,36 +333,9 @@ def window_records(study, bench, env_id: str, clients: int, windows: Sequence[Wi
 PILOT_S = 8
 
 
-def predicted_halfwidth(log_tps: Sequence[float], measured_s: int, windows_per_arm: int, layout: str,
-                        confidence: float = 0.95) -> dict[str, float]:
-    """The relative half-width of an arm's ratio that per-second noise alone allows: the floor of the design.
-
-    A window's mean of ``measured_s`` seconds of an AR(1) series with per-second sd ``sigma`` and lag-1
-    autocorrelation ``rho`` has variance sigma^2/m * (1 + 2 sum_k (1 - k/m) rho^k) (the variance of a mean of a
-    stationary series, e.g. Box, Jenkins & Reinsel, Time Series Analysis, 4th ed., eq. 2.1.15 with AR(1)
-    autocorrelations); an arm's log-ratio to the baseline window of its unit has twice that (two windows),
-    and the mean over ``windows_per_arm`` such log-ratios a t interval. Drift, carryover and the
-    variance between loads only add to it."""
-    from scipy import stats as sps
-
-    x = np.asarray(log_tps, dtype=float)
-    x = x[np.isfinite(x)]
-    if x.size < 4 or windows_per_arm < 2:
-        return {"sigma_per_s": math.nan, "rho": math.nan, "halfwidth": math.nan}
-    sigma = float(x.std(ddof=1))
-    d = x - x.mean()
-    rho = float(np.clip((d[1:] * d[:-1]).sum() / (d * d).sum(), -0.99, 0.99))
-    m = int(measured_s)
-    inflation = 1 + 2 * sum((1 - k / m) * rho**k for k in range(1, m))
-    var_window = sigma**2 / m * max(inflation, 0.0)
-    var_ratio = 2 * var_window
-    t = float(sps.t.ppf(0.5 + confidence / 2, windows_per_arm - 1))
-    return {"sigma_per_s": sigma, "rho": rho, "halfwidth": t * math.sqrt(var_ratio / windows_per_arm)}
-
-
 def pilot(study, bench, clients: int, seconds: int = PILOT_S) -> dict[str, object]:
     """A short load of the baseline at ``clients``: this machine's per-second noise now, and the half-width it
-    predicts for the planned windows (:func:`predicted_halfwidth`)."""
+    predicts for the planned windows (:func:`switchstats.predicted_halfwidth`)."""
     from .workloads.pgbench import ContinuousLoad
 
     sb: SwitchbackDesign = study.switchback
@@ -375,41 +349,10 @@ def pilot(study, bench, clients: int, seconds: int = PILOT_S) -> dict[str, objec
     n = sb.loads * sb.blocks  # each arm's windows per level in either layout
     return {"clients": clients, "seconds": seconds, "tps_mean": float(np.mean(tps)),
             "windows_per_arm": n, "measured_s": sb.measured_s,
-            **predicted_halfwidth(np.log(np.maximum(tps, 1)), sb.measured_s, n, sb.layout)}
+            **switchstats.predicted_halfwidth(np.log(np.maximum(tps, 1)), sb.measured_s, n, sb.layout)}
 
 
 # -- the study -----------------------------------------------------------------------------------------
-
-def windows_frame(runs: pd.DataFrame) -> pd.DataFrame:
-    """The switchback windows of ``runs`` with their design fields (load, block, unit, window, prev_arm) as
-    columns and ``arm`` = configuration; what :mod:`logbench.switchstats` reads."""
-    if not len(runs):
-        return pd.DataFrame(columns=["clients", "load", "planned_load", "attempt", "block", "unit", "window", "arm",
-                                     "prev_arm", "tps"])
-    sb = runs[runs["extra"].map(lambda e: isinstance(e, dict) and e.get("design") == "switchback")]
-    out = sb.assign(**{k: sb["extra"].map(lambda e, k=k: e.get(k)) for k in ("load", "block", "unit", "window",
-                                                                              "prev_arm", "attempt")})
-    # A load cut short by an interrupt and run again later is two loads: its finished windows stay one.
-    out = out.assign(planned_load=out["load"], load=out["load"].astype(str) + "@" + out["attempt"].astype(str))
-    return out.assign(arm=out["configuration"]).reset_index(drop=True)
-
-
-def is_switchback(runs: pd.DataFrame) -> bool:
-    return bool(len(runs)) and "extra" in runs and bool(
-        runs["extra"].map(lambda e: isinstance(e, dict) and e.get("design") == "switchback").any())
-
-
-def estimates(runs: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Per clients level and arm: the ratio to the baseline with its interval (switchstats.arm_ratios)."""
-    from . import switchstats
-
-    w = windows_frame(runs)
-    parts = []
-    for clients, g in w.groupby("clients", sort=True):
-        r = switchstats.arm_ratios(g, baseline)
-        parts.append(r.assign(clients=clients))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
 
 def execute(study, bench, env: dict, progress: bool = True) -> tuple[pd.DataFrame, list]:
     """Every clients level's loads, round by round; returns all window records of ``runs.jsonl``.
@@ -439,8 +382,6 @@ def execute(study, bench, env: dict, progress: bool = True) -> tuple[pd.DataFram
     stopped = ""
 
     def widths(clients: int) -> dict[str, float]:
-        from . import switchstats
-
         w = windows_frame(records.load(path))
         return switchstats.relative_halfwidths(w[w["clients"] == clients], study.baseline)
 
@@ -492,8 +433,6 @@ def execute(study, bench, env: dict, progress: bool = True) -> tuple[pd.DataFram
             reporter.say(f"{clients} client(s), load {load + 1}: {len(windows)} windows of {sb.window_s} s "
                          f"({progress_channel.duration(sb.lead_in_s + len(windows) * sb.window_s)})")
             def on_block(b: int, rough: pd.DataFrame, clients=clients, load=load) -> None:
-                from . import switchstats
-
                 # the finished loads of this level as measured, the running one as pgbench -P shows it
                 w = windows_frame(records.load(path))
                 w = pd.concat([w[w["clients"] == clients], rough.assign(load=f"running {load}")], ignore_index=True)
@@ -520,77 +459,6 @@ def execute(study, bench, env: dict, progress: bool = True) -> tuple[pd.DataFram
             say_estimates(clients, load, sb.blocks)
     reporter.say(f"switchback finished{': ' + stopped if stopped else ''}")
     reporter.close()
-    return records.load(path), list(getattr(bench, "switches", ()))
-
-
-# -- what the notebooks show of the design ----------------------------------------------------------------
-
-def seconds_frame(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per second of every switchback window, guard included (switchstats.carryover reads it):
-    clients, load, window, arm, prev_arm, offset_s (0: the second the switch was made), tps."""
-    w = windows_frame(runs)
-    rows = [{"clients": r.clients, "load": r.load, "window": r.window, "arm": r.arm, "prev_arm": r.prev_arm,
-             "offset_s": k, "tps": float(v)}
-            for r in w.itertuples() for k, v in enumerate(r.extra["per_second_tps"])]
-    return pd.DataFrame(rows, columns=["clients", "load", "window", "arm", "prev_arm", "offset_s", "tps"])
-
-
-def switch_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per arm and clients level: windows, how long a switch took to take effect (requested at the window's
-    edge -> the control session re-read the configuration), the records its destinations wrote during the
-    guard, and the records other arms' sinks still received in its measured seconds (late records: carryover
-    of the log path)."""
-    w = windows_frame(runs)
-    if not len(w):
-        return pd.DataFrame()
-    w = w.assign(latency_ms=w["extra"].map(lambda e: 1000 * (e["switch_applied"] - e["switch_requested"])),
-                 in_guard=w["extra"].map(lambda e: e["records_in_guard"]),
-                 foreign=w["extra"].map(lambda e: sum(e["foreign_records"].values())))
-    g = w.groupby(["arm", "clients"], sort=False)
-    return pd.DataFrame({
-        "windows": g.size(), "switch ms (median)": g["latency_ms"].median(), "switch ms (max)": g["latency_ms"].max(),
-        "records in the guard (mean)": g["in_guard"].mean(),
-        "late records of other arms (total)": g["foreign"].sum(),
-    }).reset_index()
-
-
-def pilot_table(study) -> pd.DataFrame:
-    """The pilot's noise and predicted half-width per clients level (``pilot.json`` of the run), if any."""
-    f = Path(study.output_dir) / "pilot.json"
-    return pd.DataFrame(json.loads(f.read_text())) if f.exists() else pd.DataFrame()
-
-
-def processed_tables(study, runs: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
-    """The switchback study's own tables beside its summary: the pilot, the switches, the carryover profile."""
-    if not is_switchback(runs):
-        return {}
-    c = carryover_report(runs, baseline)
-    return {"pilot": pilot_table(study), "switches": switch_table(runs), "carryover": c["profile"],
-            "carryover_test": c["same_vs_changed"].merge(c["guard"], on="clients")}
-
-
-def carryover_report(runs: pd.DataFrame, baseline: str) -> dict[str, object]:
-    """The carryover evidence of a switchback study, per clients level: the throughput profile after a switch
-    (per arm switched into, and any switch), the guard it calls for, and the same-vs-changed test on the
-    measured windows (the baseline and its A/A control after a window with equal settings, against after a
-    logging arm)."""
-    from . import switchstats
-    from .settings import aa_name
-
-    sec, w = seconds_frame(runs), windows_frame(runs)
-    out: dict[str, object] = {"profile": [], "guard": [], "same_vs_changed": []}
-    if not len(w):
-        return out
-    guard = int(w["extra"].iloc[0]["guard_s"])
-    window = int(w["extra"].iloc[0]["window_s"])
-    for clients, g in sec.groupby("clients", sort=True):
-        prof = switchstats.carryover(g, guard)
-        out["profile"].append(prof.assign(clients=clients))
-        out["guard"].append({"clients": clients, "guard_s": guard,
-                             "guard needed (s)": switchstats.guard_needed(prof, window - 1)})
-        t = switchstats.same_vs_changed(w[w["clients"] == clients], baseline, aa_name(baseline))
-        out["same_vs_changed"].append({"clients": clients, **t})
-    out["profile"] = pd.concat(out["profile"], ignore_index=True)
-    out["guard"] = pd.DataFrame(out["guard"])
-    out["same_vs_changed"] = pd.DataFrame(out["same_vs_changed"])
-    return out
+    runs = records.load(path)
+    # every window began with a reload: the switches the environment table counts
+    return runs, [("reload", float(s)) for s in runs["switch_s"]] if len(runs) else []

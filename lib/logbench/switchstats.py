@@ -295,3 +295,28 @@ def same_vs_changed(windows: pd.DataFrame, baseline: str, aa: str, confidence: f
                hac_critical(per_load, lags, confidence) if lags else 0.0) * se
     return {"difference": d, "ci_low": d - half, "ci_high": d + half, "n_same": n_same, "n_changed": n_changed,
             "method": method}
+
+
+def predicted_halfwidth(log_tps: Sequence[float], measured_s: int, windows_per_arm: int, layout: str,
+                        confidence: float = 0.95) -> dict[str, float]:
+    """The relative half-width of an arm's ratio that per-second noise alone allows: the floor of the design.
+
+    A window's mean of ``measured_s`` seconds of an AR(1) series with per-second sd ``sigma`` and lag-1
+    autocorrelation ``rho`` has variance sigma^2/m * (1 + 2 sum_k (1 - k/m) rho^k) (the variance of a mean of a
+    stationary series, e.g. Box, Jenkins & Reinsel, Time Series Analysis, 4th ed., eq. 2.1.15 with AR(1)
+    autocorrelations); an arm's log-ratio to the baseline window of its unit has twice that (two windows),
+    and the mean over ``windows_per_arm`` such log-ratios a t interval. Drift, carryover and the
+    variance between loads only add to it."""
+    x = np.asarray(log_tps, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size < 4 or windows_per_arm < 2:
+        return {"sigma_per_s": math.nan, "rho": math.nan, "halfwidth": math.nan}
+    sigma = float(x.std(ddof=1))
+    d = x - x.mean()
+    rho = float(np.clip((d[1:] * d[:-1]).sum() / (d * d).sum(), -0.99, 0.99)) if sigma > 0 else 0.0
+    m = int(measured_s)
+    inflation = 1 + 2 * sum((1 - k / m) * rho**k for k in range(1, m))
+    var_window = sigma**2 / m * max(inflation, 0.0)
+    var_ratio = 2 * var_window
+    t = float(sps.t.ppf(0.5 + confidence / 2, windows_per_arm - 1))
+    return {"sigma_per_s": sigma, "rho": rho, "halfwidth": t * math.sqrt(var_ratio / windows_per_arm)}

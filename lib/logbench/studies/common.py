@@ -294,12 +294,12 @@ def switchback_summary(runs: pd.DataFrame, baseline: str, also: tuple[str, ...],
     (within-unit paired log-ratios, autocorrelation-robust per load, random effects over loads:
     logbench.switchstats), never Fieller's on windows taken as independent runs. ``n`` counts windows;
     ``n_loads`` the independent loads; ``ratio_method`` says how the interval was made."""
-    from .. import environment, stats, switchback
+    from .. import environment, stats, switchwindows
 
     measured = split_variant(runs)
     environment.check_poolable(measured)
     s = stats.summarise(measured, by=["configuration", "clients"], baseline=baseline, also=also)
-    est = switchback.estimates(measured, baseline).rename(columns={"arm": "configuration"})
+    est = switchwindows.estimates(measured, baseline).rename(columns={"arm": "configuration"})
     keep = ["configuration", "clients", "ratio", "ratio_ci_low", "ratio_ci_high", "halfwidth", "n_loads", "method"]
     est = est[keep].rename(columns={"halfwidth": "ratio_halfwidth", "method": "ratio_method"})
     s = s.drop(columns=["ratio", "ratio_ci_low", "ratio_ci_high", "ratio_halfwidth"]).merge(

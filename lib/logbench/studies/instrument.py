@@ -56,15 +56,26 @@ SPEC = common.StudySpec(
     post="", baseline=f"free{VARIANT_SEP}{BASELINE}", notebook="00_instrument.ipynb", seed=20261123,
     committed={"profile": "standard", "publish": True}, smoke=({"profile": "smoke"},), paper_order=0, measures_logging=False)
 
+# The designs part (design_comparison): per clients level, ``design_rounds`` rounds of one switchback session
+# (a load of ``design_blocks`` blocks of none / stderr / A/A in ``design_window_s`` windows, ``design_guard_s``
+# guard) and one block session (``design_block_repeats`` blocks of separate runs of ``duration`` s after
+# ``warmup`` s) of about the same length; 0 rounds: no designs part.
 PROFILES: dict[str, dict[str, object]] = {
     "smoke": {"clients": [1], "repeats": 1, "series_s": 6, "anomaly_clients": [1], "anomaly_repeats": 2,
-              "duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1},
-    # ~13 minutes on two cores: 3 controls x 2 levels x 2 blocks of 40 s long runs, then
-    # 2 controls x (3 destinations + A/A) x 2 levels x 5 blocks of 4 s runs
+              "duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1,
+              "design_clients": [1], "design_rounds": 2, "design_blocks": 2, "design_window_s": 2,
+              "design_guard_s": 1, "design_block_repeats": 1},
+    # ~42 minutes on two cores: 3 controls x 2 levels x 2 blocks of 40 s long runs, then 2 controls x
+    # (3 destinations + A/A) x 2 levels x 5 blocks of 4 s runs (~13 min); then the designs: 8 rounds x 2 levels x
+    # (a ~50 s switchback session + a ~56 s block session) (~29 min)
     "standard": {"clients": [1, 4], "repeats": 2, "series_s": 40, "anomaly_clients": [1, 4],
-                 "anomaly_repeats": 5, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.01},
+                 "anomaly_repeats": 5, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.01,
+                 "design_clients": [1, 4], "design_rounds": 8, "design_blocks": 4, "design_window_s": 4,
+                 "design_guard_s": 1, "design_block_repeats": 3},
     "full": {"clients": [1, 2, 4, 8], "repeats": 4, "series_s": 70, "anomaly_clients": [1, 4],
-             "anomaly_repeats": 10, "duration": 8, "warmup": 2, "scale": 10, "sampling_rate": 0.01},
+             "anomaly_repeats": 10, "duration": 8, "warmup": 2, "scale": 10, "sampling_rate": 0.01,
+             "design_clients": [1, 2, 4, 8], "design_rounds": 12, "design_blocks": 4, "design_window_s": 4,
+             "design_guard_s": 1, "design_block_repeats": 3},
 }
 
 
@@ -86,6 +97,7 @@ class InstrumentStudy:
     controls: tuple[str, ...]
     processed_dir: Path | None
     publish: bool = False  # the committed results: processed tables and figure into data/processed, paper/figures
+    designs: object = None  # design_comparison.Sessions, or None: no designs part
 
 
 def _labelled(configs: tuple[Configuration, ...], labels) -> tuple[Configuration, ...]:
@@ -97,7 +109,7 @@ def define(profile: str = "standard", controls: object = None, clients: object =
            series_s: object = None, anomaly_clients: object = None, anomaly_repeats: object = None,
            duration: object = None, warmup: object = None, scale: object = None, seed: object = None,
            output_dir: object = None, processed_dir: object = None, publish: object = False,
-           pg_bindir: object = None) -> InstrumentStudy:
+           pg_bindir: object = None, design_clients: object = None, design_rounds: object = None) -> InstrumentStudy:
     """Check every parameter and freeze both schedules; raises ParameterError before anything starts."""
     d = common.profile_lookup(profile, PROFILES)
     publish = params.boolean("publish", publish)
@@ -124,9 +136,14 @@ def define(profile: str = "standard", controls: object = None, clients: object =
                   duration=series_s, aa_control=False)
     anomaly = part("anomaly", ANOMALY_DESTINATIONS, ANOMALY_CONTROLS, clients=d("anomaly_clients", anomaly_clients),
                    repeats=d("anomaly_repeats", anomaly_repeats), duration=d("duration", duration))
+    from .design_comparison import sessions_for
+
+    designs = sessions_for(SPEC, PROFILES, profile, engine, out / "designs", rounds=d("design_rounds", design_rounds),
+                           clients=d("design_clients", design_clients), seed=seed, warmup=warmup, duration=duration,
+                           lead_in_s=int(round(series.warmup)) + 1)
     return InstrumentStudy(profile=profile, series=series, anomaly=anomaly, controls=tuple(chosen),
                            processed_dir=common.processed_path(profile, processed_dir, publish=publish, output_dir=out),
-                           publish=publish)
+                           publish=publish, designs=designs)
 
 
 class ControlledBench:
@@ -150,6 +167,7 @@ class InstrumentResult:
     series_runs: pd.DataFrame
     anomaly_runs: pd.DataFrame
     environment: dict
+    designs_runs: pd.DataFrame | None = None
 
 
 def _run_part(study: ControlledStudy, progress: bool) -> common.StudyResult:
@@ -164,7 +182,13 @@ def run(study: InstrumentStudy, *, progress: bool = True) -> InstrumentResult:
     """The noise curve first, then the anomaly test, each on a fresh server; the processed tables after both."""
     series = _run_part(study.series, progress)
     anomaly = _run_part(study.anomaly, progress)
-    result = InstrumentResult(study, series.runs, anomaly.runs, series.environment)
+    designs = None
+    if study.designs is not None:
+        from . import design_comparison
+
+        designs = common.run_study(study.designs.study, pg.start, lambda result: {},
+                                   execute=design_comparison.execute(study.designs), progress=progress).runs
+    result = InstrumentResult(study, series.runs, anomaly.runs, series.environment, designs)
     if study.processed_dir is not None:
         write_processed(result, Path(study.processed_dir))
     return result
@@ -336,7 +360,18 @@ def write_processed(result: InstrumentResult, processed_dir: Path) -> dict[str, 
         "controls": per_run_controls(result.series_runs),
         "baseline": baseline_by_control(result.anomaly_runs),
         "records": records.flatten(pd.concat([result.series_runs, result.anomaly_runs], ignore_index=True)),
+        **designs_tables(result),
     })
+
+
+def designs_tables(result: InstrumentResult) -> dict[str, pd.DataFrame]:
+    """The designs part's tables (design_comparison), with its windows and runs as ``designs_records``."""
+    if result.designs_runs is None or not len(result.designs_runs):
+        return {}
+    from . import design_comparison
+
+    return {**design_comparison.comparison_tables(result.designs_runs, result.study.designs.study),
+            "designs_records": records.flatten(result.designs_runs)}
 
 
 # -- figures and tables for the notebook ------------------------------------------------------------
@@ -373,7 +408,12 @@ def design_summary(study: InstrumentStudy) -> dict[str, object]:
             "seconds per long run": s.duration, "clients (anomaly)": list(a.clients),
             "blocks (anomaly)": a.repeats, "seconds per anomaly run": a.duration, "warm-up per run (s)": s.warmup,
             "scale": s.scale, "runs planned": len(s.plan()) + len(a.plan()), "seed": s.seed,
-            "output": str(Path(s.output_dir).parent)}
+            "output": str(Path(s.output_dir).parent),
+            **({"designs: clients": list(study.designs.study.clients), "designs: rounds": study.designs.rounds,
+                "designs: switchback session": f"{study.designs.study.switchback.blocks} blocks of 3 windows of "
+                                               f"{study.designs.study.switchback.window_s} s",
+                "designs: block session": f"{study.designs.block_repeats} blocks of 3 runs of {a.duration} s"}
+               if study.designs is not None else {})}
 
 
 def finding_run_length(table: pd.DataFrame, target_halfwidth: float = 0.03) -> str:

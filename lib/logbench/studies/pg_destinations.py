@@ -156,9 +156,9 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """tps mean ± CI, ratio to the baseline ± Fieller CI, loss and log rates, per configuration × clients
     (and per variant, each against its own baseline, when the study spans several servers)."""
     also = ("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s", "logger_cpu_s")
-    from .. import switchback
+    from .. import switchwindows
 
-    if switchback.is_switchback(runs):
+    if switchwindows.is_switchback(runs):
         return common.switchback_summary(runs, baseline, also, list(DESTINATIONS))
     return common.summary_per_variant(runs, baseline, also, list(DESTINATIONS))
 
@@ -202,10 +202,10 @@ def regime_check(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
-    from .. import switchback
+    from .. import switchwindows
 
     tables = {"summary": summary(result.runs), "runs": records.flatten(with_regime(result.runs)),
-              **switchback.processed_tables(result.study, result.runs, BASELINE)}
+              **switchwindows.processed_tables(result.study, result.runs, BASELINE)}
     check = regime_check(result.runs)
     return {**tables, "regime": check} if len(check) else tables
 
@@ -352,7 +352,8 @@ def _published(runs: pd.DataFrame | None) -> pd.DataFrame:
 SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="PostgreSQL log destinations", post=POST, baseline=BASELINE,
     notebook="02_pg_destinations.ipynb", seed=20130905, published=_published, experiment="000/cached_prepared_select",
-    committed={"profile": "standard", "backend": "local", "publish": True},
+    # the reference run: the standard profile with three loads of six blocks per level (~35 min; a user's ~15 min)
+    committed={"profile": "standard", "backend": "local", "publish": True, "loads": 3, "max_loads": 3, "blocks": 6},
     extra_committed=({"profile": "post004", "backend": "local", "publish": True},
                      {"profile": "io_bound", "backend": "local", "publish": True}),
     smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=1)

@@ -1,0 +1,114 @@
+"""The switchback design's windows as tables: what the estimator, the notebooks and the processed files read.
+
+A switchback study's ``runs.jsonl`` holds one record per window (logbench.switchback); these functions turn those
+records into the frames :mod:`logbench.switchstats` estimates from (one row per window, one row per second), and
+into the tables a reader is shown: how each switch went, what it left behind (carryover), what the pilot predicted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from . import switchstats
+
+
+def windows_frame(runs: pd.DataFrame) -> pd.DataFrame:
+    """The switchback windows of ``runs`` with their design fields (load, block, unit, window, prev_arm) as
+    columns and ``arm`` = configuration; what :mod:`logbench.switchstats` reads."""
+    if not len(runs):
+        return pd.DataFrame(columns=["clients", "load", "planned_load", "attempt", "block", "unit", "window", "arm",
+                                     "prev_arm", "tps"])
+    sb = runs[runs["extra"].map(lambda e: isinstance(e, dict) and e.get("design") == "switchback")]
+    out = sb.assign(**{k: sb["extra"].map(lambda e, k=k: e.get(k)) for k in ("load", "block", "unit", "window",
+                                                                              "prev_arm", "attempt")})
+    # A load cut short by an interrupt and run again later is two loads: its finished windows stay one.
+    out = out.assign(planned_load=out["load"], load=out["load"].astype(str) + "@" + out["attempt"].astype(str))
+    return out.assign(arm=out["configuration"]).reset_index(drop=True)
+
+
+def is_switchback(runs: pd.DataFrame) -> bool:
+    return bool(len(runs)) and "extra" in runs and bool(
+        runs["extra"].map(lambda e: isinstance(e, dict) and e.get("design") == "switchback").any())
+
+
+def estimates(runs: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Per clients level and arm: the ratio to the baseline with its interval (switchstats.arm_ratios)."""
+    w = windows_frame(runs)
+    parts = []
+    for clients, g in w.groupby("clients", sort=True):
+        r = switchstats.arm_ratios(g, baseline)
+        parts.append(r.assign(clients=clients))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def seconds_frame(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per second of every switchback window, guard included (switchstats.carryover reads it):
+    clients, load, window, arm, prev_arm, offset_s (0: the second the switch was made), tps."""
+    w = windows_frame(runs)
+    rows = [{"clients": r.clients, "load": r.load, "window": r.window, "arm": r.arm, "prev_arm": r.prev_arm,
+             "offset_s": k, "tps": float(v)}
+            for r in w.itertuples() for k, v in enumerate(r.extra["per_second_tps"])]
+    return pd.DataFrame(rows, columns=["clients", "load", "window", "arm", "prev_arm", "offset_s", "tps"])
+
+
+def switch_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per arm and clients level: windows, how long a switch took to take effect (requested at the window's
+    edge -> the control session re-read the configuration), the records its destinations wrote during the
+    guard, and the records other arms' sinks still received in its measured seconds (late records: carryover
+    of the log path)."""
+    w = windows_frame(runs)
+    if not len(w):
+        return pd.DataFrame()
+    w = w.assign(latency_ms=w["extra"].map(lambda e: 1000 * (e["switch_applied"] - e["switch_requested"])),
+                 in_guard=w["extra"].map(lambda e: e["records_in_guard"]),
+                 foreign=w["extra"].map(lambda e: sum(e["foreign_records"].values())))
+    g = w.groupby(["arm", "clients"], sort=False)
+    return pd.DataFrame({
+        "windows": g.size(), "switch ms (median)": g["latency_ms"].median(), "switch ms (max)": g["latency_ms"].max(),
+        "records in the guard (mean)": g["in_guard"].mean(),
+        "late records of other arms (total)": g["foreign"].sum(),
+    }).reset_index()
+
+
+def pilot_table(study) -> pd.DataFrame:
+    """The pilot's noise and predicted half-width per clients level (``pilot.json`` of the run), if any."""
+    f = Path(study.output_dir) / "pilot.json"
+    return pd.DataFrame(json.loads(f.read_text())) if f.exists() else pd.DataFrame()
+
+
+def processed_tables(study, runs: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
+    """The switchback study's own tables beside its summary: the pilot, the switches, the carryover profile."""
+    if not is_switchback(runs):
+        return {}
+    c = carryover_report(runs, baseline)
+    return {"pilot": pilot_table(study), "switches": switch_table(runs), "carryover": c["profile"],
+            "carryover_test": c["same_vs_changed"].merge(c["guard"], on="clients")}
+
+
+def carryover_report(runs: pd.DataFrame, baseline: str) -> dict[str, object]:
+    """The carryover evidence of a switchback study, per clients level: the throughput profile after a switch
+    (per arm switched into, and any switch), the guard it calls for, and the same-vs-changed test on the
+    measured windows (the baseline and its A/A control after a window with equal settings, against after a
+    logging arm)."""
+    from .settings import aa_name
+
+    sec, w = seconds_frame(runs), windows_frame(runs)
+    out: dict[str, object] = {"profile": [], "guard": [], "same_vs_changed": []}
+    if not len(w):
+        return out
+    guard = int(w["extra"].iloc[0]["guard_s"])
+    window = int(w["extra"].iloc[0]["window_s"])
+    for clients, g in sec.groupby("clients", sort=True):
+        prof = switchstats.carryover(g, guard)
+        out["profile"].append(prof.assign(clients=clients))
+        out["guard"].append({"clients": clients, "guard_s": guard,
+                             "guard needed (s)": switchstats.guard_needed(prof, window - 1)})
+        t = switchstats.same_vs_changed(w[w["clients"] == clients], baseline, aa_name(baseline))
+        out["same_vs_changed"].append({"clients": clients, **t})
+    out["profile"] = pd.concat(out["profile"], ignore_index=True)
+    out["guard"] = pd.DataFrame(out["guard"])
+    out["same_vs_changed"] = pd.DataFrame(out["same_vs_changed"])
+    return out
