@@ -160,10 +160,36 @@ def test_two_loads_are_combined_and_their_spread_widens_the_interval():
     w = simulate(rng, tau=0.0)
     one = ss.arm_ratios(w[w["load"] == 0], BASE).set_index("arm").loc[LOGGING]
     both = ss.arm_ratios(w, BASE).set_index("arm").loc[LOGGING]
-    assert both["n_loads"] == 2 and "Paule-Mandel" in both["method"] and both["halfwidth"] < one["halfwidth"]
+    assert both["n_loads"] == 2 and "random effect" in both["method"] and both["halfwidth"] < one["halfwidth"]
     shifted = w.assign(tps=np.where((w["load"] == 1) & (w["arm"] == LOGGING), w["tps"] * 1.3, w["tps"]))
     wide = ss.arm_ratios(shifted, BASE).set_index("arm").loc[LOGGING]
     assert wide["tau2"] > 0 and wide["halfwidth"] > 2 * both["halfwidth"]
+
+
+def test_balanced_loads_take_the_variance_of_their_means_by_hand():
+    # two loads of three log-ratios each; the loads differ more than their windows: MS_b / N with k - 1 = 1 df
+    y = [np.array([0.10, 0.12, 0.14]), np.array([0.30, 0.32, 0.34])]
+    mean, low, high, sigma_b2, df = ss._pooled(y, 0.95)
+    ms_b = 3 * ((0.12 - 0.22) ** 2 + (0.32 - 0.22) ** 2) / 1  # n * sum (load mean - grand mean)^2 / (k - 1)
+    ms_w = (2 * 0.02 ** 2 * 2) / 4                              # sum of squares within / (N - k)
+    half = 12.706204736174707 * math.sqrt(ms_b / 6)             # t(0.975, 1)
+    assert mean == pytest.approx(0.22) and df == pytest.approx(1.0)
+    assert (low, high) == pytest.approx((0.22 - half, 0.22 + half))
+    assert sigma_b2 == pytest.approx((ms_b - ms_w) / 3)
+
+
+def test_one_load_with_a_tiny_autocorrelation_robust_error_does_not_decide():
+    """The A/A control of the committed run (2026-11-24, 4 clients): three loads of six within-block log-ratios.
+    The loads' means are 0.023, -0.080 and 0.047 (all windows: -0.003); a per-load Newey-West error of 0.014 on
+    the second load made an inverse-variance mean of -0.072 with an interval excluding 0."""
+    lr = [[0.127589, 0.430256, 0.002830, -0.280526, 0.087901, -0.229945],
+          [-0.102445, -0.083912, 0.021315, -0.198632, -0.090658, -0.024811],
+          [0.247403, 0.028525, 0.167218, -0.004893, -0.056531, -0.100429]]
+    rows = [{"load": k, "block": b, "unit": b, "window": 2 * b + i, "arm": arm, "tps": math.exp(v) if i else 1.0}
+            for k, ys in enumerate(lr) for b, y in enumerate(ys) for i, (arm, v) in enumerate([(BASE, 0), ("again", y)])]
+    e = ss.arm_ratios(pd.DataFrame(rows), BASE).set_index("arm").loc["again"]
+    assert math.log(e["ratio"]) == pytest.approx(np.mean(lr))
+    assert e["ratio_ci_low"] < 1 < e["ratio_ci_high"]
 
 
 def test_several_clients_levels_are_refused():

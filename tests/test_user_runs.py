@@ -71,8 +71,10 @@ def user_run(tmp_path_factory):
     old = os.environ.get(progress.ENV)
     os.environ[progress.ENV] = str(channel)
     try:
-        study = study_mod.define(profile="standard", destinations=["stderr"], clients=[1], repeats=2, duration=1,
-                                 warmup=0, scale=1, target_halfwidth="off", backend="local", output_dir=tmp / "out")
+        # the block design's progress lines (the switchback design's own: tests/test_switchback.py)
+        study = study_mod.define(profile="standard", design="blocks", destinations=["stderr"], clients=[1], repeats=2,
+                                 duration=1, warmup=0, scale=1, target_halfwidth="off", backend="local",
+                                 output_dir=tmp / "out")
         result = study_mod.run(study, progress=False)
     finally:
         if old is None:

@@ -18,17 +18,16 @@ critical value is Kiefer & Vogelsang's fixed-b one for the Bartlett kernel (2005
 21:1130, their cubic in b fitted to the fixed-b limit), never smaller than t(n-1) (which is exact for
 independent normal log-ratios and what maxlags 0 uses): that covered 0.945-0.966.
 
-Across loads, a random-effects mean: each load (server restarted) has its own small shift of every arm's
-effect (Kalibera & Jones, ISMM 2013: the variance is between runs as well as within). Each load enters with
-the variance a normal interval as wide as its own interval would have, ((high-low)/(2 z))², the usual way to
-carry a small-sample interval into a meta-analysis (Cochrane Handbook 6.5.2.3), so its small-sample
-uncertainty is kept. tau² by Paule–Mandel (statsmodels ``combine_effects``, method_re="iterated") rather than
-DerSimonian–Laird: Veroniki et al. 2016 (Res. Synth. Methods 7:55) recommend it, and statsmodels 0.15's
-DerSimonian–Laird does not truncate tau² at 0 (negative weights are possible); its Paule–Mandel does.
-Limitation: two loads hold one degree of freedom for tau²; it is mostly estimated as 0, so when the loads'
-shifts are as large as a load's own standard error the interval undercovers (simulated: sd 0.02 against a
-per-load se of 0.02 gave 0.88-0.92). Hartung–Knapp (t with k-1 = 1 df) would be honest there but ~6 times
-wider. More loads is the remedy; ``tau2`` is returned so that it can be seen.
+Across loads (the committed run of 2026-11-24 showed why the first method, a Paule–Mandel random-effects mean
+of per-load HAC intervals, does not do): with six windows per load the per-load Newey–West standard error is
+itself so noisy (a negative lag-1 autocovariance shrank one load's to 0.014 where the plain one was 0.031) that
+inverse-variance weights let one load decide, and the A/A control at 4 clients came out 0.931 [0.887, 0.977]
+while the two arms' mean log throughputs differed by 0.3 %. So with two or more loads every window counts
+equally and the loads are a random effect of a one-way ANOVA (:func:`_pooled`): its interval needs no per-load
+variance, carries the between-load variance whenever the loads differ more than their windows do (Kalibera &
+Jones, ISMM 2013: repetitions where the variance is), and the windows' autocorrelation inside a load enters
+through the loads' means. Between-load variance is truncated at 0 (then the within-load mean square with N-k
+df), the usual estimator; the coverage tests below hold it to 0.92-0.98 with a per-load shift of the effect.
 
 All functions take one clients level at a time (the caller groups by clients; a ``clients`` column with
 several values is refused).
@@ -43,7 +42,6 @@ import pandas as pd
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
 from scipy import stats as sps
-from statsmodels.stats.meta_analysis import combine_effects
 
 from .stats import mean_ci
 
@@ -121,19 +119,40 @@ def _load_estimate(y: np.ndarray, confidence: float, maxlags: int | None) -> dic
             "half": hac_critical(n, lags, confidence) * se}
 
 
-def _combine(loads: list[dict], confidence: float) -> tuple[float, float, float, float]:
-    """Paule–Mandel random-effects mean over loads, each with the variance of a normal interval as wide as its
-    own: (mean, low, high, tau2) on the log scale."""
-    z = float(sps.norm.ppf(0.5 + confidence / 2))
-    m = np.array([d["mean"] for d in loads])
-    v = np.array([(d["half"] / z) ** 2 for d in loads])
-    if not v.any() and np.ptp(m) == 0:
-        return float(m[0]), float(m[0]), float(m[0]), 0.0
-    # A load without spread is exact; a tiny variance keeps the weights finite (its mean then dominates).
-    v = np.where(v > 0, v, max(float(v.max()) * 1e-12, 1e-300))
-    res = combine_effects(m, v, method_re="iterated")
-    mean, half = float(res.mean_effect_re), z * float(res.sd_eff_w_re)
-    return mean, mean - half, mean + half, float(res.tau2)
+def _pooled(groups: list[np.ndarray], confidence: float) -> tuple[float, float, float, float, float]:
+    """Every window's log-ratio with equal weight, loads as a random effect: (mean, low, high, sigma_b2, df).
+
+    One-way random-effects ANOVA (Searle, Casella & McCulloch, Variance Components, 1992, ch. 3): within-load
+    mean square MS_w (N-k df), between-load MS_b (k-1 df), sigma_b² = max(0, (MS_b - MS_w)/n0) with
+    n0 = (N - sum n_i²/N)/(k-1); the variance of the equal-weight grand mean is sigma_w²/N + sigma_b² sum n_i²/N²,
+    a linear combination of the two mean squares whose degrees of freedom are Satterthwaite's. Balanced, it is
+    MS_b/N with k-1 df (the variance of the load means, so between-load and within-load noise both count);
+    with sigma_b² truncated at 0 it is MS_w/N with N-k df."""
+    y = np.concatenate(groups)
+    n = np.array([g.size for g in groups], dtype=float)
+    N, k = float(y.size), len(groups)
+    mean = float(y.mean())
+    means = np.array([g.mean() for g in groups])
+    df_w, df_b = N - k, k - 1
+    ms_w = float(sum(((g - g.mean()) ** 2).sum() for g in groups) / df_w) if df_w > 0 else math.nan
+    ms_b = float((n * (means - mean) ** 2).sum() / df_b)
+    c = float((n * n).sum() / (N * N))
+    n0 = (N - (n * n).sum() / N) / df_b
+    if ms_w != ms_w:  # one window per load: only the loads' spread is known
+        a_b, a_w = 1.0 / N, 0.0
+        ms_w = 0.0
+    elif ms_b > ms_w:
+        a_b, a_w = c / n0, 1.0 / N - c / n0
+    else:
+        a_b, a_w = 0.0, 1.0 / N
+    var = a_b * ms_b + a_w * ms_w
+    sigma_b2 = max(0.0, (ms_b - ms_w) / n0)
+    if var <= 0:
+        return mean, mean, mean, sigma_b2, math.inf
+    den = (a_b * ms_b) ** 2 / df_b + ((a_w * ms_w) ** 2 / df_w if df_w > 0 else 0.0)
+    df = var * var / den if den > 0 else math.inf
+    half = float(sps.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(var)
+    return mean, mean - half, mean + half, sigma_b2, df
 
 
 def arm_ratios(windows: pd.DataFrame, baseline: str, confidence: float = CONFIDENCE, *,
@@ -141,12 +160,12 @@ def arm_ratios(windows: pd.DataFrame, baseline: str, confidence: float = CONFIDE
     """Per non-baseline arm: its throughput ratio to the baseline with a ``confidence`` interval.
 
     Columns: arm, ratio, ratio_ci_low, ratio_ci_high, halfwidth ((high-low)/(2 ratio)), n_windows, n_loads,
-    method, tau2 (Paule–Mandel between-load variance of the log ratio; NaN with fewer than two loads), loads
+    method, tau2 (the between-load variance of the log ratio, one-way ANOVA; NaN with fewer than two loads), loads
     (per load: load, n, mean_log_ratio, se (Newey–West), df (n-1), maxlags, halfwidth (log scale)).
 
-    Per load the mean within-unit log-ratio with a Newey–West standard error and a fixed-b critical value;
-    across loads a Paule–Mandel random-effects mean; with one load, that load's interval (see the module's
-    docstring for why). A load with fewer than two windows of the arm contributes nothing (it has no standard
+    With one load, its mean within-unit log-ratio with a Newey–West standard error and a fixed-b critical value;
+    with several, every window with equal weight and the loads as a random effect (:func:`_pooled`; see the
+    module's docstring for why). The per-load details are those of the single-load interval. A load with fewer than two windows of the arm contributes nothing (it has no standard
     error); an arm with no usable load gets NaN and n 0. ``maxlags`` overrides the Newey–West rule (tests).
 
     Coverage measured by the unit tests' simulation (AR(1) seconds, phi 0.5 and 0.8, random-walk drift,
@@ -173,8 +192,10 @@ def arm_ratios(windows: pd.DataFrame, baseline: str, confidence: float = CONFIDE
             mean, low, high = d["mean"], d["mean"] - d["half"], d["mean"] + d["half"]
             method = f"{per_load}; a single load"
         else:
-            mean, low, high, tau2 = _combine(loads, confidence)
-            method = f"{per_load} per load; Paule-Mandel random effects over {len(loads)} loads"
+            ys = [gl["log_ratio"].to_numpy(dtype=float) for _, gl in g.groupby("load", sort=False) if len(gl) >= 2]
+            mean, low, high, tau2, df = _pooled(ys, confidence)
+            method = (f"within-unit log-ratios, equal weight per window; loads ({len(loads)}) as a random effect "
+                      f"(one-way ANOVA, Satterthwaite t, {df:.3g} df)")
         ratio = math.exp(mean) if mean == mean else math.nan
         lo, hi = (math.exp(low), math.exp(high)) if low == low else (math.nan, math.nan)
         rows.append({"arm": arm, "ratio": ratio, "ratio_ci_low": lo, "ratio_ci_high": hi,
