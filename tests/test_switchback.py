@@ -125,3 +125,18 @@ def test_real_switchback_load(tmp_path):
     logged = s[s["configuration"] == "stderr"].iloc[0]
     assert logged["ratio_ci_high"] < 1 and math.isfinite(logged["ratio_ci_low"])
     assert set(s["design"]) == {"switchback"} and (s["n_loads"].dropna() == 2).all()
+
+
+def test_a_window_whose_switch_came_after_its_guard_is_not_measured():
+    import pandas as pd
+
+    def run(arm, index, lag):
+        return {"configuration": arm, "clients": 8, "tps": 1000.0 + index, "extra": {
+            "design": "switchback", "load": 0, "attempt": 0, "block": 0, "unit": 0, "window": index,
+            "prev_arm": None, "guard_s": 1, "switch_requested": 100.0 + 4 * index,
+            "switch_applied": 100.0 + 4 * index + lag}}
+
+    runs = pd.DataFrame([run("none", 0, 0.01), run("stderr", 1, 4.1), run("none_again", 2, 0.99)])
+    assert list(switchwindows.windows_frame(runs)["arm"]) == ["none", "none_again"]
+    assert list(switchwindows.windows_frame(runs, in_time=False)["late"]) == [False, True, False]
+    assert list(switchwindows.in_time(runs)["configuration"]) == ["none", "none_again"]

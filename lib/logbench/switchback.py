@@ -372,7 +372,7 @@ def execute(study, bench, env: dict, progress: bool = True) -> tuple[pd.DataFram
     done: set[tuple[int, int]] = set()
     per_load = len(plan_load(arms, study.baseline, sb, study.seed, 0, 0))
     if len(recorded):
-        w = windows_frame(recorded)
+        w = windows_frame(recorded, in_time=False)
         for (c, k), g in w.groupby(["clients", "planned_load"]):
             if len(g) >= per_load:
                 done.add((int(c), int(k)))

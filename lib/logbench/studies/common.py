@@ -296,7 +296,7 @@ def switchback_summary(runs: pd.DataFrame, baseline: str, also: tuple[str, ...],
     ``n_loads`` the independent loads; ``ratio_method`` says how the interval was made."""
     from .. import environment, stats, switchwindows
 
-    measured = split_variant(runs)
+    measured = split_variant(switchwindows.in_time(runs))
     environment.check_poolable(measured)
     s = stats.summarise(measured, by=["configuration", "clients"], baseline=baseline, also=also)
     est = switchwindows.estimates(measured, baseline).rename(columns={"arm": "configuration"})
