@@ -65,12 +65,12 @@ PROFILES: dict[str, dict[str, object]] = {
               "duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1,
               "design_clients": [1], "design_rounds": 2, "design_blocks": 2, "design_window_s": 2,
               "design_guard_s": 1, "design_block_repeats": 1},
-    # ~42 minutes on two cores: 3 controls x 2 levels x 2 blocks of 40 s long runs, then 2 controls x
-    # (3 destinations + A/A) x 2 levels x 5 blocks of 4 s runs (~13 min); then the designs: 8 rounds x 2 levels x
-    # (a ~50 s switchback session + a ~56 s block session) (~29 min)
+    # ~36 minutes on two cores: 3 controls x 2 levels x 2 blocks of 40 s long runs, then 2 controls x
+    # (3 destinations + A/A) x 2 levels x 5 blocks of 4 s runs (~13 min); then the designs: 6 rounds x 2 levels x
+    # (a ~50 s switchback session + a ~56 s block session) (~23 min)
     "standard": {"clients": [1, 4], "repeats": 2, "series_s": 40, "anomaly_clients": [1, 4],
                  "anomaly_repeats": 5, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.01,
-                 "design_clients": [1, 4], "design_rounds": 8, "design_blocks": 4, "design_window_s": 4,
+                 "design_clients": [1, 4], "design_rounds": 6, "design_blocks": 4, "design_window_s": 4,
                  "design_guard_s": 1, "design_block_repeats": 3},
     "full": {"clients": [1, 2, 4, 8], "repeats": 4, "series_s": 70, "anomaly_clients": [1, 4],
              "anomaly_repeats": 10, "duration": 8, "warmup": 2, "scale": 10, "sampling_rate": 0.01,
