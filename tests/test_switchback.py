@@ -48,18 +48,19 @@ def test_restart_only_arm_is_refused_in_switchback():
 
 def test_study_refuses_bad_switchback_parameters_before_anything_starts(tmp_path):
     with pytest.raises(ParameterError) as e:
-        pg_destinations.define(profile="standard", backend="local", window_s=2, guard_s=2, output_dir=tmp_path)
+        pg_destinations.define(profile="standard", backend="local", design="switchback", window_s=2, guard_s=2,
+                               output_dir=tmp_path)
     assert e.value.parameter == "window_s"
     with pytest.raises(ParameterError) as e:
         pg_destinations.define(profile="standard", backend="local", design="zigzag", output_dir=tmp_path)
     assert e.value.parameter == "design"
     with pytest.raises(ParameterError) as e:
-        pg_destinations.define(profile="standard", backend="container", versions=["15"], output_dir=tmp_path)
+        pg_destinations.define(profile="standard", backend="container", design="switchback", versions=["15"],
+                               output_dir=tmp_path)
     assert e.value.parameter == "design"
-    s = pg_destinations.define(profile="standard", backend="local", output_dir=tmp_path)
+    s = pg_destinations.define(profile="standard", backend="local", design="switchback", output_dir=tmp_path)
     assert s.switchback is not None and s.switchback.window_s > s.switchback.guard_s
-    assert pg_destinations.define(profile="standard", backend="local", design="blocks",
-                                  output_dir=tmp_path).switchback is None
+    assert pg_destinations.define(profile="standard", backend="local", output_dir=tmp_path).switchback is None
 
 
 def test_permutation_plan_holds_every_arm_once_per_block_and_is_seeded():
@@ -99,7 +100,8 @@ def test_load_order_interleaves_levels_round_by_round():
 @needs_root
 def test_real_switchback_load(tmp_path):
     """none / stderr / the A/A control in 3 s windows (1 s guard), 3 blocks, 2 loads, 2 clients: ~1 min."""
-    study = pg_destinations.define(profile="standard", destinations=["none", "stderr"], clients=[2], scale=1,
+    study = pg_destinations.define(profile="standard", design="switchback", destinations=["none", "stderr"],
+                                   clients=[2], scale=1,
                                    backend="local", blocks=3, loads=2, max_loads=2, window_s=3, guard_s=1, warmup=1,
                                    output_dir=tmp_path / "out")
     result = pg_destinations.run(study, progress=False)

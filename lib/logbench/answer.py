@@ -22,6 +22,7 @@ import pandas as pd
 
 from . import paths, stats
 from .design import VARIANT_SEP
+from .settings import aa_name
 from .studies import common, specs
 
 
@@ -204,6 +205,13 @@ def _rel(p: Path | None) -> str:
         return str(p)
 
 
+def pilot_lines(pilot: pd.DataFrame, summary: pd.DataFrame, baseline: str) -> list[str]:
+    """A switchback run's pilot: the half-width its per-second noise allowed, beside what the A/A reached."""
+    aa = summary[summary["configuration"] == aa_name(baseline)].set_index("clients")["ratio_halfwidth"]
+    return [f"{int(r.clients)} client(s): the pilot's per-second noise allowed ± {100 * r.halfwidth:.1f} %; "
+            f"the A/A reached ± {100 * aa.get(r.clients, float('nan')):.1f} %" for r in pilot.itertuples()]
+
+
 def answer(target: Path, *, html: Path | None = None) -> str:
     """The text ``python -m logbench.answer`` prints for ``target`` (``html``: its report's path, when
     it is being written)."""
@@ -230,6 +238,9 @@ def answer(target: Path, *, html: Path | None = None) -> str:
                       summary_table(summary, baseline, reference).to_string(index=False)]
         lines += ["", "Resolution (the A/A control: the baseline against itself; its true ratio is 1):"]
         lines += ["  " + s for s in resolution_lines(summary, baseline)]
+        pilot_csv = loc.processed_dir / f"{loc.stem}_pilot.csv"
+        if pilot_csv.exists():
+            lines += ["  " + s for s in pilot_lines(pd.read_csv(pilot_csv), summary, baseline)]
         env_json = loc.processed_dir / f"{loc.stem}_environment.json"
         if env_json.exists():
             env = json.loads(env_json.read_text())
