@@ -142,3 +142,14 @@ def test_a_window_whose_switch_came_after_its_guard_is_not_measured():
     assert list(switchwindows.windows_frame(runs)["arm"]) == ["none", "none_again"]
     assert list(switchwindows.windows_frame(runs, in_time=False)["late"]) == [False, True, False]
     assert list(switchwindows.in_time(runs)["configuration"]) == ["none", "none_again"]
+
+
+def test_a_block_design_study_has_no_windows_and_no_carryover():
+    """The notebook asks every study for its switchback tables; a block-design study's runs have none."""
+    import pandas as pd
+
+    runs = pd.DataFrame({"configuration": ["none", "stderr"], "clients": [1, 1], "tps": [1000.0, 900.0],
+                         "extra": [{"sampled": 0}, {"sampled": 0}]})
+    assert switchwindows.windows_frame(runs).empty and switchwindows.seconds_frame(runs).empty
+    assert switchwindows.carryover_report(runs, "none") == {"profile": [], "guard": [], "same_vs_changed": []}
+    assert switchwindows.switch_table(runs).empty

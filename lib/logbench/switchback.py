@@ -212,7 +212,7 @@ def run_load(study, bench, clients: int, windows: tuple[Window, ...], *, on_bloc
                 start = t0 + w.index * sb.window_s
                 sleep_until(start)
                 if not load.running():
-                    raise RuntimeError("pgbench ended before the load's last window")
+                    raise load.ended_early(t0 + len(windows) * sb.window_s)
                 edge.applied = control.apply(study.bench_configuration(w.arm).settings, requested=start)
                 edge.at_switch = counters(bench)
                 if pending is not None:

@@ -26,10 +26,14 @@ def windows_frame(runs: pd.DataFrame, *, in_time: bool = True) -> pd.DataFrame:
     """The switchback windows of ``runs`` with their design fields (load, block, unit, window, prev_arm) as
     columns and ``arm`` = configuration; what :mod:`logbench.switchstats` reads. ``in_time``: only the windows
     whose switch took effect within the guard (:func:`late`); False: every recorded window."""
+    empty = pd.DataFrame(columns=["clients", "load", "planned_load", "attempt", "block", "unit", "window", "arm",
+                                  "prev_arm", "tps", "late"])
     if not len(runs):
-        return pd.DataFrame(columns=["clients", "load", "planned_load", "attempt", "block", "unit", "window", "arm",
-                                     "prev_arm", "tps", "late"])
+        return empty
     sb = runs[runs["extra"].map(lambda e: isinstance(e, dict) and e.get("design") == "switchback")]
+    if not len(sb):
+        # a block-design study: no windows (and an empty object-typed mask would select columns, not rows)
+        return empty
     out = sb.assign(**{k: sb["extra"].map(lambda e, k=k: e.get(k)) for k in ("load", "block", "unit", "window",
                                                                               "prev_arm", "attempt")})
     # A load cut short by an interrupt and run again later is two loads: its finished windows stay one.

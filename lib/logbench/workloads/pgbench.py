@@ -241,6 +241,15 @@ class ContinuousLoad:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def ended_early(self, planned_end: float) -> ToolError:
+        """The error for a load that ended before ``planned_end`` (epoch s), with pgbench's exit status and the
+        end of its stderr: a client aborted, the server went away, or the load was started too short."""
+        rc = self.proc.poll() if self.proc is not None else None
+        err = os.pread(self._err.fileno(), 1 << 22, 0).decode(errors="replace") if self.proc is not None else ""
+        return ToolError(f"pgbench ended {planned_end - time.time():.1f} s before the load's last window "
+                         f"(started {time.time() - self.started_at:.1f} s ago for -T {self.seconds}, exit "
+                         f"status {rc}); `{' '.join(self.argv)}` wrote:\n{err[-2000:]}")
+
     def stop(self, timeout: float = 30.0) -> dict[int, tuple[int, float, float, int]]:
         """End the load now (SIGALRM: pgbench's own end of -T) and return its per-second aggregate."""
         import signal
