@@ -1,7 +1,8 @@
 """PostgreSQL's half of the switchback design: switch settings inside a running load, read the log by time.
 
-- :class:`Control` switches the server's settings over one persistent connection (``ALTER SYSTEM`` +
-  ``pg_reload_conf()``) and says when the switch took effect: the moment the control session itself re-read
+- :class:`Control` switches the server's settings by rewriting the file ``postgresql.conf`` includes last
+  (``logbench_switch.conf``, no fsync) and ``pg_reload_conf()`` over one persistent connection, and says when
+  the switch took effect: the moment the control session itself re-read
   the configuration (``pg_conf_load_time()`` moves). The postmaster signals every backend at once, and a busy
   backend re-reads before its next statement, so pgbench's sessions take it within one transaction of that.
   The control session logs nothing itself (its logging settings are fixed for the session), so no switch adds
@@ -22,6 +23,7 @@ from pathlib import Path
 from psycopg import sql
 
 from ..errors import SettingError
+from ..servers.postgres import SWITCH_FILE, write_switch_file
 from ..settings import RecordShape, Settings
 
 # A switch's statements must not be logged: each would be a line in the very log being measured.
@@ -45,31 +47,44 @@ class Control:
     """A persistent, quiet superuser session that switches the server's settings by reload.
 
     Every switch is made, also between two arms with the same settings (the baseline and its A/A control),
-    so every window starts after the same disturbance.
+    so every window starts after the same disturbance. A switch rewrites the server's switch file (no fsync:
+    ALTER SYSTEM's two fsyncs of postgresql.auto.conf stalled switches for 0.1-4 s on this VM, 20 s in a
+    container); ``postgresql.auto.conf``, read after it, is emptied on entry and given the last settings again
+    on exit, so the server's ``applied`` settings live where :class:`~logbench.servers.postgres.PostgresServer`
+    keeps them, before and after.
     """
 
     def __init__(self, server, timeout: float = 5.0):
         self.server, self.timeout = server, timeout
         self.conn = None
+        self.last: Settings = server.applied
+        self._checked: set[tuple] = set()
 
     def __enter__(self) -> "Control":
         self.conn = self.server.connect(options=QUIET_SESSION)
+        self.conn.execute("ALTER SYSTEM RESET ALL")
+        write_switch_file(self.server.switch_file, self.last.as_dict())
+        self._reload(self.last)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.conn is not None:
+        if self.conn is None:
+            return
+        try:
+            for k, v in self.last.items():
+                self.conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(k), sql.Literal(v)))
+            write_switch_file(self.server.switch_file, {})
+            self._reload(self.last)
+        finally:
             self.conn.close()
             self.conn = None
 
     def _load_time(self) -> dt.datetime:
         return self.conn.execute("SELECT pg_conf_load_time()").fetchone()[0]
 
-    def apply(self, settings: Settings, requested: float) -> Applied:
+    def _reload(self, settings: Settings) -> float:
+        """Reload and wait until this session has re-read the configuration; the moment it did (epoch s)."""
         before = self._load_time()
-        sent = time.time()
-        self.conn.execute("ALTER SYSTEM RESET ALL")
-        for k, v in settings.items():
-            self.conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(k), sql.Literal(v)))
         self.conn.execute("SELECT pg_reload_conf()")
         deadline = time.monotonic() + self.timeout
         while (loaded := self._load_time()) <= before:
@@ -77,13 +92,27 @@ class Control:
                 raise SettingError(f"PostgreSQL did not re-read its configuration within {self.timeout} s of a "
                                    f"reload (settings {settings.as_dict()})")
             time.sleep(0.001)
-        return Applied(requested, sent, loaded.timestamp())
+        return loaded.timestamp()
+
+    def apply(self, settings: Settings, requested: float) -> Applied:
+        sent = time.time()
+        write_switch_file(self.server.switch_file, settings.as_dict())
+        applied = self._reload(settings)
+        key = tuple(sorted(settings.as_dict().items()))
+        if key not in self._checked:
+            # a value the server refuses is only a line in its log after a reload (ALTER SYSTEM would have
+            # refused it): ask once per distinct settings, inside the first guard that runs them
+            self.check(settings)
+            self._checked.add(key)
+        self.last = settings
+        return Applied(requested, sent, applied)
 
     def check(self, settings: Settings) -> None:
-        """SettingError unless every setting of the configuration files is in effect (pg_file_settings)."""
+        """SettingError unless every setting of the switch file is in effect (pg_file_settings; the base file's
+        line for the same name is overridden, so not 'applied', and is not asked about)."""
         bad = self.conn.execute("SELECT name, setting, error FROM pg_file_settings "
-                                "WHERE name = ANY(%s) AND (NOT applied OR error IS NOT NULL)",
-                                [list(settings)]).fetchall()
+                                "WHERE sourcefile LIKE %s AND name = ANY(%s) AND (NOT applied OR error IS NOT NULL)",
+                                ["%/" + SWITCH_FILE, list(settings)]).fetchall()
         if bad:
             raise SettingError(f"settings not in effect after a reload: {bad}")
 

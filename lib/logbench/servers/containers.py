@@ -36,7 +36,7 @@ from ..errors import ServerStartError
 from ..settings import Settings, mariadb_flavor, validate_mariadb, validate_postgres
 from . import process
 from .mariadb import MariaDBServer, find_mariadbd
-from .postgres import PostgresServer, conf_text, find_bindir
+from .postgres import SWITCH_FILE, PostgresServer, conf_text, find_bindir
 from .syslog import REMOTE_PORT, remote_config
 
 # Official image first (where a registry or a local copy has it), then the one set-up builds here.
@@ -253,6 +253,11 @@ class ContainerPostgres(PostgresServer, process.Managed):
     @property
     def auto_conf(self) -> str:
         return f"{self.DATA}/postgresql.auto.conf"
+
+    @property
+    def switch_file(self) -> Path:
+        """The host's path of the file the container's postgresql.conf includes last (beside it, mounted)."""
+        return self._wd / "conf" / SWITCH_FILE
 
     @property
     def socket_dir(self) -> Path:

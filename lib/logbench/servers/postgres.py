@@ -5,7 +5,9 @@ asked, on 127.0.0.1; it runs as an unprivileged user when we are root, inside a
 mount namespace whose ``/dev/log`` is the study's private syslog socket. The
 base settings go to ``postgresql.conf``; each configuration's settings go in by
 ``ALTER SYSTEM`` and a reload, and the server's own ``pending_restart`` decides
-whether a restart is needed.
+whether a restart is needed. ``postgresql.conf`` ends by including ``SWITCH_FILE``
+(empty but for a switchback load, which switches through it: see
+:mod:`logbench.benches.pg_switchback`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ from . import process
 from .process import RunUser
 
 SUPERUSER = "postgres"
+# Beside postgresql.conf and included at its end: the switchback design's settings, written without an fsync
+# (ALTER SYSTEM fsyncs postgresql.auto.conf twice, which stalled switches for 0.1-4 s on this VM and 20 s in a
+# container on a bind-mounted disk). postgresql.auto.conf is read after it and wins, so a switchback load
+# empties postgresql.auto.conf first.
+SWITCH_FILE = "logbench_switch.conf"
 DBNAME = "postgres"
 PRIVATE_DEV_SCRIPT = Path(__file__).with_name("private_dev.sh")
 
@@ -214,6 +221,11 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
     def auto_conf(self) -> str:
         return str(self.datadir / "postgresql.auto.conf")
 
+    @property
+    def switch_file(self) -> Path:
+        """The host's path of the file postgresql.conf includes last (:data:`SWITCH_FILE`)."""
+        return self.datadir / SWITCH_FILE
+
     # -- lifecycle (the hooks of process.Managed's start template) -----------
     workdir_prefix = "logbench-pg-"
     private_dirs = ("sock", "dev")
@@ -294,4 +306,14 @@ def _quote(v: str) -> str:
 def conf_text(values: dict[str, str]) -> str:
     """A postgresql.conf holding ``values``: the study's base settings plus where to listen and log."""
     lines = [f"{k} = {_quote(v)}" for k, v in values.items()]
-    return "# written by logbench: the study's base settings\n" + "\n".join(lines) + "\n"
+    return ("# written by logbench: the study's base settings\n" + "\n".join(lines) + "\n"
+            f"# a switchback load's settings (empty otherwise)\ninclude_if_exists {_quote(SWITCH_FILE)}\n")
+
+
+def write_switch_file(path: Path, values: dict[str, str]) -> None:
+    """Replace the switch file at once (a reload never reads half of it), without an fsync: the server reads
+    it from the page cache, and a crash loses nothing a study keeps."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(f"{k} = {_quote(v)}\n" for k, v in values.items()))
+    tmp.chmod(0o644)
+    os.replace(tmp, path)
