@@ -198,3 +198,19 @@ def test_a_block_design_study_has_no_windows_and_no_carryover():
     assert switchwindows.windows_frame(runs).empty and switchwindows.seconds_frame(runs).empty
     assert switchwindows.carryover_report(runs, "none") == {"profile": [], "guard": [], "same_vs_changed": []}
     assert switchwindows.switch_table(runs).empty
+
+
+def test_a_block_design_run_removes_an_earlier_switchback_runs_tables(tmp_path):
+    """Study 02 run in blocks after a switchback run in the same processed directory: no pilot, switch or
+    carryover table of the earlier run stays beside the new summary (the answer would read its pilot)."""
+    import pandas as pd
+
+    from logbench import records
+
+    for key in switchwindows.PROCESSED_TABLES:
+        (tmp_path / f"s_{key}.csv").write_text("old\n")
+    runs = pd.DataFrame({"configuration": ["none"], "clients": [1], "extra": [{}]})
+    tables = {"summary": pd.DataFrame({"a": [1]}), **switchwindows.processed_tables(None, runs, "none")}
+    written = records.write_processed("s", tmp_path, {"env_id": "e"}, tables)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv", "s_environment.json"]
+    assert set(written) == {"summary", "environment"}

@@ -166,14 +166,21 @@ def flatten(runs: pd.DataFrame) -> pd.DataFrame:
     return flat
 
 
-def write_processed(name: str, processed_dir: Path, environment: dict, tables: dict[str, pd.DataFrame]) -> dict[str, Path]:
+def write_processed(name: str, processed_dir: Path, environment: dict,
+                    tables: dict[str, pd.DataFrame | None]) -> dict[str, Path]:
     """A study's derived files: ``tables['summary']`` as ``<name>.csv``, every other table as
-    ``<name>_<key>.csv``, and the environment record as ``<name>_environment.json``."""
+    ``<name>_<key>.csv``, and the environment record as ``<name>_environment.json``. A table given as None
+    has no rows in this kind of run (a block-design run has no switch table): an earlier run's file of that
+    name is removed, so data/processed never mixes two runs."""
     processed_dir = Path(processed_dir)
     processed_dir.mkdir(parents=True, exist_ok=True)
     out = {}
     for key, frame in tables.items():
-        out[key] = processed_dir / (f"{name}.csv" if key == "summary" else f"{name}_{key}.csv")
+        path = processed_dir / (f"{name}.csv" if key == "summary" else f"{name}_{key}.csv")
+        if frame is None:
+            path.unlink(missing_ok=True)
+            continue
+        out[key] = path
         with_environment(frame, environment).to_csv(out[key], index=False, float_format="%.6g")
     out["environment"] = processed_dir / f"{name}_environment.json"
     out["environment"].write_text(json.dumps(environment, indent=2, sort_keys=True, default=str) + "\n")

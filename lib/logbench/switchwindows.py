@@ -99,10 +99,14 @@ def pilot_table(study) -> pd.DataFrame:
     return pd.DataFrame(json.loads(f.read_text())) if f.exists() else pd.DataFrame()
 
 
+PROCESSED_TABLES = ("pilot", "switches", "carryover", "carryover_test")
+
+
 def processed_tables(study, runs: pd.DataFrame, baseline: str) -> dict[str, pd.DataFrame]:
-    """The switchback study's own tables beside its summary: the pilot, the switches, the carryover profile."""
+    """The switchback study's own tables beside its summary: the pilot, the switches, the carryover profile; for a
+    block-design study the same keys as None (records.write_processed removes an earlier switchback run's)."""
     if not is_switchback(runs):
-        return {}
+        return dict.fromkeys(PROCESSED_TABLES)
     c = carryover_report(runs, baseline)
     return {"pilot": pilot_table(study), "switches": switch_table(runs), "carryover": c["profile"],
             "carryover_test": c["same_vs_changed"].merge(c["guard"], on="clients")}
