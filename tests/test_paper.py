@@ -386,3 +386,25 @@ def test_committed_paper_matches_a_rebuild_from_the_processed_data(tmp_path):
     assert pdf_text(pdf) == pdf_text(committed), (
         "paper/logbench.pdf differs from a rebuild from data/processed: run `make findings` (if the studies' data "
         "changed) and `make paper`, then commit the PDF")
+
+
+def test_the_designs_comparison_is_read_from_notebook_00s_tables(tmp_path):
+    """The method section's design paragraph says what notebook 00's intervals say, and nothing without them."""
+    import pandas as pd
+
+    gen = tmp_path / "gen"
+    gen.mkdir()
+    doc = {"tables": []}
+    report.designs_section(doc, tmp_path, gen)
+    assert doc["designs_table"] == "" and doc["designs_verdict"] == ""
+    pd.DataFrame({"clients": [1, 4], "switchback sessions": [6, 6], "blocks sessions": [6, 6],
+                  "blocks / switchback": [3.5, 0.9], "ci_low": [1.2, 0.3], "ci_high": [9.0, 2.0]}).to_csv(
+        tmp_path / "instrument_designs_efficiency.csv", index=False)
+    pd.DataFrame({"clients": [1, 4], "arm": ["stderr", "stderr"], "switchback / blocks": [1.0, 0.9],
+                  "diff ci_low": [0.95, 0.85], "diff ci_high": [1.05, 0.95]}).to_csv(
+        tmp_path / "instrument_designs_bias.csv", index=False)
+    report.designs_section(doc, tmp_path, gen)
+    assert doc["designs_verdict"] == ("Switching was more efficient with confidence at 1 client(s); switching moved "
+                                      "the logging arm's ratio at 4 client(s).")
+    table = pd.read_csv(gen / "designs.csv")
+    assert list(table["its ratio, switchback / blocks"]) == ["1.00 [0.950, 1.05]", "0.900 [0.850, 0.950]"]

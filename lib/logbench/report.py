@@ -806,6 +806,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
 
     anomaly(doc, nums, studies, processed_dir, gen)
     digest_section(doc, processed_dir, gen)
+    designs_section(doc, processed_dir, gen)
     doc["instrument_figure"] = figure("instrument_cv")
     threats(doc, nums, studies, processed_dir)
 
@@ -876,6 +877,45 @@ def anomaly(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path, gen:
 # ranked, with the ebook's rows-examined / rows-sent reading. The paper prints its top rows when it exists.
 DIGEST = "mysql_digest.csv"
 DIGEST_ROWS = 12
+
+
+# Written by notebook 00's designs part: the switchback and the block design at equal machine time.
+DESIGNS = ("instrument_designs_efficiency.csv", "instrument_designs_bias.csv")
+
+
+def designs_section(doc: dict, processed_dir: Path, gen: Path) -> None:
+    """The method section's comparison of the designs (``doc['designs_table']``: its CSV, or '' until notebook 00
+    ran it), one row per clients level and arm, every value as notebook 00 wrote it."""
+    doc["designs_table"], doc["designs_verdict"] = "", ""
+    eff_csv, bias_csv = (processed_dir / f for f in DESIGNS)
+    if not (eff_csv.exists() and bias_csv.exists()):
+        return
+    eff, bias = pd.read_csv(eff_csv), pd.read_csv(bias_csv)
+    rows = [{"clients": int(e["clients"]),
+             "sessions per design": f"{int(e['switchback sessions'])} / {int(e['blocks sessions'])}",
+             "A/A variance × minutes, blocks / switchback": _ci_text(e["blocks / switchback"], e["ci_low"],
+                                                                      e["ci_high"]),
+             "arm": b["arm"],
+             "its ratio, switchback / blocks": _ci_text(b["switchback / blocks"], b["diff ci_low"],
+                                                        b["diff ci_high"])}
+            for _, e in eff.iterrows() for _, b in bias[bias["clients"] == e["clients"]].iterrows()]
+    def levels(mask) -> str:
+        c = sorted({int(x) for x in mask})
+        return " and ".join(f"{x} client(s)" for x in c) if c else ""
+
+    sb_wins, bl_wins = levels(eff[eff["ci_low"] > 1]["clients"]), levels(eff[eff["ci_high"] < 1]["clients"])
+    moved = levels(bias[(bias["diff ci_low"] > 1) | (bias["diff ci_high"] < 1)]["clients"])
+    parts = ([f"switching was more efficient with confidence at {sb_wins}"] if sb_wins else []) \
+        + ([f"the block design at {bl_wins}"] if bl_wins else []) \
+        + ([] if sb_wins or bl_wins else ["neither design was more efficient with confidence at any level"]) \
+        + [f"switching moved the logging arm's ratio at {moved}" if moved else
+           "switching did not move the logging arm's ratio at any level"]
+    text = "; ".join(parts) + "."
+    doc["designs_verdict"] = text[0].upper() + text[1:]
+    p = gen / "designs.csv"
+    _write_csv(pd.DataFrame(rows), p)
+    doc["designs_table"] = f"{GENERATED}/{p.name}"
+    doc["tables"].append(doc["designs_table"])
 
 
 def digest_section(doc: dict, processed_dir: Path, gen: Path) -> None:
