@@ -406,5 +406,9 @@ def test_the_designs_comparison_is_read_from_notebook_00s_tables(tmp_path):
     report.designs_section(doc, tmp_path, gen)
     assert doc["designs_verdict"] == ("Switching was more efficient with confidence at 1 client(s); switching moved "
                                       "the logging arm's ratio at 4 client(s).")
+    eff = pd.read_csv(tmp_path / "instrument_designs_efficiency.csv").assign(ci_low=[0.5, 0.1], ci_high=[2.0, 0.8])
+    eff.to_csv(tmp_path / "instrument_designs_efficiency.csv", index=False)
+    report.designs_section(doc, tmp_path, gen)
+    assert doc["designs_verdict"].startswith("The block design was more efficient with confidence at 4 client(s); ")
     table = pd.read_csv(gen / "designs.csv")
     assert list(table["its ratio, switchback / blocks"]) == ["1.00 [0.950, 1.05]", "0.900 [0.850, 0.950]"]

@@ -906,7 +906,7 @@ def designs_section(doc: dict, processed_dir: Path, gen: Path) -> None:
     sb_wins, bl_wins = levels(eff[eff["ci_low"] > 1]["clients"]), levels(eff[eff["ci_high"] < 1]["clients"])
     moved = levels(bias[(bias["diff ci_low"] > 1) | (bias["diff ci_high"] < 1)]["clients"])
     parts = ([f"switching was more efficient with confidence at {sb_wins}"] if sb_wins else []) \
-        + ([f"the block design at {bl_wins}"] if bl_wins else []) \
+        + ([f"the block design was more efficient with confidence at {bl_wins}"] if bl_wins else []) \
         + ([] if sb_wins or bl_wins else ["neither design was more efficient with confidence at any level"]) \
         + [f"switching moved the logging arm's ratio at {moved}" if moved else
            "switching did not move the logging arm's ratio at any level"]
