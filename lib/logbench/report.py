@@ -899,6 +899,7 @@ def designs_section(doc: dict, processed_dir: Path, gen: Path) -> None:
              "its ratio, switchback / blocks": _ci_text(b["switchback / blocks"], b["diff ci_low"],
                                                         b["diff ci_high"])}
             for _, e in eff.iterrows() for _, b in bias[bias["clients"] == e["clients"]].iterrows()]
+
     def levels(mask) -> str:
         c = sorted({int(x) for x in mask})
         return " and ".join(f"{x} client(s)" for x in c) if c else ""

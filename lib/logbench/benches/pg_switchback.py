@@ -20,10 +20,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from psycopg import sql
-
 from ..errors import SettingError
-from ..servers.postgres import SWITCH_FILE, write_switch_file
+from ..servers.postgres import SWITCH_FILE, alter_system, write_switch_file
 from ..settings import RecordShape, Settings
 
 # A switch's statements must not be logged: each would be a line in the very log being measured.
@@ -58,11 +56,11 @@ class Control:
         self.server, self.timeout = server, timeout
         self.conn = None
         self.last: Settings = server.applied
-        self._checked: set[tuple] = set()
+        self._checked: set[Settings] = set()
 
     def __enter__(self) -> "Control":
         self.conn = self.server.connect(options=QUIET_SESSION)
-        self.conn.execute("ALTER SYSTEM RESET ALL")
+        alter_system(self.conn, Settings.of(self.last.engine))
         write_switch_file(self.server.switch_file, self.last.as_dict())
         self._reload(self.last)
         return self
@@ -71,8 +69,7 @@ class Control:
         if self.conn is None:
             return
         try:
-            for k, v in self.last.items():
-                self.conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(k), sql.Literal(v)))
+            alter_system(self.conn, self.last)
             write_switch_file(self.server.switch_file, {})
             self._reload(self.last)
         finally:
@@ -98,12 +95,11 @@ class Control:
         sent = time.time()
         write_switch_file(self.server.switch_file, settings.as_dict())
         applied = self._reload(settings)
-        key = tuple(sorted(settings.as_dict().items()))
-        if key not in self._checked:
+        if settings not in self._checked:
             # a value the server refuses is only a line in its log after a reload (ALTER SYSTEM would have
             # refused it): ask once per distinct settings, inside the first guard that runs them
             self.check(settings)
-            self._checked.add(key)
+            self._checked.add(settings)
         self.last = settings
         return Applied(requested, sent, applied)
 

@@ -109,9 +109,7 @@ class PostgresServer:
         t0 = time.perf_counter()
         names = set(settings) | set(self.applied)
         with self.connect() as c:
-            c.execute("ALTER SYSTEM RESET ALL")
-            for k, v in settings.items():
-                c.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(k), sql.Literal(v)))
+            alter_system(c, settings)
             c.execute("SELECT pg_reload_conf()")
         auto_conf = self.auto_conf
         wanted = set(settings)
@@ -303,17 +301,27 @@ def _quote(v: str) -> str:
     return "'" + v.replace("'", "''") + "'"
 
 
+def alter_system(conn: psycopg.Connection, settings: Settings) -> None:
+    """Make ``settings`` the whole of postgresql.auto.conf (in effect at the next reload or restart)."""
+    conn.execute("ALTER SYSTEM RESET ALL")
+    for k, v in settings.items():
+        conn.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(k), sql.Literal(v)))
+
+
+def _conf_lines(values: dict[str, str]) -> str:
+    return "".join(f"{k} = {_quote(v)}\n" for k, v in values.items())
+
+
 def conf_text(values: dict[str, str]) -> str:
     """A postgresql.conf holding ``values``: the study's base settings plus where to listen and log."""
-    lines = [f"{k} = {_quote(v)}" for k, v in values.items()]
-    return ("# written by logbench: the study's base settings\n" + "\n".join(lines) + "\n"
-            f"# a switchback load's settings (empty otherwise)\ninclude_if_exists {_quote(SWITCH_FILE)}\n")
+    return ("# written by logbench: the study's base settings\n" + _conf_lines(values)
+            + f"# a switchback load's settings (empty otherwise)\ninclude_if_exists {_quote(SWITCH_FILE)}\n")
 
 
 def write_switch_file(path: Path, values: dict[str, str]) -> None:
     """Replace the switch file at once (a reload never reads half of it), without an fsync: the server reads
     it from the page cache, and a crash loses nothing a study keeps."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(f"{k} = {_quote(v)}\n" for k, v in values.items()))
+    tmp.write_text(_conf_lines(values))
     tmp.chmod(0o644)
     os.replace(tmp, path)

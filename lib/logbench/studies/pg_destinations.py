@@ -33,7 +33,8 @@ PROFILES: dict[str, dict[str, object]] = {
     # levels x 4 blocks of ~5.9 s runs = ~11 min, then up to 4 min of adaptive blocks where a ratio is still wide).
     # design="switchback" switches them inside one load instead (logbench.switchback; ~15 min with these values:
     # per level two loads on a restarted server, 4 blocks of the 9 arms in 4 s windows, 1 s guard) -- not the
-    # default: notebook 00 measured it biased at 2 clients per core (carryover past the 1 s guard)
+    # default: notebook 00 measured it less efficient than blocks at 2 clients per core, and biased there when it
+    # switched by ALTER SYSTEM
     "standard": {"clients": [1, 4, 8], "repeats": 4, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.05,
                  "target_halfwidth": 0.03, "time_budget_s": 240, "max_repeats": 12,
                  "design": "blocks", "window_s": 4, "guard_s": 1, "layout": "permutation", "blocks": 4,
