@@ -43,7 +43,7 @@ from .. import environment, params, records, stats
 from ..benches import mariadb as mb
 from ..design import PlannedRun, aa_name
 from ..errors import ParameterError
-from ..logsinks import Count
+from ..logsinks import Count, wait_quiet
 from ..runner import Measurement
 from ..servers import mariadb as mdb
 from ..settings import Configuration, Settings, validate_mariadb
@@ -360,6 +360,10 @@ class RotationBench(mb.SysbenchBench):
         sw = self.server.apply(configuration.settings)
         self._fresh_log()
         self.tracer.connect()
+        # MariaDB writes a statement's slow-log record after it has answered the client: the tracer's connection
+        # statements (PyMySQL's SET NAMES, SET AUTOCOMMIT) must be in the file before the run's mark, or the
+        # first run counts one more record than it sent (seen once in CI: 245335 received, 245334 expected)
+        wait_quiet([self.sink], quiet=0.1)
         return sw
 
     def _fresh_log(self) -> None:
