@@ -127,6 +127,39 @@ def test_source_hash_is_the_code_not_the_outputs(tmp_path):
     assert jobs.source_hash(p) != before
 
 
+def test_a_committed_run_refuses_changed_code_not_the_outputs_of_earlier_runs(tmp_path):
+    from logbench import environment
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "m.py").write_text("x = 1\n")
+    (tmp_path / "data" / "processed").mkdir(parents=True)
+    (tmp_path / "data" / "processed" / "s.csv").write_text("a\n1\n")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x")]
+    nbformat.write(nb, tmp_path / "n.ipynb")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "c")
+    assert environment.changed_sources(tmp_path) == []
+    # what a committed study writes: its processed table and its executed notebook (outputs only)
+    (tmp_path / "data" / "processed" / "s.csv").write_text("a\n2\n")
+    nb.cells[0].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "1"}, execution_count=1)]
+    nbformat.write(nb, tmp_path / "n.ipynb")
+    assert environment.changed_sources(tmp_path) == []
+    environment.require_clean(tmp_path)
+    # code: a notebook's cell, a module
+    nb.cells[0].source = "x + 1"
+    nbformat.write(nb, tmp_path / "n.ipynb")
+    (tmp_path / "lib" / "m.py").write_text("x = 2\n")
+    assert environment.changed_sources(tmp_path) == ["lib/m.py", "n.ipynb"]
+    with pytest.raises(SystemExit, match="clean tree.*lib/m.py, n.ipynb"):
+        environment.require_clean(tmp_path)
+    assert environment.changed_sources(tmp_path / "nowhere") is None
+
+
 # -- nbval's comparison of an executed notebook with the committed one -------------------------------------------
 
 class _Cell:

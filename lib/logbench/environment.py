@@ -43,14 +43,63 @@ def clocksource() -> str:
     return _read("/sys/devices/system/clocksource/clocksource0/current_clocksource")
 
 
+# What committed runs write (processed tables, the findings' figures, the paper built from them): a change there
+# does not make the code that ran differ from the commit. Executed notebooks are judged by their cells' code.
+DERIVED = ("data/processed/", "paper/figures/", "paper/generated/", "paper/logbench.pdf")
+
+
+def notebook_code(text: str) -> str:
+    """A hash of a notebook's cells as code: types, sources and tags (outputs, counts, other metadata left out)."""
+    cells = [(c.get("cell_type"), "".join(c.get("source", "")), sorted(c.get("metadata", {}).get("tags", [])))
+             for c in json.loads(text).get("cells", [])]
+    return hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def changed_sources(root: Path | str = paths.ROOT) -> list[str] | None:
+    """Tracked files that differ from HEAD as code: not the derived outputs (DERIVED), not a notebook whose cells
+    are HEAD's (an executed copy differs in its outputs only). None where there is no git repository."""
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)
+
+    try:
+        diff = git("diff", "--name-only", "HEAD")
+        if diff.returncode != 0:
+            return None
+        changed = []
+        for path in diff.stdout.splitlines():
+            if path.startswith(DERIVED):
+                continue
+            if path.endswith(".ipynb") and (Path(root) / path).exists():
+                head = git("show", f"HEAD:{path}")
+                try:
+                    if head.returncode == 0 and notebook_code(head.stdout) == notebook_code(
+                            (Path(root) / path).read_text()):
+                        continue
+                except ValueError:
+                    pass
+            changed.append(path)
+        return changed
+    except OSError:
+        return None
+
+
 def git_commit() -> str:
+    """HEAD's commit, with '+dirty' when the code differs from it (:func:`changed_sources`)."""
     try:
         rev = subprocess.run(["git", "-C", str(paths.ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", str(paths.ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10)
-        return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "") if rev.returncode == 0 else ""
     except OSError:
         return ""
+    if rev.returncode != 0:
+        return ""
+    return rev.stdout.strip() + ("+dirty" if changed_sources() else "")
+
+
+def require_clean(root: Path | str = paths.ROOT) -> None:
+    """Exit with the changed files named unless the code is HEAD's: a committed run must name the commit it ran."""
+    changed = changed_sources(root)
+    if changed:
+        raise SystemExit(f"a committed run needs a clean tree (its environment record names the commit); "
+                         f"commit or stash first: {', '.join(changed[:10])}{' ...' if len(changed) > 10 else ''}")
 
 
 def pg_test_timing(binary: Path, seconds: int = 1) -> dict[str, float]:

@@ -18,13 +18,12 @@ processed files and is the workflow's ``{stem}`` wildcard, so every run of the s
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths, studies
+from . import environment, paths, studies
 from .errors import ParameterError
 from .studies import common
 
@@ -107,11 +106,8 @@ def profile_runs(profile: str, names: Iterable[str] = (),
 
 
 def source_hash(notebook: Path | str) -> str:
-    """A hash of a notebook's cells as code: types, sources and tags (outputs, counts, other metadata left out)."""
-    nb = json.loads(Path(notebook).read_text())
-    cells = [(c.get("cell_type"), "".join(c.get("source", "")), sorted(c.get("metadata", {}).get("tags", [])))
-             for c in nb.get("cells", [])]
-    return hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:16]
+    """A hash of a notebook's cells as code (environment.notebook_code): what makes a run stale."""
+    return environment.notebook_code(Path(notebook).read_text())
 
 
 def papermill_yaml(parameters: Mapping[str, object]) -> str:
