@@ -31,6 +31,38 @@ def test_in_range(e, verdict):
     assert C.in_range_verdict(e, 0.80, 0.94) == verdict
 
 
+def test_equivalence_confirms_on_the_90_percent_interval_and_refutes_on_the_95():
+    # Hand-computed: the mean of 0.74, 0.75, 0.76 is 0.75, standard error 0.01/sqrt(3) = 0.005774 on 2 df;
+    # t(0.975, 2) = 4.303 → 95 % CI [0.7252, 0.7748]; t(0.95, 2) = 2.920 → 90 % CI [0.7331, 0.7669].
+    from logbench import stats
+    e = stats.mean_ci([0.74, 0.75, 0.76])
+    q = stats.mean_ci([0.74, 0.75, 0.76], C.EQUIVALENCE)
+    assert (e.low, e.high) == pytest.approx((0.7252, 0.7748), abs=1e-4)
+    assert (q.low, q.high) == pytest.approx((0.7331, 0.7669), abs=1e-4)
+    # the margin [0.73, 0.77] holds the 90 % interval but not the 95 %: equivalent by TOST at 5 %
+    assert C.in_range_verdict(e, 0.73, 0.77, q) == C.CONFIRMED
+    assert C.in_range_verdict(e, 0.73, 0.77) == C.INCONCLUSIVE  # without it, the 95 % must fit: stricter
+    # the 90 % interval pokes out of [0.735, 0.80] on the low side, the 95 % overlaps it: open
+    assert C.in_range_verdict(e, 0.735, 0.80, q) == C.INCONCLUSIVE
+    # refuted only when the 95 % interval misses the range: [0.776, 0.9] just misses it, [0.77, 0.9] does not
+    assert C.in_range_verdict(e, 0.776, 0.9, q) == C.REFUTED
+    assert C.in_range_verdict(e, 0.77, 0.9, q) == C.INCONCLUSIVE
+
+
+def test_an_open_verdict_says_how_narrow_an_interval_would_decide_it():
+    # inside the range: the distance to the nearer edge, for the 90 % interval (0.75 in [0.70, 0.76]: 0.01)
+    e, q = Estimate(0.75, 0.65, 0.85, 5), Estimate(0.75, 0.67, 0.83, 5)
+    assert C.deciding_width(e, 0.70, 0.76) == (pytest.approx(0.01), "90%")
+    assert C.deciding_text(e, q, 0.70, 0.76) == "a 90 % CI within ±0.010 of our 0.750 would confirm it (ours ±0.080)"
+    # outside: the distance to the range, for the 95 % interval (0.79 above [0.70, 0.76]: 0.03)
+    e = Estimate(0.79, 0.69, 0.89, 5)
+    assert C.deciding_width(e, 0.70, 0.76) == (pytest.approx(0.03), "95%")
+    assert C.deciding_text(e, e, 0.70, 0.76) == "a 95 % CI within ±0.030 of our 0.790 would refute it (ours ±0.10)"
+    # a half-open range: only its one edge counts
+    assert C.deciding_width(Estimate(1.2, 0.9, 1.5, 4), 1.0, math.inf)[0] == pytest.approx(0.2)
+    assert C.deciding_text(Estimate(NAN, NAN, NAN, 0), Estimate(NAN, NAN, NAN, 0), 0.7, 0.8) == ""
+
+
 def test_in_range_open_bounds():
     assert C.in_range_verdict(Estimate(2.0, 1.5, 2.5, 3), 1.0, math.inf) == C.CONFIRMED
     assert C.in_range_verdict(Estimate(0.9, 0.8, 0.95, 3), 1.0, math.inf) == C.REFUTED

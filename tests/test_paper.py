@@ -47,6 +47,7 @@ CODE_CONSTANTS = {
     "regression.COOKS_FACTOR": regression.COOKS_FACTOR,
     "regression.BYTES_PER_KB": regression.BYTES_PER_KB,
     "stats.CONFIDENCE_PERCENT": round(100 * stats.CONFIDENCE),
+    "claims.EQUIVALENCE_PERCENT": round(100 * claims.EQUIVALENCE),
     **{f"claim_rules.POST_CORES.{p}": c for p, c in claim_rules.POST_CORES.items() if c is not None},
     "claim_rules.POST_001_MAX_PER_CORE": claim_rules.POST_001_MAX_PER_CORE,
 }

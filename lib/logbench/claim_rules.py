@@ -140,8 +140,8 @@ RULES: dict[str, ClaimRule] = {
     # A doubt, flagged: at 143-173 tps of one select per transaction, ~200 kB/s is ~1.3 kB per record, some ten
     # times a select-only record with the post's log_line_prefix; the figure may come from another run.
     "000-io-rate": ClaimRule(requires=(SIMPLE, MIN_DURATION, POST_000_IO_TPS), study=IO_BOUND_STUDY,
-                             rule_note="log bytes per second, t 95 % CI, inside 150-250 kB/s → confirmed; outside → "
-                                       "refuted; else inconclusive. Doubt: at the post's 143-173 tps, 200 kB/s is "
+                             rule_note="log bytes per second, t CI: 90 % inside 150-250 kB/s → confirmed; 95 % "
+                                       "outside → refuted; else inconclusive. Doubt: at the post's 143-173 tps, 200 kB/s is "
                                        "~1.3 kB per logged select, ~10x such a record; the figure may be another run's"),
     "000-cached-cost": ClaimRule(requires=(PREPARED, MIN_DURATION)),
     "000-cached-similar": ClaimRule(requires=(PREPARED, MIN_DURATION)),
@@ -161,11 +161,13 @@ RULES: dict[str, ClaimRule] = {
     # A shorter stall is claimed, against a no-rotation stall that is already milliseconds: judged on the
     # difference of the longest tracer stalls (ms), whose CI must exclude "shorter" to refute it.
     "002-flush-disabled": ClaimRule(metric="difference_of:tracer_stall_ms", high=0.0,
-                                    rule_note="difference of mean longest tracer stall (ms), Welch 95 % CI: "
-                                              "below 0 → confirmed; above 0 → refuted; else inconclusive"),
+                                    rule_note="difference of mean longest tracer stall (ms), Welch CI: 90 % "
+                                              "below 0 → confirmed (one-sided test at 5 %); 95 % above 0 → "
+                                              "refuted; else inconclusive"),
     "002-copytruncate-stall": ClaimRule(metric="difference_of:tracer_stall_ms", low=0.0,
-                                        rule_note="difference of mean longest tracer stall (ms), Welch 95 % CI: "
-                                                  "above 0 → confirmed; below 0 → refuted; else inconclusive"),
+                                        rule_note="difference of mean longest tracer stall (ms), Welch CI: 90 % "
+                                                  "above 0 → confirmed (one-sided test at 5 %); 95 % below 0 → "
+                                                  "refuted; else inconclusive"),
     "003-56-statement": _CONTENTION,
     "003-56-duration": _CONTENTION,
     "003-56-both": _CONTENTION,
@@ -179,13 +181,13 @@ RULES: dict[str, ClaimRule] = {
         study="pg_audit_timing", metric="ratio", configuration="log_statement_all_duration_direct",
         reference="log_statement_all_duration_pipe", low=1.0, requires=(PREPARED,),
         rule_note="tps with logging_collector = off over tps through the collector's pipe (same records, stderr "
-                  "format), Fieller 95 % CI at each clients level: all above 1 → confirmed; any below 1 → "
-                  "refuted; else inconclusive"),
+                  "format), Fieller CI at each clients level: every 90 % above 1 → confirmed (one-sided tests "
+                  "at 5 %); any 95 % below 1 → refuted; else inconclusive"),
     # The study measures the clock five times (pg_test_timing per repeat): their mean and CI, not the environment
     # record's single pg_test_timing.
     "003-timer": ClaimRule(study="pg_audit_timing", metric="env:clock.loops.loop_ns",
-                           rule_note="pg_test_timing's per-loop time, mean of the study's repeats with t 95 % CI: "
-                                     "inside 10-100 ns → confirmed; outside → refuted; else inconclusive"),
+                           rule_note="pg_test_timing's per-loop time, mean of the study's repeats with t CI: 90 % "
+                                     "inside 10-100 ns → confirmed; 95 % outside → refuted; else inconclusive"),
     # Study 02's profile "post004" runs the post's log_statement = all comparison (its own stem, common.stem).
     "004-file": ClaimRule(requires=(LOG_STATEMENT_ALL, SIMPLE), study=POST004_RUN),
     "004-syslog": ClaimRule(requires=(LOG_STATEMENT_ALL, SIMPLE), study=POST004_RUN),
@@ -202,13 +204,13 @@ RULES: dict[str, ClaimRule] = {
                               "while replica's does, so the ratio is a function of the scale (the study's 'full' "
                               "profile runs 100)"),),
         rule_note="WAL bytes (LSN difference) of pgbench -i -F 70 on a fresh instance, replica over minimal, Fieller "
-                  "95 % CI: inside 30-40 → confirmed; outside → refuted; else inconclusive; the post's figure is "
+                  "CI: 90 % inside 30-40 → confirmed; 95 % outside → refuted; else inconclusive; the post's figure is "
                   "read after initdb and pgbench (initdb's WAL possibly included: a doubt, not corrected)"),
     # "Totally flat": the largest max_connections of the committed (standard) profile over the smallest, no sessions.
     "004-max-connections": ClaimRule(
         study="pg_idle_connections", configuration="max600", reference="max100", metric="ratio", low=0.95, high=1.05,
-        rule_note="tps at max_connections 600 over 100 with only the working clients, Fieller 95 % CI: inside "
-                  "0.95-1.05 (flat) → confirmed; outside → refuted; else inconclusive"),
+        rule_note="tps at max_connections 600 over 100 with only the working clients, Fieller CI: 90 % inside "
+                  "0.95-1.05 (flat) → confirmed; 95 % outside → refuted; else inconclusive"),
 }
 
 

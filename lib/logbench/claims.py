@@ -21,8 +21,12 @@ code, in this order:
    study named in its rule.
 3. the rule, applied to each (configuration, clients) case with our 95 % CI:
 
-   * ``in_range``: the CI lies inside the claimed range → confirmed; the CI and
-     the range do not overlap → refuted; otherwise inconclusive. A value with no
+   * ``in_range``: agreement is an equivalence test, two one-sided tests at 5 %
+     (TOST): our **90 %** CI inside the claimed range → confirmed; our 95 % CI
+     and the range do not overlap → refuted; otherwise inconclusive, and the
+     verdict says how narrow an interval would decide it. The claimed range is the
+     margin stated per claim in the claims file (its note says from what: the
+     post's rounding, its own spread, or the words it used). A value with no
      CI (a single measurement, e.g. the environment's timer overhead) is
      confirmed when it lies in the range and refuted otherwise.
    * ``fastest``: tps of the configuration over tps of each rival (Fieller CI):
@@ -68,6 +72,8 @@ NOT_COMPARABLE = "not comparable"
 VERDICTS = (CONFIRMED, REFUTED, INCONCLUSIVE, NOT_COMPARABLE, NOT_REPRODUCIBLE, NOT_MEASURED)
 
 RULES = ("in_range", "fastest")
+# Agreement with a claimed range is judged by two one-sided tests at 5 % each: a 90 % interval inside it.
+EQUIVALENCE = 0.90
 REGIMES = ("", "cached", "io_bound")
 # metric -> run column averaged per run (None: computed specially)
 RUN_METRICS = {
@@ -220,17 +226,43 @@ def restrict(study: StudyData, where: str, need: str) -> tuple[StudyData | None,
 # --- rules --------------------------------------------------------------------------------------------------
 
 
-def in_range_verdict(e: Estimate, low: float, high: float) -> str:
-    """CI inside [low, high] → confirmed; disjoint → refuted; else inconclusive (no CI: the point decides)."""
+def in_range_verdict(e: Estimate, low: float, high: float, equivalence: Estimate | None = None) -> str:
+    """The equivalence interval (90 %: two one-sided tests at 5 %) inside [low, high] → confirmed; the 95 % CI
+    ``e`` disjoint from it → refuted; else inconclusive (no CI: the point decides). Without ``equivalence``, ``e``
+    itself must lie inside (stricter)."""
+    q = e if equivalence is None else equivalence
     if math.isnan(e.value):
         return INCONCLUSIVE
     if math.isnan(e.low) or math.isnan(e.high):
         return CONFIRMED if low <= e.value <= high else REFUTED
-    if low <= e.low and e.high <= high:
-        return CONFIRMED
     if e.high < low or e.low > high:
         return REFUTED
+    if not (math.isnan(q.low) or math.isnan(q.high)) and low <= q.low and q.high <= high:
+        return CONFIRMED
     return INCONCLUSIVE
+
+
+def deciding_width(e: Estimate, low: float, high: float) -> tuple[float, str]:
+    """How narrow our interval would have to be to decide a claim it leaves open: (the half-width, which
+    interval). A point inside the range is confirmed by a 90 % interval closer to it than the nearer edge; a
+    point outside is refuted by a 95 % interval closer to it than the range."""
+    v = e.value
+    if math.isnan(v):
+        return math.nan, ""
+    if low <= v <= high:
+        return min(v - low, high - v), f"{EQUIVALENCE:.0%}"
+    return (low - v if v < low else v - high), f"{stats.CONFIDENCE:.0%}"
+
+
+def deciding_text(e: Estimate, equivalence: Estimate, low: float, high: float) -> str:
+    """'a 90 % CI within ±0.012 of our 0.75 would confirm it (ours ±0.094)', or '' where nothing can decide."""
+    width, which = deciding_width(e, low, high)
+    if not which or not width > 0:
+        return ""
+    ours = equivalence if which.startswith(f"{EQUIVALENCE:.0%}") else e
+    verb = "confirm" if low <= e.value <= high else "refute"
+    return (f"a {which.replace('%', ' %')} CI within ±{fmt(width, 2)} of our {fmt(e.value)} would {verb} it "
+            f"(ours ±{fmt(ours.half_width, 2)})")
 
 
 def fastest_verdict(ratios: list[Estimate]) -> str:
@@ -255,7 +287,8 @@ def combine(verdicts: list[str]) -> str:
 def rule_text(rule: str, low: float, high: float) -> str:
     if rule == "fastest":
         return "tps ratio to every rival: all 95 % CIs > 1 → confirmed; any < 1 → refuted; else inconclusive"
-    return (f"95 % CI inside {range_text(low, high)} → confirmed; disjoint → refuted; else inconclusive")
+    return (f"90 % CI inside {range_text(low, high)} → confirmed (two one-sided tests at 5 %); 95 % CI disjoint "
+            f"→ refuted; else inconclusive")
 
 
 def fmt(x: float, sig: int = 3) -> str:
@@ -377,28 +410,32 @@ def _cell(study: StudyData, configuration: str, clients: int) -> pd.DataFrame:
     return r[(r["configuration"].astype(str) == configuration) & (r["clients"].astype(int) == clients)]
 
 
-def metric(study: StudyData, name: str, configuration: str, clients: int, reference: str = "") -> Estimate:
-    """Our estimate of a metric for one (configuration, clients) cell, with its 95 % CI (logbench.stats)."""
+def metric(study: StudyData, name: str, configuration: str, clients: int, reference: str = "",
+           confidence: float = stats.CONFIDENCE) -> Estimate:
+    """Our estimate of a metric for one (configuration, clients) cell, with its CI (95 % unless asked;
+    logbench.stats)."""
     cell = _cell(study, configuration, clients)
     if name == "ratio":
         ref = _cell(study, reference or study.baseline, clients)
-        return stats.ratio_ci(cell["tps"].astype(float), ref["tps"].astype(float))
+        return stats.ratio_ci(cell["tps"].astype(float), ref["tps"].astype(float), confidence)
     if name.startswith(RATIO_OF):
         col = name[len(RATIO_OF):]
         ref = _cell(study, reference or study.baseline, clients)
         if col not in cell.columns:
             return Estimate(math.nan, math.nan, math.nan, 0)
-        return stats.ratio_ci(pd.to_numeric(cell[col], errors="coerce"), pd.to_numeric(ref[col], errors="coerce"))
+        return stats.ratio_ci(pd.to_numeric(cell[col], errors="coerce"), pd.to_numeric(ref[col], errors="coerce"),
+                              confidence)
     if name.startswith(DIFFERENCE_OF):
         col = name[len(DIFFERENCE_OF):]
         ref = _cell(study, reference or study.baseline, clients)
         if col not in cell.columns:
             return Estimate(math.nan, math.nan, math.nan, 0)
-        return difference_ci(pd.to_numeric(cell[col], errors="coerce"), pd.to_numeric(ref[col], errors="coerce"))
+        return difference_ci(pd.to_numeric(cell[col], errors="coerce"), pd.to_numeric(ref[col], errors="coerce"),
+                             confidence)
     if name == "logger_cpu_share":
         wall = cell["wall_s"].astype(float).where(cell["wall_s"].astype(float) > 0, cell["duration_s"].astype(float))
-        return stats.mean_ci(cell["logger_cpu_s"].astype(float) / wall)
-    return stats.mean_ci(pd.to_numeric(cell[RUN_METRICS[name]], errors="coerce"))
+        return stats.mean_ci(cell["logger_cpu_s"].astype(float) / wall, confidence)
+    return stats.mean_ci(pd.to_numeric(cell[RUN_METRICS[name]], errors="coerce"), confidence)
 
 
 def difference_ci(x, y, confidence: float = stats.CONFIDENCE) -> Estimate:
@@ -420,10 +457,12 @@ def _is_ratio(metric_name: str) -> bool:
     return metric_name == "ratio" or metric_name.startswith((RATIO_OF, DIFFERENCE_OF))
 
 
-def _regression_estimate(regression: pd.DataFrame | None, engine: str, term: str) -> Estimate | None:
+def _regression_estimate(regression: pd.DataFrame | None, engine: str, term: str,
+                         confidence: float = stats.CONFIDENCE) -> Estimate | None:
     """A coefficient of the line-cost regression (``findings_regression.csv``): a per-level term ('… @ k clients')
     from ``per_clients``, any other from ``main``. None unless exactly one fit of the engine has it: fits of
-    different environments are never merged into one number."""
+    different environments are never merged into one number. Another confidence than the file's 95 %: the
+    coefficient ± its standard error × the normal quantile (the fits are HC3, large n)."""
     if regression is None or not len(regression):
         return None
     model = "per_clients" if "@" in term else "main"
@@ -431,7 +470,12 @@ def _regression_estimate(regression: pd.DataFrame | None, engine: str, term: str
     if len(row) != 1:
         return None
     r = row.iloc[0]
-    return Estimate(float(r["estimate"]), float(r["ci_low"]), float(r["ci_high"]), int(r["n"]))
+    if confidence == stats.CONFIDENCE:
+        return Estimate(float(r["estimate"]), float(r["ci_low"]), float(r["ci_high"]), int(r["n"]))
+    z = float(sstats.norm.ppf(0.5 + stats.CONFIDENCE / 2))
+    se = float(r["se"]) if "se" in r.index and pd.notna(r["se"]) else (float(r["ci_high"]) - float(r["ci_low"])) / (2 * z)
+    h = float(sstats.norm.ppf(0.5 + confidence / 2)) * se
+    return Estimate(float(r["estimate"]), float(r["estimate"]) - h, float(r["estimate"]) + h, int(r["n"]))
 
 
 # --- evaluation ---------------------------------------------------------------------------------------------
@@ -590,6 +634,7 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
         if metric_name.startswith("env:"):
             key = metric_name[4:]
             e = environment_estimate(study.environment, key)
+            q = environment_estimate(study.environment, key, EQUIVALENCE)
             if e is None:
                 return done(NOT_MEASURED, f"the environment record of '{study.name}' has no '{key}'")
             where = f"{study.name} environment ({key}, n = {e.n})"
@@ -598,14 +643,15 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
         else:
             term = metric_name[len("regression:"):]
             e = _regression_estimate(regression, study.engine, term)
+            q = _regression_estimate(regression, study.engine, term, EQUIVALENCE)
             if e is None:
                 return done(NOT_MEASURED, f"no regression estimate of '{term}' for {study.engine} yet")
             where = f"{study.engine} regression"
-        verdict = in_range_verdict(e, low, high)
+        verdict = in_range_verdict(e, low, high, q)
         base.update(ours=estimate_text(e), value=e.value, ci_low=e.low, ci_high=e.high, measured_at=where)
         det = [{"claim_id": c["claim_id"], "configuration": "", "reference": "", "clients": math.nan,
                 "value": e.value, "ci_low": e.low, "ci_high": e.high, "n": e.n, "verdict": verdict}]
-        return done(verdict, note + _why(verdict, c["rule"]), det)
+        return done(verdict, note + _why(verdict, c["rule"], deciding_text(e, q, low, high)), det)
 
     study, why = restrict(study, c["where"], c["regime"])
     if study is None:
@@ -625,6 +671,7 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
                                           f"{_join(study.clients)})")
 
     details, cases, biased = [], [], []
+    equivalent: dict[tuple, Estimate] = {}  # each in_range case's 90 % interval
     for k in levels:
         if c["rule"] == "fastest":
             cfg = configs[0]
@@ -639,7 +686,8 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
             for cfg in configs:
                 ref = c["reference"] or (study.baseline if _is_ratio(metric_name) else "")
                 e = metric(study, metric_name, cfg, k, ref)
-                verdict = in_range_verdict(e, low, high)
+                q = equivalent[cfg, ref, k] = metric(study, metric_name, cfg, k, ref, EQUIVALENCE)
+                verdict = in_range_verdict(e, low, high, q)
                 aa = biased_baseline(study, metric_name, ref, k)
                 if aa is not None and verdict != INCONCLUSIVE:
                     # a ratio to a baseline that differs from itself beyond its CI proves nothing at this level
@@ -667,10 +715,11 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
         for d in details:
             d["verdict"] = NOT_COMPARABLE
         return done(NOT_COMPARABLE, "not comparable: " + "; ".join(mismatches), details)
-    return done(verdict, note + _why(verdict, c["rule"]), details)
+    deciding = deciding_text(e, equivalent[cfg, ref, k], low, high) if (cfg, ref, k) in equivalent else ""
+    return done(verdict, note + _why(verdict, c["rule"], deciding), details)
 
 
-def environment_estimate(environment: dict, key: str) -> Estimate | None:
+def environment_estimate(environment: dict, key: str, confidence: float = stats.CONFIDENCE) -> Estimate | None:
     """A value of a study's environment record by dotted path: a number is one measurement (no CI); a list
     (of numbers, or of records whose last path part names the field) is repeated measurements, mean and t CI."""
     parts = key.split(".")
@@ -685,7 +734,7 @@ def environment_estimate(environment: dict, key: str) -> Estimate | None:
         v = v[part]
     if isinstance(v, list):
         xs = [float(x) for x in v if isinstance(x, (int, float))]
-        return stats.mean_ci(xs) if xs else None
+        return stats.mean_ci(xs, confidence) if xs else None
     if isinstance(v, (int, float)):
         return Estimate(float(v), math.nan, math.nan, 1)
     return None
@@ -705,14 +754,15 @@ def is_aa(configuration: str) -> bool:
     return str(configuration).endswith("_again")
 
 
-def _why(verdict: str, rule: str) -> str:
+def _why(verdict: str, rule: str, deciding: str = "") -> str:
     if rule == "fastest":
         return {CONFIRMED: "faster than every rival (all ratio CIs > 1)",
                 REFUTED: "a rival is faster (a ratio CI < 1)",
                 INCONCLUSIVE: "some ratio CI contains 1"}[verdict]
-    return {CONFIRMED: "our CI lies inside the claimed range",
-            REFUTED: "our CI lies outside the claimed range",
-            INCONCLUSIVE: "our CI straddles the claimed range's edge"}[verdict]
+    return {CONFIRMED: "our 90 % CI lies inside the claimed range (equivalent within its margin)",
+            REFUTED: "our 95 % CI lies outside the claimed range",
+            INCONCLUSIVE: "our CI straddles the claimed range's edge"
+                          + (f": {deciding}" if deciding else "")}[verdict]
 
 
 def _decisive(cases: list, verdict: str):

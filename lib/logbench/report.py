@@ -458,6 +458,7 @@ CONSTANTS = {
     "regression.COOKS_FACTOR": regression.COOKS_FACTOR,
     "regression.BYTES_PER_KB": regression.BYTES_PER_KB,
     "stats.CONFIDENCE_PERCENT": round(100 * CONFIDENCE),
+    "claims.EQUIVALENCE_PERCENT": round(100 * claims_mod.EQUIVALENCE),
     **{f"claim_rules.POST_CORES.{p}": c for p, c in claim_rules.POST_CORES.items() if c is not None},
     "claim_rules.POST_001_MAX_PER_CORE": claim_rules.POST_001_MAX_PER_CORE,
 }
@@ -613,7 +614,8 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
         return rel
 
     doc["posts_table"] = table(_posts_table(), "posts")
-    for key, name in (("confidence", "stats.CONFIDENCE_PERCENT"), ("max_clients_per_core", "claims.MAX_CLIENTS_PER_CORE"),
+    for key, name in (("confidence", "stats.CONFIDENCE_PERCENT"), ("equivalence", "claims.EQUIVALENCE_PERCENT"),
+                      ("max_clients_per_core", "claims.MAX_CLIENTS_PER_CORE"),
                       ("cooks_factor", "regression.COOKS_FACTOR"),
                       ("bytes_per_kb", "regression.BYTES_PER_KB"),
                       ("max_clients_per_core_001", "claim_rules.POST_001_MAX_PER_CORE")):
