@@ -464,3 +464,27 @@ def test_post_000s_io_bound_claims_read_study_02s_io_bound_files():
     study = C.StudyData(stem, "postgresql", "none", runs, None, {})
     sub, _ = C.restrict(study, "", "io_bound")
     assert len(sub.runs) == 2
+
+
+def test_post_000s_cached_claims_read_the_run_made_as_the_post_ran():
+    """The 000-cached-* claims are judged on study 02's post000 profile: the post's five configurations at its 1 / 4
+    / 8 workers on 4 cores mapped per core, rsyslog rate-limited as the post's was (an explicit False still wins)."""
+    from logbench.studies import common, pg_destinations
+
+    stem = common.stem(pg_destinations.NAME, "post000")
+    for cid in ("000-cached-cost", "000-cached-similar", "000-cached-syslog-kept", "000-cached-remote-1",
+                "000-cached-baseline-4"):
+        assert C.claim_rules.rule_for(cid).study == stem
+    s = pg_destinations.define(profile="post000")
+    assert s.syslog_rate_limit is True and s.query_mode == "prepared"
+    assert tuple(s.clients) == C.concurrency_here((1, 4, 8), C.claim_rules.ClaimRule(), 4, 2).here
+    assert [c.name for c in s.configurations] == ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp"]
+    assert pg_destinations.define(profile="post000", syslog_rate_limit=False).syslog_rate_limit is False
+    assert pg_destinations.define(profile="standard").syslog_rate_limit is False
+    # the post's ratios sit at the same clients per core in the notebook's comparison (1 worker on 4 cores: 1 here)
+    import os
+
+    pub = pg_destinations.published_for(s)
+    assert sorted(set(pub["clients"])) == sorted(C.concurrency_here((1, 4, 8), C.claim_rules.ClaimRule(), 4,
+                                                                    os.cpu_count() or 1).here)
+    assert {"post000": stem}.items() <= {p: common.stem(pg_destinations.NAME, p) for p in pg_destinations.PROFILE_POSTS}.items()

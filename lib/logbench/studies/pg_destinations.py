@@ -52,6 +52,13 @@ PROFILES: dict[str, dict[str, object]] = {
                 "warmup": 2, "scale": 100, "sampling_rate": 0.01, "statement_logging": "log_statement_all",
                 "query_mode": "simple", "design": "blocks"},
 }
+# Post 000's cached half as the post ran it (its own stem): its five configurations at its 1 / 4 / 8 workers on 4
+# cores mapped per core (1 / 2 / 4 here), with its rsyslog's input rate limit (5 s / 200 messages per process, what
+# the distributions of its time shipped; the post's syslog kept 0.5 % of its records). ~7 min of blocks (6
+# configurations with the A/A control x 3 levels x 4 blocks of ~5.9 s runs), then up to 4 min of adaptive blocks.
+PROFILES["post000"] = {**{k: v for k, v in PROFILES["standard"].items()},
+                       "destinations": ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp"],
+                       "clients": [1, 2, 4], "syslog_rate_limit": True}
 # The post's IO-bound half (scale 2000, 29 GB, simple protocol, its five configurations) made on a small dataset:
 # the server's processes get a memory cgroup limit (page cache included) far under the data, with the data
 # evicted from the page cache before the runs; every run records pg_stat_database blks_read / blks_hit and is
@@ -69,7 +76,8 @@ PROFILES["io_bound"] = {
 # Data per pgbench scale unit (post 000: scale 200 = 2997 MB); the IO-bound data must exceed the limit this often.
 BYTES_PER_SCALE, IO_BOUND_FACTOR = 15e6, 4
 # Named profiles that redo another post than this study's own: which post and experiment their figure shows.
-PROFILE_POSTS = {"post004": ("004_5cd3e575f4305811.txt", "004/log_statement")}
+PROFILE_POSTS = {"post004": ("004_5cd3e575f4305811.txt", "004/log_statement"),
+                 "post000": ("000_d12f15a856ad9e5d.txt", "000/cached_prepared_select")}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,7 +86,7 @@ class PgDestinationsStudy(pg.PgStudy):
 
 
 def define(profile: str = "standard", destinations: object = None, scale: object = None,
-           query_mode: object = None, statement_logging: object = None, syslog_rate_limit: object = False,
+           query_mode: object = None, statement_logging: object = None, syslog_rate_limit: object = None,
            log_dir_on: str = "disk",
            sampling_rate: object = None, shared_buffers: object = None, extra_settings: object = None,
            backend: str = "auto", image: object = None, versions: object = None, pg_bindir: object = None,
@@ -87,8 +95,8 @@ def define(profile: str = "standard", destinations: object = None, scale: object
            max_loads: object = None, **shared: object) -> PgDestinationsStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
     ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...).
-    ``query_mode``, ``shared_buffers``, ``destinations``, ``memory_limit_mb``, ``read_iops``: None takes the
-    profile's, if it has one."""
+    ``query_mode``, ``shared_buffers``, ``destinations``, ``memory_limit_mb``, ``read_iops``,
+    ``syslog_rate_limit``: None takes the profile's, if it has one (rate limiting: off unless the profile's)."""
     d = common.profile_lookup(profile, PROFILES)
     own = PROFILES[profile]
     chosen = params.name_list("destinations", own.get("destinations", list(DESTINATIONS)) if destinations is None
@@ -97,7 +105,8 @@ def define(profile: str = "standard", destinations: object = None, scale: object
     table = pg.with_statement_logging(DESTINATIONS, mechanism)
     query_mode = own.get("query_mode", "prepared") if query_mode is None else query_mode
     engine = pg.pg_fields(backend=backend, image=image, scale=d("scale", scale), query_mode=query_mode,
-                          syslog_rate_limit=syslog_rate_limit, log_dir_on=log_dir_on,
+                          syslog_rate_limit=own.get("syslog_rate_limit", False) if syslog_rate_limit is None
+                          else syslog_rate_limit, log_dir_on=log_dir_on,
                           sampling_rate=d("sampling_rate", sampling_rate),
                           shared_buffers=own.get("shared_buffers", "128MB") if shared_buffers is None else shared_buffers,
                           extra_settings=extra_settings, pg_bindir=pg_bindir)
@@ -330,7 +339,7 @@ def published_for(study: pg.PgStudy) -> pd.DataFrame:
     d["configuration_key"] = d["configuration_key"].replace({"log_statement_all_file": "stderr",
                                                              "log_statement_all_syslog": "syslog"})
     per_core = d["clients"].astype(float) / claim_rules.POST_CORES[post[:3]]
-    d["clients"] = (per_core * (os.cpu_count() or 1)).round().astype(int)
+    d["clients"] = (per_core * (os.cpu_count() or 1)).round().clip(lower=1).astype(int)  # as claims map them
     return d.reset_index(drop=True)
 
 
@@ -359,5 +368,6 @@ SPEC = common.StudySpec(
     notebook="02_pg_destinations.ipynb", seed=20130905, published=_published, experiment="000/cached_prepared_select",
     committed={"profile": "standard", "backend": "local", "publish": True},
     extra_committed=({"profile": "post004", "backend": "local", "publish": True},
+                     {"profile": "post000", "backend": "local", "publish": True},
                      {"profile": "io_bound", "backend": "local", "publish": True}),
     smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=1)
