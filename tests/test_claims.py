@@ -488,3 +488,21 @@ def test_post_000s_cached_claims_read_the_run_made_as_the_post_ran():
     assert sorted(set(pub["clients"])) == sorted(C.concurrency_here((1, 4, 8), C.claim_rules.ClaimRule(), 4,
                                                                     os.cpu_count() or 1).here)
     assert {"post000": stem}.items() <= {p: common.stem(pg_destinations.NAME, p) for p in pg_destinations.PROFILE_POSTS}.items()
+
+
+def test_post_004s_syslog_cpu_is_judged_per_line_from_the_posts_own_numbers():
+    """85 % of a core at 91,325 tps (reference 004-009 and 004-011) → 8.2-10.4 µs per line; ours per run."""
+    values = pd.read_csv(C.paths.RAW / "reference" / "values_004.csv").set_index("id")
+    assert float(values.loc["004-011", "value"]) == C.claim_rules.POST_004_SYSLOG_TPS
+    share = float(values.loc["004-009", "value"]) / 100
+    claims = C.load().set_index("claim_id")
+    assert (float(claims.loc["004-syslog-cpu", "low"]), float(claims.loc["004-syslog-cpu", "high"])) == \
+        C.claim_rules.POST_004_SYSLOG_SHARE
+    lo, hi = C.claim_rules.POST_004_SYSLOG_SHARE
+    assert lo < share < hi
+    rule = C.claim_rules.rule_for("004-syslog-cpu")
+    assert (rule.low, rule.high) == pytest.approx((8.2124, 10.4024), abs=1e-3)
+    runs = pd.DataFrame({"configuration": ["syslog"] * 3, "clients": [8] * 3, "logger_cpu_s": [1.0, 1.1, 0.9],
+                         "log_lines": [100_000, 100_000, 100_000]})
+    e = C.metric(C.StudyData("s", "postgresql", "none", runs), "logger_us_per_line", "syslog", 8)
+    assert e.value == pytest.approx(10.0) and e.n == 3

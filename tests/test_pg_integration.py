@@ -70,6 +70,13 @@ def test_every_destination_delivers_every_record(tmp_path):
         assert r["tps"] > 0 and r["latency_samples"] > 0
     # Every run went in by reload: no destination needs the collector switched.
     assert set(runs["switch"]) <= {"reload", "none"}
+    # The logger CPU by daemon adds up to the logger CPU; the remote host's (a namespace on these cores) works
+    # only for the remote destinations, the local daemon for every syslog one.
+    for name in ("syslog", "remote_syslog_udp", "remote_syslog_tcp"):
+        by = runs.loc[name, "extra"]["logger_cpu_s_by_daemon"]
+        assert set(by) == {"local", "remote"} and by["local"] > 0, (name, by)
+        assert sum(by.values()) == pytest.approx(runs.loc[name, "logger_cpu_s"], abs=0.02)
+    assert runs.loc["remote_syslog_tcp", "extra"]["logger_cpu_s_by_daemon"]["remote"] > 0
     assert (tmp_path / "out" / "runs.jsonl").is_file()
     assert (tmp_path / "out" / "environment.json").is_file()
     assert not netns.leftover_namespaces()

@@ -81,7 +81,7 @@ RUN_METRICS = {
     "log_bytes_per_s": "log_bytes_per_s", "latency_mean_ms": "latency_mean_ms", "latency_p95_ms": "latency_p95_ms",
     "server_cpu_s": "server_cpu_s", "logger_cpu_s": "logger_cpu_s",
 }
-SPECIAL_METRICS = ("ratio", "logger_cpu_share")
+SPECIAL_METRICS = ("ratio", "logger_cpu_share", "logger_us_per_line")
 # ratio_of:<column>: mean of a run column over the reference configuration's, with Fieller's CI
 RATIO_OF = "ratio_of:"
 # difference_of:<column>: mean of a run column minus the reference configuration's, with Welch's CI
@@ -432,6 +432,9 @@ def metric(study: StudyData, name: str, configuration: str, clients: int, refere
             return Estimate(math.nan, math.nan, math.nan, 0)
         return difference_ci(pd.to_numeric(cell[col], errors="coerce"), pd.to_numeric(ref[col], errors="coerce"),
                              confidence)
+    if name == "logger_us_per_line":
+        lines = pd.to_numeric(cell["log_lines"], errors="coerce").astype(float)
+        return stats.mean_ci((1e6 * cell["logger_cpu_s"].astype(float) / lines).where(lines > 0), confidence)
     if name == "logger_cpu_share":
         wall = cell["wall_s"].astype(float).where(cell["wall_s"].astype(float) > 0, cell["duration_s"].astype(float))
         return stats.mean_ci(cell["logger_cpu_s"].astype(float) / wall, confidence)

@@ -68,7 +68,8 @@ class Bench(Protocol):
     def log_dir_fs(self) -> str: ...
     # Optional: env_id_of(configuration) -> str, for a bench that spans several environments;
     # server_pid() -> int, whose process tree's context switches each run records;
-    # loss_defined(configuration) -> bool, False where the expected count is only approximate.
+    # loss_defined(configuration) -> bool, False where the expected count is only approximate;
+    # logger_cpu_parts() -> {daemon: cumulative CPU s}, the logger CPU by daemon (each run keeps their deltas).
 
 
 class SplitBench:
@@ -323,6 +324,7 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         wait_quiet(sinks)
     marks = [s.mark() for s in sinks]
     cpu0, log_cpu0 = bench.server_cpu(), bench.logger_cpu()
+    parts0 = _logger_parts(bench)
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
     machine0 = controls.snapshot()
     with ContextSwitches(server_pid) as ctx:
@@ -331,6 +333,7 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
     wait_quiet(sinks)
     counts = {s.name: s.count_since(mark) for s, mark in zip(sinks, marks)}
     cpu1, log_cpu1 = bench.server_cpu(), bench.logger_cpu()
+    parts = {k: v - parts0[k] for k, v in _logger_parts(bench).items() if k in parts0}
     total = Count(sum(c.records for c in counts.values()), sum(c.lines for c in counts.values()),
                   sum(c.bytes for c in counts.values()))
     expected = bench.expected_records(cfg, as_run, m) * len(sinks)
@@ -355,8 +358,13 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         idle_state=idle_state, cpuidle_driver=controls.cpuidle_driver(), cpuidle_usage=controls.cpuidle_usage(machine),
         steal_s=steal, server_ctx_involuntary=ctx.involuntary, server_ctx_voluntary=ctx.voluntary,
         high_steal=controls.high_steal(steal, float(machine.get("monotonic_s", secs))),
-        extra={**m.extra, "placement": place.in_force if place is not None else "none"},
+        extra={**m.extra, "placement": place.in_force if place is not None else "none",
+               **({"logger_cpu_s_by_daemon": parts} if parts else {})},
     )
+
+
+def _logger_parts(bench: Bench) -> dict[str, float]:
+    return dict(getattr(bench, "logger_cpu_parts", dict)())
 
 
 def loss_defined(bench: Bench, configuration: Configuration) -> bool:

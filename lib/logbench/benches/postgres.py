@@ -459,6 +459,9 @@ class PgBench:
     def logger_cpu(self) -> float:
         return self.syslog.cpu_seconds() if self.syslog is not None else 0.0
 
+    def logger_cpu_parts(self) -> dict[str, float]:
+        return self.syslog.cpu_parts() if self.syslog is not None else {}
+
     def effective_settings(self, configuration: Configuration) -> dict:
         return self.study.base.merged(configuration.settings).as_dict()
 
