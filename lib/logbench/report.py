@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import anomalies as anomalies_mod
 from . import claim_rules
 from . import claims as claims_mod
 from . import paths, plots, regression
@@ -94,7 +95,8 @@ def _spec(name: str):
     """The registry's spec of a study's own name (None for a named profile's stem or an unknown study)."""
     return next((s for s in studies_registry.specs() if s.name == name), None)
 
-FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail")
+FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail",
+            "anomalies")
 
 # English glosses of titles the paper's embedded fonts cannot set (post 003 is in Chinese).
 TITLE_GLOSS = {"003": "How much does turning on audit logging and statement timing cost PostgreSQL? (in Chinese)"}
@@ -369,6 +371,16 @@ def cost_figures(reg: RegressionFindings, floors: pd.DataFrame | None) -> dict[s
     return figs
 
 
+def anomaly_findings(studies: dict[str, StudyData]) -> pd.DataFrame:
+    """The anomaly screen over every study (logbench.anomalies); a study's PHYSICAL_ORDER names its ordered pairs."""
+    orders = {}
+    for name in studies:
+        spec = _spec(name)
+        if spec is not None:
+            orders[name] = tuple(getattr(studies_registry.module(name), "PHYSICAL_ORDER", ()))
+    return anomalies_mod.screen(studies, cell_columns, orders)
+
+
 def claim_findings(studies: dict[str, StudyData], regression_table: pd.DataFrame | None,
                    claims_file: Path | str = claims_mod.CLAIMS_FILE) -> tuple[pd.DataFrame, pd.DataFrame]:
     table = claims_mod.with_published(claims_mod.load(claims_file), reference_values())
@@ -404,7 +416,8 @@ def compute_findings(processed_dir: Path | str = paths.PROCESSED, *, claims_file
     floors = floor_findings(reg.prepared, batches=floor_batches)
     summary, detail = claim_findings(studies, reg.coefficients, claims_file)
     tables = {"studies": status, "regression": reg.coefficients, "regression_fit": reg.diagnostics,
-              "influential": reg.influential, "write_floor": floors, "claims": summary, "claims_detail": detail}
+              "influential": reg.influential, "write_floor": floors, "claims": summary, "claims_detail": detail,
+              "anomalies": anomaly_findings(studies)}
     figures = {**study_figures(studies), **reg.figures, **cost_figures(reg, floors)}
     return tables, figures
 
@@ -807,6 +820,16 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
             doc["verdicts"].append(v)
 
     anomaly(doc, nums, studies, processed_dir, gen)
+    screen_file = processed_dir / ANOMALIES
+    doc["screen_table"] = ""
+    if screen_file.exists():
+        screen = pd.read_csv(screen_file, dtype={"cell": str}, keep_default_na=False,
+                             na_values={c: [""] for c in ("value", "ci_low", "ci_high")})
+        nums.add("screen.count", {"kind": "agg", "source": ANOMALIES, "agg": "count"})
+        for k in anomalies_mod.KINDS:
+            nums.add(f"screen.{k}", {"kind": "agg", "source": ANOMALIES, "where": {"kind": k}, "agg": "count"})
+        if len(screen):
+            doc["screen_table"] = table(anomalies_mod.paper_table(screen), "anomalies")
     digest_section(doc, processed_dir, gen)
     designs_section(doc, processed_dir, gen)
     doc["instrument_figure"] = figure("instrument_cv")
@@ -835,6 +858,10 @@ def faster_than_baseline(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:
     cfg = summary["configuration"].astype(str)
     keep = (cfg != baseline) & ~cfg.map(regression.is_aa) & (summary["ratio_ci_low"] > 1)
     return summary[keep]
+
+
+# Written by 90_findings: the anomaly screen over every study's data (logbench.anomalies).
+ANOMALIES = "findings_anomalies.csv"
 
 
 def anomaly(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path, gen: Path) -> None:

@@ -1,0 +1,76 @@
+"""The anomaly screen on hand-made summaries and runs: what it must flag, and what it must leave alone."""
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from logbench import anomalies as A
+
+
+def _summary(rows):
+    return pd.DataFrame(rows, columns=["configuration", "clients", "ratio", "ratio_ci_low", "ratio_ci_high"])
+
+
+def test_the_summary_screen_flags_a_biased_aa_logging_faster_and_an_inversion():
+    s = _summary([
+        ("none", 1, 1.0, math.nan, math.nan),
+        ("none_again", 1, 0.88, 0.79, 0.99),   # excludes 1
+        ("none_again", 2, 1.02, 0.95, 1.09),   # holds 1
+        ("file", 1, 0.88, 0.80, 0.97),
+        ("devnull", 1, 0.76, 0.68, 0.86),      # cheaper, yet lower: beyond the CIs? 0.86 < 0.80 no: inside
+        ("file", 2, 0.90, 0.85, 0.95),
+        ("devnull", 2, 1.10, 1.02, 1.20),      # faster than none beyond its CI
+    ])
+    rows = pd.DataFrame(A.summary_anomalies("s", s, "none", [], (("devnull", "file"),)))
+    assert sorted(zip(rows["kind"], rows["clients"])) == [("aa_excludes_1", 1), ("inversion", 1),
+                                                           ("logging_faster", 2)]
+    inv = rows[rows["kind"] == "inversion"].iloc[0]
+    assert inv["what"] == "devnull < file" and inv["note"].endswith("inside the CIs")
+    # beyond: the cheaper one's whole interval below the dearer one's
+    s.loc[s["configuration"].eq("devnull") & s["clients"].eq(1), ["ratio", "ratio_ci_low", "ratio_ci_high"]] = \
+        [0.70, 0.65, 0.75]
+    inv = pd.DataFrame(A.summary_anomalies("s", s, "none", [], (("devnull", "file"),))).query("kind == 'inversion'")
+    assert inv.iloc[0]["note"].endswith("beyond its CI")
+
+
+def _runs(drop_block=None, factor=0.8, seed=1):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for block in range(5):
+        for cfg, level in (("none", 1000.0), ("a", 900.0), ("b", 800.0), ("none_again", 1000.0)):
+            tps = level * (1 + 0.02 * rng.standard_normal())
+            if block == drop_block:
+                tps *= factor
+            rows.append({"configuration": cfg, "clients": 2, "repeat": block, "tps": tps,
+                         "started_at": f"2026-11-24T10:0{block}:00"})
+    return pd.DataFrame(rows)
+
+
+def test_a_block_where_every_configuration_drops_together_is_flagged_and_only_that_one():
+    rows = A.contaminated_blocks("s", _runs(drop_block=3), [])
+    assert [r["what"] for r in rows] == ["block 3"]
+    assert rows[0]["value"] < 0.9 and rows[0]["ci_high"] < 1 and "from 2026-11-24T10:03:00" in rows[0]["note"]
+    assert A.contaminated_blocks("s", _runs(), []) == []
+    # a drop of one configuration alone is that configuration's, not the block's
+    r = _runs()
+    r.loc[(r["repeat"] == 2) & (r["configuration"] == "a"), "tps"] *= 0.5
+    assert A.contaminated_blocks("s", r, []) == []
+    # a shallow common dip (5 %) stays under the threshold
+    assert A.contaminated_blocks("s", _runs(drop_block=1, factor=0.95), []) == []
+
+
+def test_switchback_windows_are_not_blocks_and_the_screen_joins_every_study():
+    r = _runs(drop_block=3).assign(extra=[{"design": "switchback"}] * 20)
+    assert A.contaminated_blocks("s", r, []) == []
+
+    class S:
+        summary = _summary([("none", 2, 1.0, math.nan, math.nan), ("none_again", 2, 1.2, 1.1, 1.3)])
+        runs = _runs(drop_block=0)
+        baseline = "none"
+
+    out = A.screen({"s": S}, lambda summary: [])
+    assert list(out["kind"]) == ["aa_excludes_1", "contaminated_block"] and list(out.columns) == list(A.COLUMNS)
+    assert "2 × " not in A.text(out) and "A/A excludes 1 (s)" in A.text(out)
+    table = A.paper_table(out)
+    assert table.iloc[0]["value [95 % CI]"] == "1.2 [1.1, 1.3]" and table.iloc[1]["kind"] == "contaminated block"
