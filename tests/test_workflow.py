@@ -141,11 +141,17 @@ def test_a_committed_run_refuses_changed_code_not_the_outputs_of_earlier_runs(tm
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("x")]
     nbformat.write(nb, tmp_path / "n.ipynb")
+    (tmp_path / "notebooks" / "runs").mkdir(parents=True)
+    nbformat.write(nb, tmp_path / "notebooks" / "runs" / "n.extra.ipynb")
     git("add", "-A")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "c")
     assert environment.changed_sources(tmp_path) == []
-    # what a committed study writes: its processed table and its executed notebook (outputs only)
+    # what a committed study writes: its processed table, its executed notebook (outputs only), and a further
+    # run's executed copy (made from the source notebook as it is now, which may differ from HEAD's copy)
     (tmp_path / "data" / "processed" / "s.csv").write_text("a\n2\n")
+    other = nbformat.v4.new_notebook()
+    other.cells = [nbformat.v4.new_code_cell("y")]
+    nbformat.write(other, tmp_path / "notebooks" / "runs" / "n.extra.ipynb")
     nb.cells[0].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "1"}, execution_count=1)]
     nbformat.write(nb, tmp_path / "n.ipynb")
     assert environment.changed_sources(tmp_path) == []

@@ -43,9 +43,10 @@ def clocksource() -> str:
     return _read("/sys/devices/system/clocksource/clocksource0/current_clocksource")
 
 
-# What committed runs write (processed tables, the findings' figures, the paper built from them): a change there
-# does not make the code that ran differ from the commit. Executed notebooks are judged by their cells' code.
-DERIVED = ("data/processed/", "paper/figures/", "paper/generated/", "paper/logbench.pdf")
+# What committed runs write (processed tables, the executed copies of a study's further runs, the findings'
+# figures, the paper built from them): a change there does not make the code that ran differ from the commit.
+# A study's own notebook is both its source and its executed copy: judged by its cells' code.
+DERIVED = ("data/processed/", "notebooks/runs/", "paper/figures/", "paper/generated/", "paper/logbench.pdf")
 
 
 def notebook_code(text: str) -> str:
