@@ -253,6 +253,17 @@ def test_a_configuration_mismatch_gives_no_verdict(monkeypatch):
     assert s["verdict"].iloc[0] == C.CONFIRMED
 
 
+def test_a_study_wide_setting_is_read_from_the_environment_record_where_the_runs_lack_it():
+    rate = C.claim_rules.RATE_LIMITED
+    runs = pd.DataFrame({"configuration": ["syslog"] * 2})
+    assert "rate limiting False" in C.requirement_mismatch(rate, runs)  # neither: the default (no rate limit)
+    assert "rate limiting False" in C.requirement_mismatch(rate, runs, {"syslog_rate_limit": False})
+    assert C.requirement_mismatch(rate, runs, {"syslog_rate_limit": True}) == ""
+    # a run column wins over the environment's value
+    assert "rate limiting False" in C.requirement_mismatch(rate, runs.assign(syslog_rate_limit=False),
+                                                           {"syslog_rate_limit": True})
+
+
 def test_setting_and_record_size_requirements():
     runs = pd.DataFrame({"settings": ['{"log_statement": "none"}'] * 2, "log_bytes": [2780, 2790],
                          "log_records_received": [10, 10]})

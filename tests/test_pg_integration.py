@@ -233,10 +233,15 @@ def test_rate_limited_syslog_drops_records_and_says_so(tmp_path):
     """With the old distributions' imuxsock limit (200 messages / 5 s) most records are dropped, visibly."""
     study = study_mod.define(profile="smoke", destinations=["syslog"], clients=[1], repeats=1,
                              syslog_rate_limit=True, backend="local", output_dir=tmp_path)
-    r = study_mod.run(study, progress=False).runs.set_index("configuration").loc["syslog"]
+    result = study_mod.run(study, progress=False)
+    r = result.runs.set_index("configuration").loc["syslog"]
     assert r["log_records_expected"] > 1000
     assert 0 < r["log_records_received"] <= 200
     assert r["log_loss"] > 0.5
+    # the environment record says so, where the claims about rate-limited syslog read it
+    import json
+
+    assert json.loads((tmp_path / "environment.json").read_text())["syslog_rate_limit"] is True
 
 
 def test_log_directory_on_tmpfs(tmp_path):

@@ -544,12 +544,16 @@ def concurrency_here(post_clients: tuple[int, ...], rule: ClaimRule, post_cores:
 REQUIREMENT_KINDS = ("column", "setting", "bytes_per_record", "tps", "machine")
 
 
-def requirement_mismatch(req: Requirement, runs: pd.DataFrame) -> str:
-    """Why the runs differ from what the post ran ('' when they match)."""
+def requirement_mismatch(req: Requirement, runs: pd.DataFrame, environment: dict | None = None) -> str:
+    """Why the runs differ from what the post ran ('' when they match). A ``column`` the runs lack is read from
+    the study's environment record (a study-wide setting, e.g. the syslog rate limit), else its default."""
     if not len(runs):
         return ""
     if req.kind == "column":
-        have = (runs[req.key] if req.key in runs.columns else pd.Series([req.default] * len(runs))).tolist()
+        if req.key in runs.columns:
+            have = runs[req.key].tolist()
+        else:
+            have = [(environment or {}).get(req.key, req.default)] * len(runs)
         vals = sorted({str(v) for v in have})
         if all(str(v).lower() == str(req.want).lower() for v in have):
             return ""
@@ -713,7 +717,7 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
                 f"decisive: {label} @ {k}: {estimate_text(e)}")
     base.update(ours=ours, value=e.value, ci_low=e.low, ci_high=e.high, measured_at=f"{label} @ {k} clients")
     judged = study.runs[study.runs["configuration"].astype(str).isin(configs)]
-    mismatches = [m for m in (requirement_mismatch(r, judged) for r in rule.requires) if m]
+    mismatches = [m for m in (requirement_mismatch(r, judged, study.environment) for r in rule.requires) if m]
     if mismatches:
         for d in details:
             d["verdict"] = NOT_COMPARABLE

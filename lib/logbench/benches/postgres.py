@@ -527,7 +527,8 @@ def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
         server_version=pg.version(), tools=tools,
         extra={**environment.pg_test_timing(pg.binary("pg_test_timing")), "pgbench_init_s": init_s,
                "log_dir_on": study.log_dir_on, "backend": pg.backend, "image": getattr(pg, "image", None),
-               **limited},
+               # the syslog daemons' input rate limit decides what a syslog destination keeps: the claims read it
+               **({"syslog_rate_limit": study.syslog_rate_limit} if syslog is not None else {}), **limited},
     )
     return PgBench(study, pg, pgb, syslog, log_dir, limit), env
 
