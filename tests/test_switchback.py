@@ -135,10 +135,8 @@ def test_control_switches_through_the_included_file_and_hands_back_to_alter_syst
 @needs_root
 def test_real_switchback_load(tmp_path):
     """none / stderr / the A/A control in 3 s windows (1 s guard), 3 blocks, 2 loads, 2 clients: ~1 min."""
-    # The log on tmpfs: this test is about switching, not about a disk slow to take the stderr arm's writes (in
-    # CI's container a reload under that arm took over 5 s; likely the collector's full pipe, not measured).
     study = pg_destinations.define(profile="standard", design="switchback", destinations=["none", "stderr"],
-                                   clients=[2], scale=1, log_dir_on="tmpfs",
+                                   clients=[2], scale=1,
                                    backend="local", blocks=3, loads=2, max_loads=2, window_s=3, guard_s=1, warmup=1,
                                    output_dir=tmp_path / "out")
     result = pg_destinations.run(study, progress=False)
