@@ -851,15 +851,6 @@ INSTRUMENT_FINDINGS = "instrument_findings.csv"
 STUDY_FINDINGS = "{name}_findings.csv"
 
 
-def faster_than_baseline(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Logging configurations (not the baseline, not an A/A row) whose throughput ratio CI lies above 1."""
-    if summary is None or "ratio_ci_low" not in summary.columns:
-        return pd.DataFrame()
-    cfg = summary["configuration"].astype(str)
-    keep = (cfg != baseline) & ~cfg.map(regression.is_aa) & (summary["ratio_ci_low"] > 1)
-    return summary[keep]
-
-
 # Written by 90_findings: the anomaly screen over every study's data (logbench.anomalies).
 ANOMALIES = "findings_anomalies.csv"
 
@@ -869,7 +860,7 @@ def anomaly(doc: dict, nums: "Numbers", studies: dict, processed_dir: Path, gen:
     rows = []
     aa_col, ratio_col = f"A/A ratio [{_CI}]", f"ratio to baseline [{_CI}]"
     for name, s in studies.items():
-        fast = faster_than_baseline(s.summary, s.baseline)
+        fast = anomalies_mod.faster_than_baseline(s.summary, s.baseline)
         for _, r in fast.iterrows():
             cell = {c: str(r[c]) for c in cell_columns(s.summary) if c in r.index}
             k = int(r["clients"])
