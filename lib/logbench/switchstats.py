@@ -51,6 +51,8 @@ ANY_SWITCH = "any switch"
 # Kiefer & Vogelsang (2005), fixed-b critical values of the Bartlett kernel's t statistic: the one-sided
 # quantile q as c0 + c1 b + c2 b² + c3 b³, b = bandwidth / n (statsmodels' Bartlett weights 1 - j/(maxlags+1):
 # bandwidth maxlags + 1). Two-sided levels 0.80, 0.90, 0.95, 0.98 use the 0.90, 0.95, 0.975, 0.99 rows.
+# Typed from the paper, so checked against a simulation of the fixed-b limit at b = 0.02-1 (within 2 %;
+# tests/test_switchstats.py::test_fixed_b_cubic_matches_the_simulated_fixed_b_limit).
 _FIXED_B_BARTLETT = {
     0.90: (1.2816, 1.3040, 0.5135, -0.3386),
     0.95: (1.6449, 2.1859, 0.3142, -0.3427),
