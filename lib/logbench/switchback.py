@@ -112,6 +112,20 @@ def design_from(design: object, *, window_s: object, guard_s: object, layout: ob
                             lead_in_s=params.non_negative_int("lead_in_s", lead_in_s))
 
 
+SWITCHBACK_FIELDS = ("window_s", "guard_s", "layout", "blocks", "loads", "max_loads")
+
+
+def from_profile(profile: dict, *, design: object, lead_in_s: float, **given: object) -> SwitchbackDesign | None:
+    """The design from a study's parameters, each None taking the profile's; None for the block design."""
+    design = profile.get("design", "blocks") if design is None else design
+    values = {k: profile.get(k) if given.get(k) is None else given[k] for k in SWITCHBACK_FIELDS}
+    if design == "switchback":
+        missing = [k for k in SWITCHBACK_FIELDS if values[k] is None and k != "max_loads"]
+        if missing:
+            raise ParameterError(missing[0], None, "a value: this profile has none for the switchback design")
+    return design_from(design, lead_in_s=int(round(lead_in_s)), **values)
+
+
 def check_reloadable(configurations: Sequence, contexts: dict[str, str]) -> None:
     """ParameterError naming ``design`` when an arm changes a setting only a restart applies."""
     needs_restart = sorted({f"{c.name}: {k}" for c in configurations for k in c.settings
@@ -354,7 +368,40 @@ def pilot(study, bench, clients: int, seconds: int = PILOT_S) -> dict[str, objec
 
 # -- the study -----------------------------------------------------------------------------------------
 
-def execute(study, bench, env: dict, progress: bool = True) -> tuple[pd.DataFrame, list]:
+@dataclass(frozen=True)
+class Engine:
+    """What the design needs from a server and its load tool: PostgreSQL with pgbench (this module's functions)
+    or MariaDB with sysbench (:mod:`logbench.benches.mariadb_switchback`)."""
+
+    run_load: object
+    window_records: object
+    pilot: object
+    restart: object      # (study, bench): a freshly started server on the baseline's settings
+    server_pid: object   # (bench) -> the server's pid (for the placement control)
+
+
+def _pg_restart(study, bench) -> None:
+    bench.restart_with(study.configuration(study.baseline))
+
+
+POSTGRES = Engine(run_load=lambda *a, **k: run_load(*a, **k), window_records=lambda *a, **k: window_records(*a, **k),
+                  pilot=lambda *a, **k: pilot(*a, **k), restart=_pg_restart, server_pid=lambda bench: bench.pg.pid)
+
+
+def cell_of(study) -> int:
+    """A study that runs in cells (04: regime x workload, each its own loads) says which; -1: the whole study."""
+    return int(getattr(study, "cell", -1))
+
+
+def own_windows(study, recorded: pd.DataFrame) -> pd.DataFrame:
+    """The recorded windows of this study's cell (all of them for a study without cells)."""
+    cell = cell_of(study)
+    if cell < 0 or not len(recorded):
+        return recorded
+    return recorded[recorded["extra"].map(lambda e: isinstance(e, dict) and e.get("cell", -1) == cell)]
+
+
+def execute(study, bench, env: dict, progress: bool = True, engine: Engine = POSTGRES) -> tuple[pd.DataFrame, list]:
     """Every clients level's loads, round by round; returns all window records of ``runs.jsonl``.
 
     Resume: the same study in the same output directory skips the (clients, load) pairs whose windows are all
@@ -368,7 +415,7 @@ def execute(study, bench, env: dict, progress: bool = True) -> tuple[pd.DataFram
     path = runner.runs_path(study)
     arms = [c.name for c in study.planned_configurations]
     reporter = progress_channel.Reporter(study.name)
-    recorded = records.load(path)
+    recorded = own_windows(study, records.load(path))
     done: set[tuple[int, int]] = set()
     per_load = len(plan_load(arms, study.baseline, sb, study.seed, 0, 0))
     if len(recorded):
@@ -382,11 +429,11 @@ def execute(study, bench, env: dict, progress: bool = True) -> tuple[pd.DataFram
     stopped = ""
 
     def widths(clients: int) -> dict[str, float]:
-        w = windows_frame(records.load(path))
+        w = windows_frame(own_windows(study, records.load(path)))
         return switchstats.relative_halfwidths(w[w["clients"] == clients], study.baseline)
 
     def say_estimates(clients: int, load: int, blocks: int) -> None:
-        est = estimates(records.load(path), study.baseline)
+        est = estimates(own_windows(study, records.load(path)), study.baseline)
         est = est[est["clients"] == clients] if len(est) else est
         shown = " · ".join(f"{r.arm}/{study.baseline_of(r.arm)} {r.ratio:.3f} ± {r.halfwidth * r.ratio:.3f}"
                            for r in est.itertuples() if r.ratio == r.ratio)
@@ -395,11 +442,12 @@ def execute(study, bench, env: dict, progress: bool = True) -> tuple[pd.DataFram
 
     with IdleState(study.idle_state) as idle, Placement(study.placement) as place:
         pilot_file = Path(study.output_dir) / "pilot.json"
-        if not pilot_file.exists():
-            found = []
+        found = json.loads(pilot_file.read_text()) if pilot_file.exists() else []
+        if not any(p.get("cell", -1) == cell_of(study) for p in found):
             for clients in study.clients:
-                found.append(pilot(study, bench, clients))
-                p = found[-1]
+                p = {**engine.pilot(study, bench, clients, PILOT_S), **({"cell": cell_of(study)}
+                                                                       if cell_of(study) >= 0 else {})}
+                found.append(p)
                 reporter.say(f"pilot at {clients} client(s): {p['tps_mean']:,.0f} tps, per-second sd "
                              f"{100 * p['sigma_per_s']:.1f} %, lag-1 autocorrelation {p['rho']:.2f}: this noise alone "
                              f"allows ±{100 * p['halfwidth']:.1f} % per arm after {p['windows_per_arm']} windows")
@@ -428,13 +476,13 @@ def execute(study, bench, env: dict, progress: bool = True) -> tuple[pd.DataFram
                              f"±{100 * study.target_halfwidth:.3g} %")
             windows = plan_load(arms, study.baseline, sb, study.seed, clients, load)
             # Each load on a freshly started server: independent loads, so between-run variance is measured.
-            bench.restart_with(study.configuration(study.baseline))
-            place.pin_server(bench.pg.pid)
+            engine.restart(study, bench)
+            place.pin_server(engine.server_pid(bench))
             reporter.say(f"{clients} client(s), load {load + 1}: {len(windows)} windows of {sb.window_s} s "
                          f"({progress_channel.duration(sb.lead_in_s + len(windows) * sb.window_s)})")
             def on_block(b: int, rough: pd.DataFrame, clients=clients, load=load) -> None:
                 # the finished loads of this level as measured, the running one as pgbench -P shows it
-                w = windows_frame(records.load(path))
+                w = windows_frame(own_windows(study, records.load(path)))
                 w = pd.concat([w[w["clients"] == clients], rough.assign(load=f"running {load}")], ignore_index=True)
                 est = switchstats.arm_ratios(w[["load", "block", "unit", "window", "arm", "tps"]], study.baseline)
                 reporter.block(b + 1, sb.blocks, {f"{r.arm}/{study.baseline_of(r.arm)} ×{clients}":
@@ -443,22 +491,25 @@ def execute(study, bench, env: dict, progress: bool = True) -> tuple[pd.DataFram
                                extra=" (running estimates: the load's own from pgbench -P)")
 
             try:
-                edges, per_second, marks = run_load(study, bench, clients, windows,
-                                                    on_block=on_block if reporter.active else None)
+                edges, per_second, marks = engine.run_load(study, bench, clients, windows,
+                                                           on_block=on_block if reporter.active else None)
             except BaseException as e:
                 partial = getattr(e, "partial", None)
                 if partial is not None and partial[0]:
-                    for run in window_records(study, bench, env_id, clients, windows, *partial, position,
-                                              idle.in_force, place.in_force):
-                        records.append(path, run)
+                    try:
+                        for run in engine.window_records(study, bench, env_id, clients, windows, *partial, position,
+                                                         idle.in_force, place.in_force):
+                            records.append(path, run)
+                    except Exception:
+                        pass  # e.g. a dead server cannot be asked for its table's rows: what stopped the load is told
                 raise
-            for run in window_records(study, bench, env_id, clients, windows, edges, per_second, marks, position,
-                                      idle.in_force, place.in_force):
+            for run in engine.window_records(study, bench, env_id, clients, windows, edges, per_second, marks, position,
+                                             idle.in_force, place.in_force):
                 records.append(path, run)
             position += len(windows)
             say_estimates(clients, load, sb.blocks)
     reporter.say(f"switchback finished{': ' + stopped if stopped else ''}")
     reporter.close()
-    runs = records.load(path)
+    runs = own_windows(study, records.load(path))
     # every window began with a reload: the switches the environment table counts
     return runs, [("reload", float(s)) for s in runs["switch_s"]] if len(runs) else []

@@ -237,7 +237,6 @@ def configurations(names: tuple[str, ...], table: dict[str, tuple], pg_bindir: s
     return tuple(out)
 
 
-SWITCHBACK_FIELDS = ("window_s", "guard_s", "layout", "blocks", "loads", "max_loads")
 
 
 def switchback_design(profile: dict, configurations: tuple[Configuration, ...], pg_bindir: str, *, design: object,
@@ -248,17 +247,11 @@ def switchback_design(profile: dict, configurations: tuple[Configuration, ...], 
     from .. import switchback
     from ..settings import postgres_catalog
 
-    design = profile.get("design", "blocks") if design is None else design
-    values = {k: profile.get(k) if given.get(k) is None else given[k] for k in SWITCHBACK_FIELDS}
-    if design == "switchback":
-        missing = [k for k in SWITCHBACK_FIELDS if values[k] is None and k != "max_loads"]
-        if missing:
-            raise params.ParameterError(missing[0], None, "a value: this profile has none for the switchback design")
-    sb = switchback.design_from(design, lead_in_s=int(round(lead_in_s)), **values)
+    sb = switchback.from_profile(profile, design=design, lead_in_s=lead_in_s, **given)
     if sb is None:
         return None
     if versions is not None:
-        raise params.ParameterError("design", design, "'blocks' with a version sweep (versions): its servers "
+        raise params.ParameterError("design", "switchback", "'blocks' with a version sweep (versions): its servers "
                                     "interleave as separate runs")
     catalog = postgres_catalog(str(Path(pg_bindir) / "postgres"))
     switchback.check_reloadable(configurations, {k: v.context for k, v in catalog.items()})

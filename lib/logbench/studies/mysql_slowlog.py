@@ -95,6 +95,15 @@ PROFILES: dict[str, dict[str, object]] = {
                  # adaptive blocks (shared out over the cells) -> ~13 min with the start and the data load
                  "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8},
     # paper-grade: longer runs, ~2 GB of data, the post's three concurrencies per core
+    # The switchback design (logbench.switchback, by SET GLOBAL inside one sysbench load per cell x level: ~14 min):
+    # the arms a running session takes at once (benches.mariadb_switchback), the post's two cached cells at its
+    # connections per core; per level two loads on a restarted server, 3 blocks of the 5 arms in 3 s windows
+    "switchback": {"cells": ["cpu/oltp_read_write", "cpu/oltp_point_select"], "clients": [1, 10, 50],
+                   "configurations": ["off", "slow_all", "general_log", "slow_all_table"], "repeats": 3,
+                   "duration": 2, "warmup": 3, "tables": 4, "table_size": 100000, "buffer_pool_cpu": "512M",
+                   "buffer_pool_io": "16M", "restart_warmup": 2, "target_halfwidth": 0.03, "time_budget_s": 120,
+                   "max_repeats": 8, "design": "switchback", "window_s": 3, "guard_s": 1, "layout": "permutation",
+                   "blocks": 3, "loads": 2, "max_loads": 3},
     "full": {"cells": list(CELLS), "clients": [1, 10, 50],
              "repeats": 5, "duration": 30, "warmup": 5, "tables": 8, "table_size": 1000000,
              "buffer_pool_cpu": "4G", "buffer_pool_io": "128M", "restart_warmup": 10,
@@ -125,6 +134,8 @@ class MysqlSlowlogStudy(mb.MariaDBStudy):
     sample_rate: int
     restart_warmup: int  # seconds of unrecorded load after each restart (the warm-up runs only then)
     cell: int = -1  # -1: the whole study; >= 0: one (regime, workload) cell of it
+    # The switchback design (logbench.switchback; benches.mariadb_switchback), or None for blocks.
+    switchback: object = None
 
     def base_for(self, regime: str) -> Settings:
         """The post's regimes: a buffer pool over the data; or far under it with O_DIRECT."""
@@ -159,12 +170,20 @@ class MysqlSlowlogStudy(mb.MariaDBStudy):
 def define(profile: str = "standard", configurations: object = None, cells: object = None, tables: object = None,
            table_size: object = None, buffer_pool_cpu: object = None, buffer_pool_io: object = None,
            sample_rate: object = 100, restart_warmup: object = None, backend: str = "auto", image: object = None,
-           mariadbd: object = None, **shared: object) -> MysqlSlowlogStudy:
+           mariadbd: object = None, design: object = None, window_s: object = None, guard_s: object = None,
+           layout: object = None, blocks: object = None, loads: object = None, max_loads: object = None,
+           **shared: object) -> MysqlSlowlogStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
-    ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...)."""
+    ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...).
+    ``configurations`` and the switchback design's parameters: None takes the profile's (every configuration,
+    the block design, where it has none)."""
+    from .. import switchback
+    from ..benches import mariadb_switchback
+
     d = common.profile_lookup(profile, PROFILES)
-    chosen = params.name_list("configurations", list(CONFIGURATIONS) if configurations is None else configurations,
-                              CONFIGURATIONS)
+    own = PROFILES[profile]
+    chosen = params.name_list("configurations", own.get("configurations", list(CONFIGURATIONS))
+                              if configurations is None else configurations, CONFIGURATIONS)
     chosen = common.with_baseline(BASELINE, chosen)
     params.choice("backend", backend, BACKENDS)
     rate = params.positive_int("sample_rate", sample_rate)
@@ -192,6 +211,11 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
         buffer_pool_io=str(d("buffer_pool_io", buffer_pool_io)),
         sample_rate=rate, restart_warmup=params.non_negative_int("restart_warmup", d("restart_warmup", restart_warmup)),
     )
+    sb = switchback.from_profile(own, design=design, lead_in_s=study.warmup, window_s=window_s, guard_s=guard_s,
+                                 layout=layout, blocks=blocks, loads=loads, max_loads=max_loads)
+    if sb is not None:
+        mariadb_switchback.check_switchable(study.configurations, study.base)
+        study = dataclasses.replace(study, switchback=sb)
     cpu_pool = size_bytes("buffer_pool_cpu", study.buffer_pool_cpu)
     io_pool = size_bytes("buffer_pool_io", study.buffer_pool_io)
     data = study.data_bytes_estimate
@@ -287,6 +311,11 @@ class SlowlogBench(mb.SysbenchBench):
     def loss_defined(self, configuration: Configuration) -> bool:
         return loss_defined(configuration.settings)
 
+    def window_numbers(self, *, queries: int, qps: float) -> dict:
+        """A switchback window's own numbers (the columns :class:`SlowlogNumbers` gives a block run)."""
+        return {"regime": self.regime, "cell": self.study.cell, "queries": queries, "qps": qps,
+                "command": f"{self.test} (one continuous load)"}
+
 
 def loss_defined(settings: Settings) -> bool:
     """False for the sampled slow log: MariaDB keeps a statement when the *global* query id is a
@@ -322,11 +351,20 @@ def _execute_cells(study: MysqlSlowlogStudy, started, env: dict, progress: bool)
         bench = SlowlogBench(cell, server, sb)
         if index > 0 and study.cells()[index - 1][0] != regime:
             bench.warm_after_restart()
+        if study.switchback is not None:
+            from .. import switchback
+            from ..benches import mariadb_switchback
+
+            _, sw = switchback.execute(cell, bench, env, progress, engine=mariadb_switchback.engine())
+            switches += sw
+            continue
         try:
             runs = runner.execute(cell, bench, env["env_id"], progress=progress,
                                   schedule_key=f"{index}:{cell.regimes[0]}/{cell.workloads[0]}")
         finally:
             switches += bench.switches
+    if study.switchback is not None:
+        runs = records.load(runner.runs_path(study))
     return runs, switches
 
 
@@ -341,22 +379,31 @@ def expand(runs: pd.DataFrame) -> pd.DataFrame:
     out["log_bytes_per_query"] = out["log_bytes"] / out["queries"]
     # /dev/null: expected is kept in extra, received is unknowable (NaN, not 0).
     dev = ex.map(lambda e: "records_expected_uncounted" in e)
-    out.loc[dev, "log_records_expected"] = ex[dev].map(lambda e: e["records_expected_uncounted"])
     out["log_records_received"] = out["log_records_received"].astype(float)
-    out.loc[dev, "log_records_received"] = np.nan
+    if dev.any():  # (a run without /dev/null, e.g. the switchback design's arms, has nothing to replace)
+        out.loc[dev, "log_records_expected"] = ex[dev].map(lambda e: e["records_expected_uncounted"])
+        out.loc[dev, "log_records_received"] = np.nan
     return out
 
 
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """Per regime × workload × configuration × clients: tps and qps mean ± CI, ratio to ``off`` ± Fieller CI,
     records, log rate and server CPU per query."""
+    from .. import switchwindows
+
+    also = ("qps", "latency_p95_ms", "latency_p99_ms", "log_records_expected", "log_records_received", "log_loss",
+            "log_bytes_per_s", "log_bytes_per_query", "server_cpu_s", "server_cpu_us_per_query")
     measured = expand(runs[~runs["warmup"].astype(bool)])
     environment.check_poolable(measured)
-    out = stats.summarise(
-        measured, by=["regime", "test", "configuration", "clients"], baseline=baseline,
-        also=("qps", "latency_p95_ms", "latency_p99_ms", "log_records_expected", "log_records_received", "log_loss",
-              "log_bytes_per_s", "log_bytes_per_query", "server_cpu_s", "server_cpu_us_per_query"),
-    )
+    if switchwindows.is_switchback(measured):
+        # each cell its own loads: the switchback estimator per cell (never windows pooled across cells)
+        out = pd.concat([common.switchback_summary(g, baseline, also, list(CONFIGURATIONS)).assign(
+            regime=regime, test=test) for (regime, test), g in measured.groupby(["regime", "test"], sort=False)],
+            ignore_index=True)
+        out = out[["regime", "test", *[c for c in out.columns if c not in ("regime", "test")]]]
+    else:
+        out = stats.summarise(measured, by=["regime", "test", "configuration", "clients"], baseline=baseline,
+                              also=also)
     order = {c: i for i, c in enumerate(CONFIGURATIONS)}
     rorder = {r: i for i, r in enumerate(REGIMES)}
     worder = {w: i for i, w in enumerate(WORKLOADS)}
@@ -366,7 +413,30 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
 
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
-    return {"summary": summary(result.runs), "runs": records.flatten(expand(result.runs))}
+    return {"summary": summary(result.runs), "runs": records.flatten(expand(result.runs)),
+            **switchback_tables(result.study, result.runs)}
+
+
+def switchback_tables(study: MysqlSlowlogStudy, runs: pd.DataFrame) -> dict[str, pd.DataFrame | None]:
+    """The switchback design's tables (switchwindows.processed_tables), cell by cell: a cell's switches and
+    carryover are its own load's; None for a block-design run (an earlier switchback run's files are removed)."""
+    from .. import switchwindows
+
+    if not switchwindows.is_switchback(runs):
+        return dict.fromkeys(switchwindows.PROCESSED_TABLES)
+    expanded = expand(runs)
+    parts: dict[str, list] = {k: [] for k in switchwindows.PROCESSED_TABLES if k != "pilot"}
+    for (regime, test), g in expanded.groupby(["regime", "test"], sort=False):
+        c = switchwindows.carryover_report(g, BASELINE)
+        tables = {"switches": switchwindows.switch_table(g), "carryover": c["profile"],
+                  "carryover_test": c["same_vs_changed"].merge(c["guard"], on="clients") if len(c["guard"]) else None}
+        for k, t in tables.items():
+            if t is not None and len(t):
+                parts[k].append(t.assign(regime=regime, test=test))
+    pilot = switchwindows.pilot_table(study)
+    if len(pilot) and "cell" in pilot:
+        pilot.insert(0, "cell", pilot.pop("cell").map(lambda i: study.cell_names[int(i)]))
+    return {"pilot": pilot, **{k: pd.concat(v, ignore_index=True) if v else None for k, v in parts.items()}}
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -1,0 +1,426 @@
+"""MariaDB's half of the switchback design: switch the logs by SET GLOBAL inside one continuous sysbench load.
+
+What a running session takes at once and what it does not (measured on MariaDB 10.11; the test
+tests/test_mariadb_switchback.py checks it on the real server): ``general_log`` and ``log_output`` set globally act
+on the next statement of every open session; ``long_query_time`` and ``log_slow_rate_limit`` are copied into a
+session when it connects, so a global change never reaches sysbench's open connections; ``slow_query_log`` is
+both: a statement is slow-logged only when the global flag *and* the session's own copy, taken at connect, are
+on (a load that connected with the slow log off never logs, whatever the global flag says later). So:
+
+- the variables sessions read at connect (:data:`SESSION_READ`) take one value for the whole load, set globally
+  before sysbench connects (``long_query_time = 0`` when an arm logs every statement): the arms may differ only
+  in what acts at once, and a study asking otherwise is refused before anything starts (:func:`check_switchable`);
+- when an arm turns the slow log on, sysbench connects with it on (:data:`CONNECT_ON`), and the baseline's
+  settings are switched in as soon as every session is connected, in the lead-in, before the first window;
+- a log file's name is a restart here (``slow_query_log_file = /dev/null``): refused too.
+
+Windows follow sysbench's own clock: its per-second reports (``--report-interval=1``) count from the moment its
+threads started, which is no whole epoch second, so every window edge is that moment plus whole seconds. Records
+per window: MariaDB writes its log files itself, synchronously, once per statement (no collector, no buffer), so
+each file's size read at the window's edges bounds its records exactly; the slow log as a table is counted by
+each row's own ``start_time`` (microseconds) after the load.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import signal
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .. import controls, records, switchstats
+from ..errors import ParameterError, SettingError, ToolError
+from ..servers.mariadb import norm_name, same_value, sql_literal
+from ..settings import Settings
+from .pg_switchback import Applied
+
+# Copied into a session at connect: one value per load.
+SESSION_READ = ("long_query_time", "log_slow_rate_limit")
+# Acts only where the session's own copy, taken at connect, is on: on while the load connects if any arm sets it.
+CONNECT_ON = ("slow_query_log",)
+
+
+def _slow_arms(configurations: Sequence) -> list:
+    """The arms that slow-log: the only ones a session-read slow-log variable matters to."""
+    return [c for c in configurations if any(norm_name(k) == "slow_query_log" and v == "on"
+                                             for k, v in c.settings.items())]
+
+
+def _session_value(c, name: str, base: Settings | None) -> str | None:
+    """What a session of this arm would copy at connect: the arm's value, else the base's (None: the default)."""
+    for k, v in c.settings.items():
+        if norm_name(k) == name:
+            return v
+    for k, v in (base or {}).items():
+        if norm_name(k) == name:
+            return v
+    return None
+
+
+def load_settings(configurations: Sequence, base: Settings | None = None) -> dict[str, str]:
+    """The session-read variables the load runs with: the one value the slow-logging arms need."""
+    out: dict[str, str] = {}
+    for c in _slow_arms(configurations):
+        for name in SESSION_READ:
+            v = _session_value(c, name, base)
+            if v is not None:
+                out[name] = v
+    return out
+
+
+def check_switchable(configurations: Sequence, base: Settings | None = None) -> None:
+    """ParameterError naming ``design`` for arms a switch inside a running load cannot give (module notes)."""
+    problems = []
+    for c in configurations:
+        for k, v in c.settings.items():
+            if norm_name(k).endswith("_file"):
+                problems.append(f"{c.name}: {k} (a log file's name is a restart here)")
+    slow = _slow_arms(configurations)
+    for name in SESSION_READ:
+        values = {_session_value(c, name, base) for c in slow}
+        if len(values) > 1:
+            problems.append(f"{', '.join(c.name for c in slow)}: {name} takes {len(values)} values "
+                            f"({', '.join(sorted(str(v or 'the default') for v in values))}); sessions read it "
+                            "at connect")
+    if problems:
+        raise ParameterError("design", "switchback",
+                             "'blocks' for these arms, or configurations a SET GLOBAL inside a running load can "
+                             "switch: " + "; ".join(problems))
+
+
+class Control:
+    """Switch the server's logging by SET GLOBAL over its quiet admin session; every window's switch is made
+    (also between equal settings: the same statements, so every window starts after the same disturbance)."""
+
+    def __init__(self, server, fixed: dict[str, str]):
+        self.server, self.fixed = server, dict(fixed)
+        self.names: list[str] = []
+        self._checked: set[Settings] = set()
+
+    def desired(self, settings: Settings) -> dict[str, str]:
+        """Every variable any arm sets, at this arm's value or the server's at its start."""
+        out = {n: self.server.initial[n] for n in self.names}
+        out.update({norm_name(k): v for k, v in settings.items()})
+        out.update(self.fixed)
+        return out
+
+    def start(self, arms: Sequence[Settings]) -> None:
+        """Before the load connects: the session-read values, and the slow log on if an arm turns it on."""
+        names = {norm_name(k) for s in arms for k in s} | set(self.fixed)
+        missing = sorted(n for n in names if n not in self.server.initial)
+        if missing:
+            raise SettingError(f"the server did not report {missing} at its start: cannot switch them back")
+        self.names = sorted(names)
+        connect = {norm_name(k): v for s in arms for k, v in s.items() if norm_name(k) in CONNECT_ON and v == "on"}
+        for n, v in {**self.fixed, **connect}.items():
+            self.server.query(f"SET GLOBAL {n} = {sql_literal(v)}")
+
+    def connected(self, clients: int, timeout: float = 60.0) -> None:
+        """Wait until ``clients`` sessions besides ours are connected (sysbench's threads have their copies)."""
+        deadline = time.monotonic() + timeout
+        while int(self.server.query("SELECT COUNT(*) FROM information_schema.processlist "
+                                    "WHERE id <> CONNECTION_ID() AND command <> 'Daemon'")[0][0]) < clients:
+            if time.monotonic() > deadline:
+                raise ToolError(f"sysbench's {clients} sessions did not all connect within {timeout} s")
+            time.sleep(0.01)
+
+    def apply(self, settings: Settings, requested: float) -> Applied:
+        sent = time.time()
+        for n, v in self.desired(settings).items():
+            if n not in self.fixed:
+                self.server.query(f"SET GLOBAL {n} = {sql_literal(v)}")
+        applied = time.time()  # SET GLOBAL of these acts on the next statement of every session
+        if settings not in self._checked:
+            self.check(settings)
+            self._checked.add(settings)
+        return Applied(requested, sent, applied)
+
+    def check(self, settings: Settings) -> None:
+        want = self.desired(settings)
+        now = self.server.global_variables(list(want))
+        bad = {n: (v, now.get(n)) for n, v in want.items() if n not in now or not same_value(v, now[n])}
+        if bad:
+            raise SettingError(f"after SET GLOBAL, the server reports other values than asked for: {bad}")
+
+    def restore(self) -> None:
+        """Every switched variable back to its value at the server's start (a block design may follow)."""
+        for n in self.names:
+            self.server.query(f"SET GLOBAL {n} = {sql_literal(self.server.initial[n])}")
+
+
+class ContinuousSysbench:
+    """sysbench for a whole load, its per-second reports read as they come: an interrupt or a stop at any moment
+    keeps every second already reported. ``zero``: the epoch second (float) its threads started, the zero of its
+    reports; report k covers [zero + k - 1, zero + k)."""
+
+    def __init__(self, sysbench, test: str, clients: int, seconds: int, seed: int):
+        self.sysbench, self.test, self.clients, self.seconds, self.seed = sysbench, test, clients, int(seconds), seed
+        self.running_sb = None
+        self.zero = math.nan
+        self._epoch_of_monotonic = 0.0
+
+    def __enter__(self) -> "ContinuousSysbench":
+        self._epoch_of_monotonic = time.time() - time.monotonic()
+        self.running_sb = self.sysbench.start(self.test, self.clients, self.seconds, report_interval=1,
+                                              seed=self.seed)
+        if not self.running_sb.started.wait(timeout=60) or math.isnan(self.running_sb.started_monotonic):
+            raise self.ended_early(math.nan)
+        self.zero = self.running_sb.started_monotonic + self._epoch_of_monotonic
+        return self
+
+    @property
+    def argv(self) -> list[str]:
+        return self.running_sb.argv if self.running_sb else []
+
+    def running(self) -> bool:
+        return self.running_sb is not None and self.running_sb.proc.poll() is None
+
+    def ended_early(self, planned_end: float) -> ToolError:
+        r = self.running_sb
+        rc = r.proc.poll() if r else None
+        err = "".join(r._stderr)[-2000:] if r else ""
+        return ToolError(f"sysbench ended before the load's last window (exit status {rc}; planned end "
+                         f"{planned_end:.0f}); `{' '.join(self.argv)}` wrote:\n{err}\n{r.text[-1000:] if r else ''}")
+
+    def per_second(self) -> dict[int, dict]:
+        """Report k (1, 2, ...) -> its numbers (tps, qps, err/s, the percentile latency), as reported so far."""
+        from ..workloads.sysbench import parse_intervals
+
+        text = self.running_sb.text if self.running_sb else ""
+        return {int(round(i.t_s)): {"tx": int(round(i.tps)), "queries": int(round(i.qps)),
+                                    "failed": int(round(i.errors_per_s)), "pct_ms": i.latency_pct_ms}
+                for i in parse_intervals(text)}
+
+    def progress(self) -> list[tuple[float, float]]:
+        return [(self.zero + k, v["tx"]) for k, v in sorted(self.per_second().items())]
+
+    def stop(self) -> dict[int, dict]:
+        r = self.running_sb
+        if r is None:
+            return {}
+        if r.proc.poll() is None:
+            r.proc.send_signal(signal.SIGTERM)
+            try:
+                r.proc.wait(timeout=10)
+            except Exception:
+                r.kill()
+        r._reader.join(timeout=10)
+        out = self.per_second()
+        self.running_sb = None
+        return out
+
+    def __exit__(self, *exc) -> None:
+        if self.running_sb is not None:
+            try:
+                self.stop()
+            finally:
+                if self.running_sb is not None:
+                    self.running_sb.kill()
+                    self.running_sb = None
+
+
+def counters(bench) -> dict:
+    """What is read at an edge: server CPU, the machine's steal and idle states, every log file's size (at a
+    window's end replaced by the sizes read at its edge itself, just before the next switch: the counters are
+    read 50 ms early, which would leave 5 % of a 1 s measured part's records out)."""
+    from ..servers.process import tree_cpu_seconds
+
+    return {"server_cpu_s": tree_cpu_seconds(bench.server.pid, attempts=3), "logger_cpu_s": 0.0,
+            "files": {n: s.mark() for n, s in file_sinks(bench).items()}, **controls.snapshot()}
+
+
+def file_sinks(bench) -> dict:
+    return {n: s for n, s in bench._sinks.items() if n != "slow_table"}
+
+
+def run_load(study, bench, clients: int, windows: tuple, *, on_block=None):
+    """One load of ``windows`` on the bench's running server: the MariaDB counterpart of
+    :func:`logbench.switchback.run_load` (same return shape: edges, per-second reports, marks)."""
+    from ..switchback import EDGE_READ_S, TAIL_S, Edge, rough_windows, sleep_until
+
+    sb = study.switchback
+    arms = [study.bench_configuration(a).settings for a in dict.fromkeys(w.arm for w in windows)]
+    control = Control(bench.server, load_settings(study.configurations, bench.base))
+    control.start(arms)  # before sysbench connects: its sessions copy the session-read variables
+    bench.table.truncate()
+    bench._rotate_if_large()
+    total = sb.lead_in_s + len(windows) * sb.window_s + 6
+    edges: list = []
+    marks: dict = {}
+    seed = int(np.random.SeedSequence([study.seed, clients, windows[0].load, 0x5B]).generate_state(1)[0]) & 0x7FFFFFFF
+    with ContinuousSysbench(bench.sysbench, bench.test, clients, total, seed) as load:
+        # window k's edge: the threads' start plus whole seconds (sysbench's reports count from it)
+        t0 = math.floor(sb.lead_in_s) + 1
+        try:
+            control.connected(clients)
+            control.apply(study.bench_configuration(study.baseline).settings, requested=time.time())
+            marks = {"zero": load.zero, "t0": t0, "load_settings": control.fixed}
+            pending = None
+            for w in windows:
+                edge = Edge()
+                start = load.zero + t0 + w.index * sb.window_s
+                sleep_until(start)
+                if not load.running():
+                    raise load.ended_early(load.zero + t0 + len(windows) * sb.window_s)
+                if edges:
+                    # the window before ends here: its files' sizes at its edge, before this switch
+                    edges[-1].at_end["files"] = {n: f.mark() for n, f in file_sinks(bench).items()}
+                edge.applied = control.apply(study.bench_configuration(w.arm).settings, requested=start)
+                edge.at_switch = counters(bench)
+                if pending is not None:
+                    on_block(*pending)
+                    pending = None
+                sleep_until(start + sb.guard_s)
+                edge.at_guard = counters(bench)
+                sleep_until(start + sb.window_s - EDGE_READ_S)
+                edge.at_end = counters(bench)
+                edges.append(edge)
+                if on_block is not None and (w.index + 1 == len(windows) or windows[w.index + 1].block != w.block):
+                    pending = (w.block, rough_windows(windows[:w.index + 1], load.zero + t0, sb, load.progress()))
+            end = load.zero + t0 + len(windows) * sb.window_s
+            sleep_until(end)
+            edges[-1].at_end["files"] = {n: f.mark() for n, f in file_sinks(bench).items()}
+            sleep_until(end + TAIL_S)
+            per_second = load.stop()
+            control.restore()
+            if pending is not None:
+                on_block(*pending)
+        except BaseException as e:
+            e.partial = (edges, load.stop(), marks)  # type: ignore[attr-defined]
+            try:
+                control.restore()
+            except Exception:
+                pass  # the server may be what failed: the interrupt or the error is what is told
+            raise
+    return edges, per_second, marks
+
+
+def table_starts(bench) -> np.ndarray:
+    """Epoch seconds (with microseconds) of every row of the slow-log table: when its statement started."""
+    rows = bench.server.query("SELECT UNIX_TIMESTAMP(start_time) FROM mysql.slow_log")
+    return np.sort(np.array([float(r[0]) for r in rows], dtype=float))
+
+
+def window_records(study, bench, env_id: str, clients: int, windows: Sequence, edges: Sequence, per_second: dict,
+                   marks: dict, first_position: int, idle_state: str, placement: str) -> list:
+    """One :class:`records.Run` per finished window: throughput from sysbench's reports of its measured seconds,
+    records from the log files' sizes at its edges (the table by its rows' start times)."""
+    from ..logsinks import count_records
+    from . import mariadb as mb
+
+    sb = study.switchback
+    zero, t0 = marks.get("zero", math.nan), marks.get("t0", 0)
+    sinks = file_sinks(bench)
+    starts: np.ndarray | None = np.array([])
+    if any("slow_table" in study.bench_configuration(w.arm).destinations for w in windows):
+        try:
+            starts = table_starts(bench)
+        except Exception:
+            starts = None  # the server is gone (killed mid-load): the table's windows cannot be counted, not kept
+    out = []
+    for w, e in zip(windows, edges):
+        first = t0 + w.index * sb.window_s  # report k covers [zero + k - 1, zero + k)
+        measured = range(first + sb.guard_s + 1, first + sb.window_s + 1)
+        if any(k not in per_second for k in measured):
+            continue
+        rows = [per_second[k] for k in measured]
+        tx, queries = sum(r["tx"] for r in rows), sum(r["queries"] for r in rows)
+        failed = sum(r["failed"] for r in rows)
+        secs = float(len(measured))
+        cfg = study.bench_configuration(w.arm)
+        own = list(cfg.destinations)
+        if starts is None and "slow_table" in own:
+            continue
+        lo, hi = zero + first + sb.guard_s, zero + first + sb.window_s
+
+        def counted(name: str, a: dict, b: dict) -> tuple[int, int, int]:
+            if name == "slow_table":
+                n = int(np.searchsorted(starts, hi) - np.searchsorted(starts, lo))
+                return n, n, 0
+            s = sinks[name]
+            with open(s.path, "rb") as f:
+                f.seek(a["files"][name])
+                data = f.read(b["files"][name] - a["files"][name])
+            lines = data.splitlines()
+            return count_records(lines, cfg.records or s.records), len(lines), len(data)
+
+        got = {n: counted(n, e.at_guard, e.at_end) for n in own}
+        foreign = {n: counted(n, e.at_guard, e.at_end)[1] for n in sinks if n not in own}
+        in_guard = sum(counted(n, e.at_switch, e.at_guard)[0] for n in own if n != "slow_table")
+        received = {n: c[0] for n, c in got.items()}
+        lines = sum(c[1] for c in got.values())
+        nbytes = sum(c[2] for c in got.values())
+        expected = cfg.expected_records(statements=mb.statements_sent(queries, failed)) * len(own)
+        machine = controls.delta({k: v for k, v in e.at_guard.items() if k != "files"},
+                                 {k: v for k, v in e.at_end.items() if k != "files"})
+        steal = float(machine.get("steal_s", math.nan))
+        got_total = sum(received.values())
+        settings = bench.effective_settings(cfg)
+        settings.update(marks.get("load_settings", {}))
+        out.append(records.Run(
+            study=study.name, configuration=w.arm, settings=settings, destinations=tuple(own),
+            engine=bench.engine, server_version=bench.server_version, backend=bench.backend,
+            workload=f"sysbench {bench.test}", query_mode=bench.query_mode, scale=bench.scale,
+            clients=clients, threads=clients, repeat=w.load * sb.blocks + w.block, position=first_position + w.index,
+            warmup=False, seed=study.seed,
+            started_at=dt.datetime.fromtimestamp(lo - sb.guard_s, dt.timezone.utc).isoformat(timespec="milliseconds"),
+            duration_s=secs, wall_s=secs, switch="reload", switch_s=e.applied.latency_s,
+            transactions=tx, failed=failed, tps=tx / secs,
+            latency_mean_ms=math.nan, latency_stddev_ms=math.nan, latency_p50_ms=math.nan,
+            latency_p95_ms=float(np.mean([r["pct_ms"] for r in rows])), latency_p99_ms=math.nan, latency_samples=0,
+            log_records_expected=expected, log_records_received=got_total,
+            log_loss=records.loss(expected, got_total) if own and bench.loss_defined(cfg) else math.nan,
+            log_records_by_destination=received, log_lines=lines, log_bytes=nbytes,
+            log_lines_per_s=lines / secs, log_bytes_per_s=nbytes / secs,
+            server_cpu_s=e.at_end["server_cpu_s"] - e.at_guard["server_cpu_s"], logger_cpu_s=0.0,
+            env_id=env_id, log_dir_fs=bench.log_dir_fs(), idle_state=idle_state,
+            cpuidle_driver=controls.cpuidle_driver(), cpuidle_usage=controls.cpuidle_usage(machine), steal_s=steal,
+            high_steal=controls.high_steal(steal, secs),
+            extra={"design": "switchback", "layout": sb.layout, "load": w.load, "block": w.block, "unit": w.unit,
+                   "window": w.index, "attempt": first_position, "prev_arm": windows[w.index - 1].arm if w.index else None,
+                   "window_s": sb.window_s, "guard_s": sb.guard_s, "switch_requested": e.applied.requested,
+                   "switch_sent": e.applied.sent, "switch_applied": e.applied.applied,
+                   "per_second_tps": [per_second.get(k, {"tx": 0})["tx"] for k in
+                                      range(first + 1, first + sb.window_s + 1)],
+                   "records_in_guard": in_guard, "foreign_records": foreign,
+                   "guard_server_cpu_s": e.at_guard["server_cpu_s"] - e.at_switch["server_cpu_s"],
+                   "guard_logger_cpu_s": 0.0, "placement": placement,
+                   "load_settings": marks.get("load_settings", {}), "sysbench_zero": zero,
+                   **bench.window_numbers(queries=queries, qps=queries / secs)},
+        ))
+    return out
+
+
+def pilot(study, bench, clients: int, seconds: int) -> dict[str, object]:
+    """A short load of the baseline: this machine's per-second noise now and the half-width it predicts."""
+    from ..switchback import sleep_until
+
+    sb = study.switchback
+    bench.server.restart(base=bench.base)
+    with ContinuousSysbench(bench.sysbench, bench.test, clients, sb.lead_in_s + seconds + 3, study.seed) as load:
+        sleep_until(load.zero + sb.lead_in_s + 1 + seconds + 0.2)
+        per_second = load.stop()
+    first = sb.lead_in_s + 1
+    tps = [per_second.get(k, {"tx": 0})["tx"] for k in range(first + 1, first + seconds + 1)]
+    n = sb.loads * sb.blocks
+    return {"clients": clients, "seconds": seconds, "tps_mean": float(np.mean(tps)), "windows_per_arm": n,
+            "measured_s": sb.measured_s,
+            **switchstats.predicted_halfwidth(np.log(np.maximum(tps, 1)), sb.measured_s, n, sb.layout)}
+
+
+def _restart(study, bench) -> None:
+    """Each load on a freshly started server (independent loads), warmed as the block design warms a restart."""
+    bench.server.restart(base=bench.base)
+    bench.warm_after_restart()
+
+
+def engine():
+    """The switchback design's MariaDB engine (:class:`logbench.switchback.Engine`)."""
+    from ..switchback import Engine
+
+    return Engine(run_load=run_load, window_records=window_records, pilot=pilot, restart=_restart,
+                  server_pid=lambda bench: bench.server.pid)
