@@ -570,4 +570,5 @@ SPEC = common.StudySpec(
     name=NAME, engine="mariadb", title="MariaDB slow query log", post=POST, baseline=BASELINE,
     notebook="04_mysql_slowlog.ipynb", seed=20090210, published=lambda runs: published_ratios(),
     experiment="001/cpu_bound", committed={"profile": "standard", "backend": "local", "publish": True},
+    extra_committed=({"profile": "switchback", "backend": "local", "publish": True},),
     smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=2)
