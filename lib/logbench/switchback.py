@@ -203,6 +203,39 @@ def counters(bench) -> dict:
             **controls.snapshot()}
 
 
+def switch_windows(windows: Sequence[Window], sb: SwitchbackDesign, first_edge: float, load, edges: list, *,
+                   switch, read, on_block=None, at_edge=None):
+    """The schedule of one load, whatever the server and load tool: at each window's edge (``first_edge`` plus
+    whole windows, on the load's clock) ``at_edge(previous edge)``, then ``switch(arm, edge time)``, and
+    ``read()`` at the switch, at the guard's end and just before the next edge. Each finished window's
+    :class:`Edge` is appended to ``edges`` as it ends (the caller keeps them when the load is cut short).
+    Returns the last block's progress line not yet told (``on_block``'s arguments), or None."""
+    pending = None
+    for w in windows:
+        edge = Edge()
+        start = first_edge + w.index * sb.window_s
+        sleep_until(start)
+        if not load.running():
+            raise load.ended_early(first_edge + len(windows) * sb.window_s)
+        if at_edge is not None and edges:
+            at_edge(edges[-1])
+        edge.applied = switch(w.arm, start)
+        edge.at_switch = read()
+        if pending is not None:
+            # a finished block's progress line, told inside the guard: it must not delay a switch
+            on_block(*pending)
+            pending = None
+        sleep_until(start + sb.guard_s)
+        edge.at_guard = read()
+        # read just before the edge, so the next switch is not delayed by the reading
+        sleep_until(start + sb.window_s - EDGE_READ_S)
+        edge.at_end = read()
+        edges.append(edge)
+        if on_block is not None and (w.index + 1 == len(windows) or windows[w.index + 1].block != w.block):
+            pending = (w.block, rough_windows(windows[:w.index + 1], first_edge, sb, load.progress()))
+    return pending
+
+
 def run_load(study, bench, clients: int, windows: tuple[Window, ...], *, on_block=None) -> tuple[list, dict]:
     """Run one load: pgbench for the whole plan, a switch at every window edge; returns each window's edges
     (as far as it got) and pgbench's per-second aggregate. An interrupt stops pgbench cleanly (SIGALRM)
@@ -220,27 +253,9 @@ def run_load(study, bench, clients: int, windows: tuple[Window, ...], *, on_bloc
         t0 = math.ceil(load.started_at + sb.lead_in_s + 1)
         try:
             marks = {s.name: s.mark() for s in bench.all_sinks()}
-            pending = None
-            for w in windows:
-                edge = Edge()
-                start = t0 + w.index * sb.window_s
-                sleep_until(start)
-                if not load.running():
-                    raise load.ended_early(t0 + len(windows) * sb.window_s)
-                edge.applied = control.apply(study.bench_configuration(w.arm).settings, requested=start)
-                edge.at_switch = counters(bench)
-                if pending is not None:
-                    # a finished block's progress line, told inside the guard: it must not delay a switch
-                    on_block(*pending)
-                    pending = None
-                sleep_until(start + sb.guard_s)
-                edge.at_guard = counters(bench)
-                # read just before the edge, so the next switch is not delayed by the reading
-                sleep_until(start + sb.window_s - EDGE_READ_S)
-                edge.at_end = counters(bench)
-                edges.append(edge)
-                if on_block is not None and (w.index + 1 == len(windows) or windows[w.index + 1].block != w.block):
-                    pending = (w.block, rough_windows(windows[:w.index + 1], t0, sb, load.progress()))
+            pending = switch_windows(windows, sb, t0, load, edges, on_block=on_block, read=lambda: counters(bench),
+                                     switch=lambda arm, at: control.apply(study.bench_configuration(arm).settings,
+                                                                          requested=at))
             # back to the baseline, as the server's own record of what it runs says (blocks may follow)
             base = study.bench_configuration(study.baseline).settings
             end = t0 + len(windows) * sb.window_s
@@ -270,6 +285,19 @@ def rough_windows(windows: Sequence[Window], t0: int, sb: SwitchbackDesign,
             rows.append({"load": w.load, "block": w.block, "unit": w.unit, "window": w.index, "arm": w.arm,
                          "tps": float(np.mean(tps))})
     return pd.DataFrame(rows, columns=["load", "block", "unit", "window", "arm", "tps"])
+
+
+def window_extra(sb: SwitchbackDesign, windows: Sequence[Window], w: Window, e: Edge, first_position: int,
+                 placement: str, **own: object) -> dict:
+    """A window record's design fields (what :mod:`logbench.switchwindows` reads), whatever the engine, and
+    ``own``: the engine's per-second throughput, records in the guard, other arms' records and the like."""
+    return {"design": "switchback", "layout": sb.layout, "load": w.load, "block": w.block, "unit": w.unit,
+            "window": w.index, "attempt": first_position, "prev_arm": windows[w.index - 1].arm if w.index else None,
+            "window_s": sb.window_s, "guard_s": sb.guard_s, "switch_requested": e.applied.requested,
+            "switch_sent": e.applied.sent, "switch_applied": e.applied.applied,
+            "guard_server_cpu_s": e.at_guard["server_cpu_s"] - e.at_switch["server_cpu_s"],
+            "guard_logger_cpu_s": e.at_guard["logger_cpu_s"] - e.at_switch["logger_cpu_s"],
+            "placement": placement, **own}
 
 
 def window_records(study, bench, env_id: str, clients: int, windows: Sequence[Window], edges: Sequence[Edge],
@@ -329,15 +357,9 @@ def window_records(study, bench, env_id: str, clients: int, windows: Sequence[Wi
             env_id=env_id, log_dir_fs=bench.log_dir_fs(), idle_state=idle_state,
             cpuidle_driver=controls.cpuidle_driver(), cpuidle_usage=controls.cpuidle_usage(machine), steal_s=steal,
             high_steal=controls.high_steal(steal, secs),
-            extra={"design": "switchback", "layout": sb.layout, "load": w.load, "block": w.block, "unit": w.unit,
-                   "window": w.index, "attempt": first_position, "prev_arm": windows[w.index - 1].arm if w.index else None,
-                   "window_s": sb.window_s, "guard_s": sb.guard_s, "switch_requested": e.applied.requested,
-                   "switch_sent": e.applied.sent, "switch_applied": e.applied.applied,
-                   "per_second_tps": [per_second.get(s, (0,))[0] for s in range(start, start + sb.window_s)],
-                   "records_in_guard": in_guard, "foreign_records": foreign,
-                   "guard_server_cpu_s": e.at_guard["server_cpu_s"] - e.at_switch["server_cpu_s"],
-                   "guard_logger_cpu_s": e.at_guard["logger_cpu_s"] - e.at_switch["logger_cpu_s"],
-                   "placement": placement},
+            extra=window_extra(sb, windows, w, e, first_position, placement,
+                               per_second_tps=[per_second.get(s, (0,))[0] for s in range(start, start + sb.window_s)],
+                               records_in_guard=in_guard, foreign_records=foreign),
         ))
     return out
 

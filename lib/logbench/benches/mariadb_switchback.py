@@ -245,7 +245,7 @@ def file_sinks(bench) -> dict:
 def run_load(study, bench, clients: int, windows: tuple, *, on_block=None):
     """One load of ``windows`` on the bench's running server: the MariaDB counterpart of
     :func:`logbench.switchback.run_load` (same return shape: edges, per-second reports, marks)."""
-    from ..switchback import EDGE_READ_S, TAIL_S, Edge, rough_windows, sleep_until
+    from ..switchback import TAIL_S, sleep_until, switch_windows
 
     sb = study.switchback
     arms = [study.bench_configuration(a).settings for a in dict.fromkeys(w.arm for w in windows)]
@@ -263,31 +263,17 @@ def run_load(study, bench, clients: int, windows: tuple, *, on_block=None):
             control.connected(clients)
             control.apply(study.bench_configuration(study.baseline).settings, requested=time.time())
             marks = {"zero": load.zero, "t0": t0, "load_settings": control.fixed}
-            pending = None
-            for w in windows:
-                edge = Edge()
-                start = load.zero + t0 + w.index * sb.window_s
-                sleep_until(start)
-                if not load.running():
-                    raise load.ended_early(load.zero + t0 + len(windows) * sb.window_s)
-                if edges:
-                    # the window before ends here: its files' sizes at its edge, before this switch
-                    edges[-1].at_end["files"] = {n: f.mark() for n, f in file_sinks(bench).items()}
-                edge.applied = control.apply(study.bench_configuration(w.arm).settings, requested=start)
-                edge.at_switch = counters(bench)
-                if pending is not None:
-                    on_block(*pending)
-                    pending = None
-                sleep_until(start + sb.guard_s)
-                edge.at_guard = counters(bench)
-                sleep_until(start + sb.window_s - EDGE_READ_S)
-                edge.at_end = counters(bench)
-                edges.append(edge)
-                if on_block is not None and (w.index + 1 == len(windows) or windows[w.index + 1].block != w.block):
-                    pending = (w.block, rough_windows(windows[:w.index + 1], load.zero + t0, sb, load.progress()))
+            def files_at_edge(edge) -> None:
+                # the window before ends here: its files' sizes at its edge, before this switch
+                edge.at_end["files"] = {n: f.mark() for n, f in file_sinks(bench).items()}
+
+            pending = switch_windows(windows, sb, load.zero + t0, load, edges, on_block=on_block, at_edge=files_at_edge,
+                                     read=lambda: counters(bench),
+                                     switch=lambda arm, at: control.apply(study.bench_configuration(arm).settings,
+                                                                          requested=at))
             end = load.zero + t0 + len(windows) * sb.window_s
             sleep_until(end)
-            edges[-1].at_end["files"] = {n: f.mark() for n, f in file_sinks(bench).items()}
+            files_at_edge(edges[-1])
             sleep_until(end + TAIL_S)
             per_second = load.stop()
             control.restore()
@@ -308,6 +294,7 @@ def window_records(study, bench, env_id: str, clients: int, windows: Sequence, e
     """One :class:`records.Run` per finished window: throughput from sysbench's reports of its measured seconds,
     records from the log files' sizes at its edges."""
     from ..logsinks import count_records
+    from ..switchback import window_extra
     from . import mariadb as mb
 
     sb = study.switchback
@@ -367,17 +354,12 @@ def window_records(study, bench, env_id: str, clients: int, windows: Sequence, e
             env_id=env_id, log_dir_fs=bench.log_dir_fs(), idle_state=idle_state,
             cpuidle_driver=controls.cpuidle_driver(), cpuidle_usage=controls.cpuidle_usage(machine), steal_s=steal,
             high_steal=controls.high_steal(steal, secs),
-            extra={"design": "switchback", "layout": sb.layout, "load": w.load, "block": w.block, "unit": w.unit,
-                   "window": w.index, "attempt": first_position, "prev_arm": windows[w.index - 1].arm if w.index else None,
-                   "window_s": sb.window_s, "guard_s": sb.guard_s, "switch_requested": e.applied.requested,
-                   "switch_sent": e.applied.sent, "switch_applied": e.applied.applied,
-                   "per_second_tps": [per_second.get(k, {"tx": 0})["tx"] for k in
-                                      range(first + 1, first + sb.window_s + 1)],
-                   "records_in_guard": in_guard, "foreign_records": foreign,
-                   "guard_server_cpu_s": e.at_guard["server_cpu_s"] - e.at_switch["server_cpu_s"],
-                   "guard_logger_cpu_s": 0.0, "placement": placement,
-                   "load_settings": marks.get("load_settings", {}), "sysbench_zero": zero,
-                   **bench.window_numbers(queries=queries, qps=queries / secs)},
+            extra=window_extra(sb, windows, w, e, first_position, placement,
+                               per_second_tps=[per_second.get(k, {"tx": 0})["tx"]
+                                               for k in range(first + 1, first + sb.window_s + 1)],
+                               records_in_guard=in_guard, foreign_records=foreign,
+                               load_settings=marks.get("load_settings", {}), sysbench_zero=zero,
+                               **bench.window_numbers(queries=queries, qps=queries / secs)),
         ))
     return out
 
