@@ -312,7 +312,6 @@ def window_records(study, bench, env_id: str, clients: int, windows: Sequence, e
         secs = float(len(measured))
         cfg = study.bench_configuration(w.arm)
         own = list(cfg.destinations)
-        lo, hi = zero + first + sb.guard_s, zero + first + sb.window_s
 
         def counted(name: str, a: dict, b: dict) -> tuple[int, int, int]:
             s = sinks[name]
@@ -341,7 +340,7 @@ def window_records(study, bench, env_id: str, clients: int, windows: Sequence, e
             workload=f"sysbench {bench.test}", query_mode=bench.query_mode, scale=bench.scale,
             clients=clients, threads=clients, repeat=w.load * sb.blocks + w.block, position=first_position + w.index,
             warmup=False, seed=study.seed,
-            started_at=dt.datetime.fromtimestamp(lo - sb.guard_s, dt.timezone.utc).isoformat(timespec="milliseconds"),
+            started_at=dt.datetime.fromtimestamp(zero + first, dt.timezone.utc).isoformat(timespec="milliseconds"),
             duration_s=secs, wall_s=secs, switch="reload", switch_s=e.applied.latency_s,
             transactions=tx, failed=failed, tps=tx / secs,
             latency_mean_ms=math.nan, latency_stddev_ms=math.nan, latency_p50_ms=math.nan,
