@@ -251,3 +251,28 @@ def test_log_directory_on_tmpfs(tmp_path):
     assert set(runs["log_dir_fs"]) == {"tmpfs"}
     logged = runs[runs.configuration == "csvlog"].iloc[0]
     assert logged["log_records_received"] == logged["log_records_expected"] > 0
+
+
+def test_a_pgbench_run_reads_only_its_own_transaction_log(log_dir, tmp_path):
+    """A study stopped mid-run (Ctrl-C) and resumed runs the same position again with the same log prefix:
+    the interrupted pgbench's half-written log is removed when it is stopped, and one left by a study killed
+    outright is not read as the new run's (CI failure of 2026-11-24: 'invalid column index 2 at row 687')."""
+    import threading
+
+    from logbench.workloads.pgbench import Pgbench
+
+    with LocalPostgres(Settings.of("postgresql", study_mod.BASE), log_dir=log_dir) as pg:
+        bench = Pgbench(pg.binary("pgbench"), pg.conninfo)
+        bench.initialise(1)
+        prefix = tmp_path / "txlog" / "run0003"
+        prefix.parent.mkdir()
+        # interrupted: the exception reaches run() while pgbench is writing its log
+        threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        with pytest.raises(KeyboardInterrupt):
+            bench.run(2, 5, "prepared", log_prefix=prefix, sampling_rate=1.0)
+        assert list(prefix.parent.iterdir()) == []
+        # killed outright: a truncated last line under another pid's name
+        (prefix.parent / "run0003.4194000").write_text("0 1 87 0 1764000000 1\n0 2\n")
+        r = bench.run(2, 2, "prepared", log_prefix=prefix, sampling_rate=1.0)
+        assert r.latency_samples == r.transactions > 0
+        assert list(prefix.parent.iterdir()) == []

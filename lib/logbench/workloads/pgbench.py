@@ -72,6 +72,14 @@ def parse_progress(text: str) -> tuple[float, ...]:
     return tuple(float(m.group(2)) for m in _PROGRESS.finditer(text))
 
 
+def _own_logs(prefix: Path | None, pid: int) -> list[Path]:
+    """This pgbench's transaction logs: ``prefix.<pid>`` and, with -j > 1, ``prefix.<pid>.<thread>``."""
+    if prefix is None:
+        return []
+    first = prefix.parent / f"{prefix.name}.{pid}"
+    return [first] * first.exists() + sorted(prefix.parent.glob(f"{prefix.name}.{pid}.*"))
+
+
 def read_latency_log(paths: list[Path]) -> np.ndarray:
     """Latencies (µs) from pgbench transaction logs: ``client tx_no latency_us script epoch_s epoch_us``."""
     chunks = []
@@ -138,15 +146,22 @@ class Pgbench:
         """``progress``: seconds per pgbench -P interval (0: none)."""
         argv = self.command(clients, duration, mode, log_prefix=log_prefix, sampling_rate=sampling_rate,
                             progress=progress)
+        if log_prefix is not None:
+            # a study killed outright (SIGKILL) leaves its run's logs; that run is done again now
+            for f in log_prefix.parent.glob(log_prefix.name + ".*"):
+                f.unlink()
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
         try:
             stdout, stderr = proc.communicate(timeout=duration + 120)
         except BaseException:
-            # An interrupt or timeout must not leave a pgbench behind.
+            # An interrupt or timeout must not leave a pgbench behind, nor its half-written log, which a
+            # resumed study's run at the same position would otherwise read as its own.
             proc.kill()
             proc.wait()
+            for f in _own_logs(log_prefix, proc.pid):
+                f.unlink(missing_ok=True)
             raise
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
@@ -154,7 +169,7 @@ class Pgbench:
         parsed = parse_output(stdout)
         lat = np.array([])
         if log_prefix is not None and sampling_rate > 0:
-            files = sorted(log_prefix.parent.glob(log_prefix.name + ".*"))
+            files = _own_logs(log_prefix, proc.pid)
             lat = read_latency_log(files) / 1000.0
             for f in files:
                 f.unlink()
