@@ -94,7 +94,6 @@ PROFILES: dict[str, dict[str, object]] = {
                  # run (the last committed run: 288 runs in 760 s): 3 blocks ~9.5 min, then up to 3 min of
                  # adaptive blocks (shared out over the cells) -> ~13 min with the start and the data load
                  "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8},
-    # paper-grade: longer runs, ~2 GB of data, the post's three concurrencies per core
     # The switchback design (logbench.switchback, by SET GLOBAL inside one sysbench load per cell x level: ~12 min):
     # the arms a running session takes at once (benches.mariadb_switchback), the post's two cached cells at its
     # connections per core; per level two loads on a restarted server, 3 blocks of the 4 arms in 3 s windows
@@ -104,6 +103,7 @@ PROFILES: dict[str, dict[str, object]] = {
                    "buffer_pool_io": "16M", "restart_warmup": 2, "target_halfwidth": 0.03, "time_budget_s": 120,
                    "max_repeats": 8, "design": "switchback", "window_s": 3, "guard_s": 1, "layout": "permutation",
                    "blocks": 3, "loads": 2, "max_loads": 3},
+    # paper-grade: longer runs, ~2 GB of data, the post's three concurrencies per core
     "full": {"cells": list(CELLS), "clients": [1, 10, 50],
              "repeats": 5, "duration": 30, "warmup": 5, "tables": 8, "table_size": 1000000,
              "buffer_pool_cpu": "4G", "buffer_pool_io": "128M", "restart_warmup": 10,
@@ -439,6 +439,24 @@ def switchback_tables(study: MysqlSlowlogStudy, runs: pd.DataFrame) -> dict[str,
     return {"pilot": pilot, **{k: pd.concat(v, ignore_index=True) if v else None for k, v in parts.items()}}
 
 
+def pilot_vs_reached(study: MysqlSlowlogStudy, summary: pd.DataFrame) -> pd.DataFrame:
+    """Per cell and clients level: the pilot's per-second noise and the half-width it predicted for an arm,
+    beside the A/A control's and the median logging arm's half-width reached (empty for the block design)."""
+    from .. import switchwindows
+
+    pilot = switchwindows.pilot_table(study)
+    if not len(pilot) or "cell" not in pilot:
+        return pd.DataFrame()
+    pilot = pilot.assign(cell=pilot["cell"].map(lambda i: study.cell_names[int(i)]))
+    s = summary.assign(cell=summary["regime"] + "/" + summary["test"])
+    key = ["cell", "clients"]
+    aa = s[s.configuration == study.aa_configuration].set_index(key)["ratio_halfwidth"]
+    arms = s[~s.configuration.isin([BASELINE, study.aa_configuration])].groupby(key)["ratio_halfwidth"].median()
+    out = pilot.set_index(key)[["tps_mean", "sigma_per_s", "rho", "windows_per_arm", "halfwidth"]]
+    return out.rename(columns={"halfwidth": "predicted half-width"}).assign(
+        **{"A/A half-width reached": aa, "median half-width reached": arms}).reset_index()
+
+
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
     return common.load_processed(NAME, "summary", "runs", processed_dir=processed_dir)
 
@@ -570,4 +588,5 @@ SPEC = common.StudySpec(
     name=NAME, engine="mariadb", title="MariaDB slow query log", post=POST, baseline=BASELINE,
     notebook="04_mysql_slowlog.ipynb", seed=20090210, published=lambda runs: published_ratios(),
     experiment="001/cpu_bound", committed={"profile": "standard", "backend": "local", "publish": True},
+    extra_committed=({"profile": "switchback", "backend": "local", "publish": True},),
     smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=2)
