@@ -157,10 +157,23 @@ def _family_shares(destinations: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
+def _switchback_window(extra: object) -> bool:
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            return False
+    return isinstance(extra, dict) and extra.get("design") == "switchback"
+
+
 def _measured(runs: pd.DataFrame) -> pd.DataFrame:
     r = runs
     if "warmup" in r.columns:
         r = r[~r["warmup"].astype(str).str.lower().isin(("true", "1"))]
+    if "extra" in r.columns:
+        # A switchback window is seconds of one continuous load, correlated with its neighbours: not a run the
+        # pooled fit's HC3 errors can treat as independent (its own estimator, switchstats, accounts for that).
+        r = r[~r["extra"].map(_switchback_window)]
     return r[(r["tps"] > 0) & (r["transactions"] > 0)]
 
 

@@ -612,7 +612,8 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
         shutil.rmtree(gen)
     gen.mkdir(parents=True)
     nums = Numbers(processed_dir)
-    doc: dict = {"studies": [], "missing_studies": [], "engines": [], "floors": [], "figures": [], "tables": []}
+    doc: dict = {"studies": [], "missing_studies": [], "engines": [], "floors": [], "figures": [], "tables": [],
+                 "switchback_studies": []}
 
     def figure(name: str) -> str:
         if (figures_dir / f"{name}.png").exists():
@@ -669,6 +670,12 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
                     spec["int"] = True
                 if nums.add(f"{name}.{key}", spec, optional=True) is not None:
                     entry[f"has_{key}"] = True
+        if s.summary is not None and "design" in s.summary.columns and (s.summary["design"] == "switchback").any():
+            # windows inside continuous loads, not separate runs: the paper says so wherever it counts them
+            entry["switchback"] = True
+            doc["switchback_studies"].append(name)
+            nums.add(f"{name}.loads", {"kind": "agg", "source": f"{name}.csv", "column": "n_loads", "agg": "max",
+                                       "int": True})
         if s.summary is not None:
             entry["table"] = table(study_table(s.summary), f"study_{name}")
             cfg = s.summary["configuration"].astype(str)
