@@ -163,14 +163,21 @@ def test_real_switchback_load(tmp_path):
         else:
             assert r.log_records_received == 0 and e["foreign_records"].get("stderr", 0) == 0
     s = pg_destinations.summary(runs)
-    assert set(s["design"]) == {"switchback"} and (s["n_loads"].dropna() == 2).all()
+    assert set(s["design"]) == {"switchback"}
+    from logbench import switchstats
+
+    # a load enters an arm's interval with two or more in-time log-ratios; a late switch (the fresh-machine
+    # container's reloads stalled often enough to leave a load one) can leave it out
+    lr = switchstats.window_log_ratios(w, "none")
+    pooled = lr.groupby("arm")["load"].agg(lambda loads: int((loads.value_counts() >= 2).sum()))
+    got = s.dropna(subset=["n_loads"]).set_index("configuration")["n_loads"]
+    assert {a: int(n) for a, n in got.items()} == {a: pooled[a] for a in got.index}, (got, pooled)
+    if not every["late"].any():
+        assert (got == 2).all(), got
     # One real run is one draw: a 95 % interval misses 1 one time in twenty (seen here, 1 of 4 runs), so the
     # A/A is asked at 99.9 % (coverage at 95 % is proved on synthetic series in the estimator's tests). With two
     # loads the interval has ~1 degree of freedom and may reach past 1 for stderr too (seen: [.., 1.32] around
     # 0.43): its point says logging costs, its interval says how sure two loads make one.
-    from logbench import switchstats
-
-    lr = switchstats.window_log_ratios(w, "none")
     aa_loads = [g["log_ratio"].to_numpy() for _, g in lr[lr["arm"] == "none_again"].groupby("load")]
     mean, low, high, _, df = switchstats._pooled(aa_loads, 0.999)  # the estimator's own pooling, at 99.9 %
     assert low <= 0 <= high, (math.exp(mean), math.exp(low), math.exp(high), df)
