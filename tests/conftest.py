@@ -37,6 +37,33 @@ def log_dir():
     shutil.rmtree(d, ignore_errors=True)
 
 
+def study_process(script: str):
+    """A study run by ``python -c script`` in a session of its own (a terminal's Ctrl-C goes to its group), with
+    the repository's lib on its path; stdout and stderr together in ``stdout``."""
+    import subprocess
+    import sys
+    import textwrap
+
+    from logbench import paths
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "lib"), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_for_records(proc, runs_file, within_s: float) -> None:
+    """Until ``runs_file`` holds a record; fails with the study's output if it ends first, or after ``within_s``."""
+    import time
+
+    from logbench import records
+
+    deadline = time.monotonic() + within_s
+    while not (runs_file.exists() and records.load(runs_file).shape[0] > 0):
+        assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
+        assert time.monotonic() < deadline, f"no window recorded within {within_s:.0f} s"
+        time.sleep(0.2)
+
+
 def pytest_configure(config):
     # Registered here, not in pyproject.toml: a change there re-installs every .venv at the next set-up.
     config.addinivalue_line(

@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
-from logbench import paths, records
+from conftest import study_process, wait_for_records
 from logbench.servers import containers
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("docker_engine"), pytest.mark.timeout(900)]
-
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "lib"), os.environ.get("PYTHONPATH", "")])}
 
 # two loads of two blocks of the arms in 2 s windows (1 s guard) at 1 client: ~20 s per load
 PG = ("pg_destinations", dict(profile="standard", design="switchback", destinations=["none", "stderr"], clients=[1],
@@ -54,19 +49,13 @@ def test_ctrl_c_inside_a_container_switchback_load_leaves_nothing_and_a_rerun_re
     _study(module, kwargs, out)  # bad parameters fail here, before any container starts
     before = _ours()
     volumes = containers.leftover_volumes()
-    script = textwrap.dedent(f"""
+    proc = study_process(f"""
         from logbench.studies import {module} as m
         m.run(m.define(**{kwargs!r}, output_dir={str(out)!r}), progress=False)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
     runs_file = out / "runs.jsonl"
     try:
-        deadline = time.monotonic() + 400
-        while not (runs_file.exists() and records.load(runs_file).shape[0] > 0):
-            assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
-            assert time.monotonic() < deadline, "no window recorded within 400 s"
-            time.sleep(0.2)
+        wait_for_records(proc, runs_file, 400)
         time.sleep(8)  # inside the second load, past its restart and lead-in
         first = runs_file.read_text()
         assert _ours() - before, "the study's containers should be up now"

@@ -9,9 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -19,7 +16,8 @@ import psutil
 import pymysql
 import pytest
 
-from logbench import cleanup, paths, records
+from conftest import study_process, wait_for_records
+from logbench import cleanup, paths
 from logbench.benches.mariadb import BASE
 from logbench.errors import ParameterError
 from logbench.servers import mariadb as mdb
@@ -121,22 +119,15 @@ def test_the_server_killed_mid_load_fails_the_study_and_keeps_the_finished_windo
     """SIGKILL to mariadbd inside the second load: the study stops with an error naming sysbench or the server,
     the first load's windows stay as they were recorded, and no process or directory of the study is left."""
     out = tmp_path / "o"
-    script = textwrap.dedent(f"""
+    proc = study_process(f"""
         from logbench.studies import mysql_slowlog as m
         st = m.define("switchback", clients=[2], blocks=3, loads=2, max_loads=2, output_dir={str(out)!r},
                       **{SMALL!r})
         m.run(st, progress=False)
     """)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "lib"), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
     runs_file = out / "runs.jsonl"
     try:
-        deadline = time.monotonic() + 300
-        while not (runs_file.exists() and records.load(runs_file).shape[0] > 0):
-            assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
-            assert time.monotonic() < deadline, "no window recorded within 300 s"
-            time.sleep(0.2)
+        wait_for_records(proc, runs_file, 300)
         first = runs_file.read_text()
         time.sleep(6)  # inside the second load (lead-in 1 s + 15 windows of 2 s)
         mine = [p for p in psutil.Process(proc.pid).children(recursive=True)]

@@ -65,7 +65,7 @@ import statsmodels.formula.api as smf
 from statsmodels.stats.outliers_influence import OLSInfluence
 from scipy import stats as sstats
 
-from . import paths
+from . import paths, switchwindows
 from .stats import CONFIDENCE
 
 # Destination (as a run records it in ``destinations``) -> family. A run without a destination that still
@@ -157,15 +157,6 @@ def _family_shares(destinations: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
-def _switchback_window(extra: object) -> bool:
-    if isinstance(extra, str):
-        try:
-            extra = json.loads(extra)
-        except ValueError:
-            return False
-    return isinstance(extra, dict) and extra.get("design") == "switchback"
-
-
 def _measured(runs: pd.DataFrame) -> pd.DataFrame:
     r = runs
     if "warmup" in r.columns:
@@ -173,7 +164,7 @@ def _measured(runs: pd.DataFrame) -> pd.DataFrame:
     if "extra" in r.columns:
         # A switchback window is seconds of one continuous load, correlated with its neighbours: not a run the
         # pooled fit's HC3 errors can treat as independent (its own estimator, switchstats, accounts for that).
-        r = r[~r["extra"].map(_switchback_window)]
+        r = r[~r["extra"].map(switchwindows.is_window)]
     return r[(r["tps"] > 0) & (r["transactions"] > 0)]
 
 

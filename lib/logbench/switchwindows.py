@@ -48,9 +48,18 @@ def in_time(runs: pd.DataFrame) -> pd.DataFrame:
     return runs[~runs["extra"].map(lambda e: isinstance(e, dict) and e.get("design") == "switchback" and late(e))]
 
 
+def is_window(extra: object) -> bool:
+    """A run record's ``extra`` (a dict, or its JSON text in a processed CSV) says it is a switchback window."""
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            return False
+    return isinstance(extra, dict) and extra.get("design") == "switchback"
+
+
 def is_switchback(runs: pd.DataFrame) -> bool:
-    return bool(len(runs)) and "extra" in runs and bool(
-        runs["extra"].map(lambda e: isinstance(e, dict) and e.get("design") == "switchback").any())
+    return bool(len(runs)) and "extra" in runs and bool(runs["extra"].map(is_window).any())
 
 
 def estimates(runs: pd.DataFrame, baseline: str) -> pd.DataFrame:

@@ -433,21 +433,25 @@ def switchback_tables(study: MysqlSlowlogStudy, runs: pd.DataFrame) -> dict[str,
         for k, t in tables.items():
             if t is not None and len(t):
                 parts[k].append(t.assign(regime=regime, test=test))
+    return {"pilot": _pilot(study), **{k: pd.concat(v, ignore_index=True) if v else None for k, v in parts.items()}}
+
+
+def _pilot(study: MysqlSlowlogStudy) -> pd.DataFrame:
+    """The pilot's table (switchwindows.pilot_table) with each cell by its name, first."""
+    from .. import switchwindows
+
     pilot = switchwindows.pilot_table(study)
     if len(pilot) and "cell" in pilot:
         pilot.insert(0, "cell", pilot.pop("cell").map(lambda i: study.cell_names[int(i)]))
-    return {"pilot": pilot, **{k: pd.concat(v, ignore_index=True) if v else None for k, v in parts.items()}}
+    return pilot
 
 
 def pilot_vs_reached(study: MysqlSlowlogStudy, summary: pd.DataFrame) -> pd.DataFrame:
     """Per cell and clients level: the pilot's per-second noise and the half-width it predicted for an arm,
     beside the A/A control's and the median logging arm's half-width reached (empty for the block design)."""
-    from .. import switchwindows
-
-    pilot = switchwindows.pilot_table(study)
+    pilot = _pilot(study)
     if not len(pilot) or "cell" not in pilot:
         return pd.DataFrame()
-    pilot = pilot.assign(cell=pilot["cell"].map(lambda i: study.cell_names[int(i)]))
     s = summary.assign(cell=summary["regime"] + "/" + summary["test"])
     key = ["cell", "clients"]
     aa = s[s.configuration == study.aa_configuration].set_index(key)["ratio_halfwidth"]

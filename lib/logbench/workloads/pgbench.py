@@ -72,12 +72,9 @@ def parse_progress(text: str) -> tuple[float, ...]:
     return tuple(float(m.group(2)) for m in _PROGRESS.finditer(text))
 
 
-def _own_logs(prefix: Path | None, pid: int) -> list[Path]:
-    """This pgbench's transaction logs: ``prefix.<pid>`` and, with -j > 1, ``prefix.<pid>.<thread>``."""
-    if prefix is None:
-        return []
-    first = prefix.parent / f"{prefix.name}.{pid}"
-    return [first] * first.exists() + sorted(prefix.parent.glob(f"{prefix.name}.{pid}.*"))
+def _logs(prefix: Path | None) -> list[Path]:
+    """pgbench's transaction logs under ``prefix``: ``prefix.<pid>`` and, with -j > 1, ``prefix.<pid>.<thread>``."""
+    return [] if prefix is None else sorted(prefix.parent.glob(prefix.name + ".*"))
 
 
 def read_latency_log(paths: list[Path]) -> np.ndarray:
@@ -146,10 +143,9 @@ class Pgbench:
         """``progress``: seconds per pgbench -P interval (0: none)."""
         argv = self.command(clients, duration, mode, log_prefix=log_prefix, sampling_rate=sampling_rate,
                             progress=progress)
-        if log_prefix is not None:
-            # a study killed outright (SIGKILL) leaves its run's logs; that run is done again now
-            for f in log_prefix.parent.glob(log_prefix.name + ".*"):
-                f.unlink()
+        # a study killed outright (SIGKILL) leaves its run's logs; that run is done again now, and reads only its own
+        for f in _logs(log_prefix):
+            f.unlink()
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
@@ -160,7 +156,7 @@ class Pgbench:
             # resumed study's run at the same position would otherwise read as its own.
             proc.kill()
             proc.wait()
-            for f in _own_logs(log_prefix, proc.pid):
+            for f in _logs(log_prefix):
                 f.unlink(missing_ok=True)
             raise
         wall = time.perf_counter() - t0
@@ -169,7 +165,7 @@ class Pgbench:
         parsed = parse_output(stdout)
         lat = np.array([])
         if log_prefix is not None and sampling_rate > 0:
-            files = _own_logs(log_prefix, proc.pid)
+            files = _logs(log_prefix)
             lat = read_latency_log(files) / 1000.0
             for f in files:
                 f.unlink()
@@ -251,7 +247,7 @@ class ContinuousLoad:
         return self
 
     def _files(self) -> list[Path]:
-        return sorted(self.log_prefix.parent.glob(self.log_prefix.name + ".*"))
+        return _logs(self.log_prefix)
 
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
