@@ -79,22 +79,33 @@ start_engine() {
   command -v dockerd >/dev/null 2>&1 || apt_install docker.io
   # docker.io brings iptables, containerd, runc; it pulls none of them as Recommends
   apt_install docker.io iptables
-  if pid=$(pidof dockerd 2>/dev/null); then
-    say "dockerd (pid $pid) runs but does not answer yet; waiting"
-  else
-    # a dockerd that died leaves its pid file behind, and a new one refuses to start
-    if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then
-      rm -f /var/run/docker.pid
+  local i attempt
+  # Two attempts: on a machine restarted under it, dockerd's first start once gave up on its own containerd
+  # ("timeout waiting for containerd to start", 2026-11-25) and the next start came up in 0.1 s.
+  for attempt in 1 2; do
+    if pid=$(pidof dockerd 2>/dev/null); then
+      say "dockerd (pid $pid) runs but does not answer yet; waiting"
+    else
+      # a dockerd or containerd that died leaves its pid file behind, and a new one refuses to start
+      if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then
+        rm -f /var/run/docker.pid
+      fi
+      local cpid=/var/run/docker/containerd/containerd.pid
+      if [ -f $cpid ] && ! kill -0 "$(cat $cpid)" 2>/dev/null; then
+        rm -f $cpid
+      fi
+      mkdir -p "$(dirname "$dockerd_log")"
+      say "starting dockerd (log: $dockerd_log; attempt $attempt)"
+      setsid dockerd >>"$dockerd_log" 2>&1 </dev/null &
     fi
-    mkdir -p "$(dirname "$dockerd_log")"
-    say "starting dockerd (log: $dockerd_log)"
-    setsid dockerd >>"$dockerd_log" 2>&1 </dev/null &
-  fi
-  local i
-  for ((i = 0; i < engine_wait * 2; i++)); do
+    for ((i = 0; i < engine_wait * 2; i++)); do
+      engine_answers && break
+      if ! pidof dockerd >/dev/null 2>&1 && [ $i -gt 4 ]; then break; fi
+      sleep 0.5
+    done
     engine_answers && break
-    if ! pidof dockerd >/dev/null 2>&1 && [ $i -gt 4 ]; then break; fi
-    sleep 0.5
+    say "dockerd did not answer (attempt $attempt); last lines of its log:"
+    tail -n 5 "$dockerd_log" >&2 || true
   done
   if ! engine_answers; then
     echo "---- last lines of $dockerd_log ----" >&2
