@@ -517,3 +517,28 @@ def test_post_004s_syslog_cpu_is_judged_per_line_from_the_posts_own_numbers():
                          "log_lines": [100_000, 100_000, 100_000]})
     e = C.metric(C.StudyData("s", "postgresql", "none", runs), "logger_us_per_line", "syslog", 8)
     assert e.value == pytest.approx(10.0) and e.n == 3
+
+
+def test_a_switchback_studys_ratio_is_the_switchback_estimators_at_the_asked_confidence():
+    """Study 04's committed switchback run, one cell: the claims' ratio at 95 % is the summary's (the
+    switchback estimator), at 90 % inside it; Fieller on windows taken as runs would be another interval.
+    Several cells at once are refused: their loads are not one population."""
+    from logbench import report, stats as lstats
+
+    studies, _ = report.load_studies()
+    sb = studies.get("mysql_slowlog_switchback")
+    if sb is None:
+        pytest.skip("no committed switchback run of study 04 in data/processed")
+    with pytest.raises(ValueError, match="several cells"):
+        C.switchback_ratio(sb, "slow_all", 1)
+    runs = sb.runs[(sb.runs["regime"] == "cpu") & (sb.runs["test"] == "oltp_point_select")]
+    one = C.StudyData(name=sb.name, engine=sb.engine, baseline=sb.baseline, runs=runs)
+    s = sb.summary[(sb.summary["test"] == "oltp_point_select") & (sb.summary["configuration"] == "slow_all")
+                   & (sb.summary["clients"] == 1)].iloc[0]
+    e95 = C.metric(one, "ratio", "slow_all", 1)
+    assert (e95.value, e95.low, e95.high) == pytest.approx((s["ratio"], s["ratio_ci_low"], s["ratio_ci_high"]))
+    e90 = C.metric(one, "ratio", "slow_all", 1, confidence=0.90)
+    assert e95.low < e90.low < e90.value < e90.high < e95.high
+    cell = one.runs[one.runs["clients"] == 1]
+    fieller = lstats.ratio_ci(cell[cell.configuration == "slow_all"]["tps"], cell[cell.configuration == "off"]["tps"])
+    assert (fieller.low, fieller.high) != pytest.approx((e95.low, e95.high))

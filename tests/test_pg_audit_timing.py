@@ -63,6 +63,28 @@ def test_bad_input_is_refused_before_a_server_starts(kwargs, parameter):
     assert e.value.parameter == parameter
 
 
+@pytest.mark.parametrize("kwargs, parameter", [
+    # the direct arm's logging_collector = off needs a restart: a switch inside a running load cannot apply it
+    ({"profile": "switchback", "configurations": ["none", study_mod.DIRECT]}, "design"),
+    ({"profile": "standard", "design": "switchback", "window_s": 3, "guard_s": 1, "layout": "permutation",
+      "blocks": 2, "loads": 2}, "design"),
+    ({"profile": "switchback", "configurations": ["none", "log_duration"], "perf_profile": True}, "perf_profile"),
+    ({"profile": "switchback", "window_s": 1, "guard_s": 1}, "window_s"),
+    ({"profile": "switchback", "layout": "abba"}, "layout"),
+])
+def test_switchback_input_is_refused_before_a_server_starts(kwargs, parameter):
+    with pytest.raises(ParameterError) as e:
+        study_mod.define(**{"profile": "smoke", **kwargs})
+    assert e.value.parameter == parameter
+
+
+def test_the_switchback_profile_switches_what_a_reload_applies():
+    study = study_mod.define(profile="switchback")
+    assert study.switchback is not None and not study.perf_profile
+    assert study_mod.DIRECT not in {c.name for c in study.configurations}
+    assert study_mod.define(profile="standard").switchback is None
+
+
 def test_wchan_categories_and_the_clock_parser():
     assert [contention.category(w) for w in ("0", "anon_pipe_write", "pipe_wait", "__mutex_lock.constprop.0",
                                              "rwsem_down_write_slowpath", "do_epoll_wait", "do_nanosleep")] == [
@@ -152,3 +174,43 @@ def test_wchan_sampler_sees_backends_blocked_on_a_stopped_collector(scratch):
     got = sampler.result
     assert got.samples >= 50
     assert got.share("pipe") > 0.9, got
+
+
+@pytest.mark.integration
+@needs_root
+def test_a_switchback_run_counts_each_windows_records_and_estimates_every_arm(tmp_path):
+    """none, log_duration, both with track_io_timing and the A/A control switched by reload inside one load,
+    2 clients, 2 blocks, 2 loads (~1.5 min): a logging window holds its own arm's records (by their timestamps,
+    up to the few that cross an edge), the baseline's none; every arm gets the switchback estimator's interval;
+    track_io_timing's cost comes from its ratio, and the contention finding says why it has no evidence."""
+    from logbench import switchwindows
+
+    study = study_mod.define(profile="switchback", clients=[2], configurations=[
+        "none", "log_duration", "log_statement_all_duration_io_timing", "io_timing"], blocks=2, loads=2, max_loads=2,
+        scale=1, warmup=1, timing_repeats=1, output_dir=tmp_path / "out")
+    result = study_mod.run(study, progress=False)
+    w = switchwindows.windows_frame(result.runs)
+    assert set(w["arm"]) == {"none", "none_again", "log_duration", "log_statement_all_duration_io_timing",
+                             "io_timing"}, w["arm"].value_counts()
+    for r in switchwindows.in_time(result.runs).itertuples():
+        logging = r.configuration in ("log_duration", "log_statement_all_duration_io_timing")
+        if logging:
+            # prepared -S: a duration per bind and execute, plus one execute under log_statement = all
+            per_tx = 2 + ("statement" in r.configuration)
+            assert r.log_records_expected == per_tx * r.transactions
+            assert abs(r.log_records_received - r.log_records_expected) <= 4 * per_tx * r.clients, r
+        else:
+            assert r.log_records_received == 0 and sum(r.extra["foreign_records"].values()) == 0, r
+    s = study_mod.summary(result.runs, 2)
+    assert set(s["design"]) == {"switchback"}
+    arms = s[s["configuration"] != study_mod.BASELINE]
+    assert arms["ratio_ci_low"].notna().all() and (arms["ratio_ci_low"] <= arms["ratio"]).all()
+    assert (arms["ratio"] <= arms["ratio_ci_high"]).all()
+    both = arms[arms["configuration"] == "log_statement_all_duration_io_timing"].iloc[0]
+    assert both["ratio"] < 0.9, both.to_dict()  # three records a transaction through the collector cost
+    tables = study_mod.processed_tables(result)
+    io = tables["io_timing"]
+    assert len(io) == 1 and io["ci_low"].iloc[0] <= io["added_us_per_tx"].iloc[0] <= io["ci_high"].iloc[0]
+    assert "not counted per switchback window" in study_mod.finding_io_timing(io)
+    assert "No contention evidence" in study_mod.finding_contention(s)
+    assert len(tables["switches"]) and len(tables["carryover_test"])

@@ -134,7 +134,11 @@ CSVLOG = Requirement("setting", "log_destination", "csvlog",
                      "logged to {have}, whose records are shorter and skip the CSV quoting")
 # Post 003's claims are judged on study 05 (pg_audit_timing), whose configurations carry the post's names.
 _CONTENTION = ClaimRule(concurrency=SIMULTANEOUS, requires=(PREPARED, CSVLOG))
-_BELOW_SATURATION = ClaimRule(here_clients="cores", requires=(PREPARED, CSVLOG))
+# Below saturation (one client per core) the post's configurations are judged on study 05's switchback run
+# (issue 21): every arm switched by reload inside one load, the ratio from within-block log-ratios; the block
+# run's intervals there spanned 0.2-2.9 (a block at half the others' throughput).
+SWITCHBACK_05 = "pg_audit_timing_switchback"  # common.stem("pg_audit_timing", "switchback")
+_BELOW_SATURATION = ClaimRule(here_clients="cores", requires=(PREPARED, CSVLOG), study=SWITCHBACK_05)
 # Post 001's 100 connections on 4 cores (25 per core) are connections, most of them waiting on locks and IO,
 # not runnable processes: allowed up to that many per core here (50 clients on 2 cores).
 POST_001_MAX_PER_CORE = 25

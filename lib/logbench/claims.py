@@ -415,6 +415,8 @@ def metric(study: StudyData, name: str, configuration: str, clients: int, refere
     """Our estimate of a metric for one (configuration, clients) cell, with its CI (95 % unless asked;
     logbench.stats)."""
     cell = _cell(study, configuration, clients)
+    if name == "ratio" and _is_switchback(study):
+        return switchback_ratio(study, configuration, clients, reference, confidence)
     if name == "ratio":
         ref = _cell(study, reference or study.baseline, clients)
         return stats.ratio_ci(cell["tps"].astype(float), ref["tps"].astype(float), confidence)
@@ -439,6 +441,36 @@ def metric(study: StudyData, name: str, configuration: str, clients: int, refere
         wall = cell["wall_s"].astype(float).where(cell["wall_s"].astype(float) > 0, cell["duration_s"].astype(float))
         return stats.mean_ci(cell["logger_cpu_s"].astype(float) / wall, confidence)
     return stats.mean_ci(pd.to_numeric(cell[RUN_METRICS[name]], errors="coerce"), confidence)
+
+
+def _is_switchback(study: StudyData) -> bool:
+    from . import switchwindows
+
+    return switchwindows.is_switchback(study.runs)
+
+
+def switchback_ratio(study: StudyData, configuration: str, clients: int, reference: str = "",
+                     confidence: float = stats.CONFIDENCE) -> Estimate:
+    """A switchback study's ratio of ``configuration`` to ``reference`` (the baseline unless named) at one
+    clients level: the switchback estimator's interval at ``confidence`` (switchstats.arm_ratios: within-block
+    log-ratios, Newey-West per load, random effects over the loads), never Fieller's on windows taken as
+    independent runs. ``n`` counts the windows. A study with several cells (regime, test) is refused: their
+    loads are not one population."""
+    from . import switchstats, switchwindows
+
+    r = study.runs[study.runs["clients"].astype(int) == int(clients)]
+    cells = [c for c in ("regime", "test") if c in r.columns and r[c].nunique() > 1]
+    if cells:
+        raise ValueError(f"{study.name}: a switchback ratio over several cells ({', '.join(cells)}) pools loads "
+                         "that are not one population")
+    r = r.assign(extra=r["extra"].map(lambda e: json.loads(e) if isinstance(e, str) else e))
+    est = switchstats.arm_ratios(switchwindows.windows_frame(r), reference or study.baseline, confidence)
+    row = est[est["arm"] == configuration] if len(est) else est
+    if not len(row):
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    row = row.iloc[0]
+    return Estimate(float(row["ratio"]), float(row["ratio_ci_low"]), float(row["ratio_ci_high"]),
+                    int(row["n_windows"]))
 
 
 def difference_ci(x, y, confidence: float = stats.CONFIDENCE) -> Estimate:

@@ -88,9 +88,9 @@ class RecordShape:
     def matches(self, line: bytes) -> bool:
         return all(m in line for m in self.markers) and not any(a in line for a in self.absent)
 
-    def expected(self, *, statements: int = 0, transactions: int = 0, connections: int = 0) -> float:
+    def expected(self, *, statements: int = 0, transactions: int = 0, connections: int = 0, runs: int = 1) -> float:
         return (self.per_statement * statements + self.per_transaction * transactions
-                + self.per_connection * connections + self.per_run)
+                + self.per_connection * connections + self.per_run * runs)
 
     def as_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "markers": [m.decode() for m in self.markers],
@@ -110,10 +110,12 @@ class Configuration:
     # What each of those destinations must receive (every destination the same records).
     records: tuple[RecordShape, ...] = ()
 
-    def expected_records(self, *, statements: int = 0, transactions: int = 0, connections: int = 0) -> int:
-        """Records one destination must receive for a run of this many statements, transactions, connections."""
-        return int(round(sum(r.expected(statements=statements, transactions=transactions, connections=connections)
-                             for r in self.records)))
+    def expected_records(self, *, statements: int = 0, transactions: int = 0, connections: int = 0,
+                         runs: int = 1) -> int:
+        """Records one destination must receive for a run of this many statements, transactions, connections
+        (``runs`` 0: seconds inside a load, where the load tool's own set-up statements are not)."""
+        return int(round(sum(r.expected(statements=statements, transactions=transactions, connections=connections,
+                                        runs=runs) for r in self.records)))
 
     def as_dict(self) -> dict[str, object]:
         return {"name": self.name, "settings": self.settings.as_dict(), "destinations": list(self.destinations),

@@ -108,6 +108,21 @@ def pilot_table(study) -> pd.DataFrame:
     return pd.DataFrame(json.loads(f.read_text())) if f.exists() else pd.DataFrame()
 
 
+def pilot_vs_reached(pilot: pd.DataFrame, summary: pd.DataFrame, baseline: str, aa: str,
+                     key: tuple[str, ...] = ("clients",)) -> pd.DataFrame:
+    """Per ``key`` (clients level, and cell where a study has several): the pilot's per-second noise and the
+    half-width it predicted for an arm, beside the A/A control's and the median logging arm's half-width
+    reached (empty without a pilot: the block design)."""
+    key = list(key)
+    if not len(pilot) or any(k not in pilot for k in key):
+        return pd.DataFrame()
+    aa_reached = summary[summary.configuration == aa].set_index(key)["ratio_halfwidth"]
+    arms = summary[~summary.configuration.isin([baseline, aa])].groupby(key)["ratio_halfwidth"].median()
+    out = pilot.set_index(key)[["tps_mean", "sigma_per_s", "rho", "windows_per_arm", "halfwidth"]]
+    return out.rename(columns={"halfwidth": "predicted half-width"}).assign(
+        **{"A/A half-width reached": aa_reached, "median half-width reached": arms}).reset_index()
+
+
 PROCESSED_TABLES = ("pilot", "switches", "carryover", "carryover_test")
 
 

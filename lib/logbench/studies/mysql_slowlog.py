@@ -447,18 +447,12 @@ def _pilot(study: MysqlSlowlogStudy) -> pd.DataFrame:
 
 
 def pilot_vs_reached(study: MysqlSlowlogStudy, summary: pd.DataFrame) -> pd.DataFrame:
-    """Per cell and clients level: the pilot's per-second noise and the half-width it predicted for an arm,
-    beside the A/A control's and the median logging arm's half-width reached (empty for the block design)."""
-    pilot = _pilot(study)
-    if not len(pilot) or "cell" not in pilot:
-        return pd.DataFrame()
-    s = summary.assign(cell=summary["regime"] + "/" + summary["test"])
-    key = ["cell", "clients"]
-    aa = s[s.configuration == study.aa_configuration].set_index(key)["ratio_halfwidth"]
-    arms = s[~s.configuration.isin([BASELINE, study.aa_configuration])].groupby(key)["ratio_halfwidth"].median()
-    out = pilot.set_index(key)[["tps_mean", "sigma_per_s", "rho", "windows_per_arm", "halfwidth"]]
-    return out.rename(columns={"halfwidth": "predicted half-width"}).assign(
-        **{"A/A half-width reached": aa, "median half-width reached": arms}).reset_index()
+    """Per cell and clients level: the pilot's prediction beside what was reached (switchwindows.pilot_vs_reached;
+    empty for the block design)."""
+    from .. import switchwindows
+
+    return switchwindows.pilot_vs_reached(_pilot(study), summary.assign(cell=summary["regime"] + "/" + summary["test"]),
+                                          BASELINE, study.aa_configuration, ("cell", "clients"))
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:

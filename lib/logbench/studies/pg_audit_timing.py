@@ -55,6 +55,18 @@ PROFILES: dict[str, dict[str, object]] = {
     # + 27 profiled warm-ups (2 s, ~3 s more each) ≈ 1.5 min, + ~15 s set-up: ~8 min; no adaptive blocks
     "standard": {"configurations": list(CONFIGURATIONS), "clients": [2, 8, 64], "repeats": 3, "duration": 2,
                  "warmup": 1, "scale": 10, "sampling_rate": 0.02, "wchan_hz": 100, "timing_repeats": 5},
+    # The switchback design (logbench.switchback; issue 21): the arms a reload applies, switched inside one
+    # continuous pgbench load per clients level, at the standard profile's levels. The pipe pair needs
+    # logging_collector = off (a restart) and stays on the block design (the standard profile), with the
+    # contention evidence and the perf profiles, which are taken per run. Per level 3 loads on a restarted
+    # server x 6 blocks of the 7 arms (with the A/A control) in 3 s windows, 1 s guard: 126 s a load, 9 loads
+    # ~21 min with restarts and pilots, then up to 5 min of a fourth load where an arm is still wide.
+    "switchback": {"configurations": ["none", "log_statement_all", "log_duration", "log_statement_all_duration",
+                                      "log_statement_all_duration_io_timing", "io_timing"],
+                   "clients": [2, 8, 64], "repeats": 3, "duration": 2, "warmup": 3, "scale": 10,
+                   "sampling_rate": 0.02, "wchan_hz": 100, "timing_repeats": 5, "perf_profile": False,
+                   "target_halfwidth": 0.03, "time_budget_s": 300, "max_repeats": 8, "design": "switchback",
+                   "window_s": 3, "guard_s": 1, "layout": "permutation", "blocks": 6, "loads": 3, "max_loads": 4},
     "full": {"configurations": list(CONFIGURATIONS), "clients": [1, 2, 4, 8, 16, 32, 64], "repeats": 5,
              "duration": 30, "warmup": 5, "scale": 100, "sampling_rate": 0.01, "wchan_hz": 100, "timing_repeats": 10,
              "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 12},
@@ -67,15 +79,26 @@ class AuditTimingStudy(pg.PgStudy):
 
 
 def define(profile: str = "standard", configurations: object = None, scale: object = None,
-           wchan_hz: object = None, perf_profile: object = True, timing_repeats: object = None,
+           wchan_hz: object = None, perf_profile: object = None, timing_repeats: object = None,
            log_dir_on: str = "disk", sampling_rate: object = None, shared_buffers: str = "128MB",
-           extra_settings: object = None, pg_bindir: object = None, **shared: object) -> AuditTimingStudy:
+           extra_settings: object = None, pg_bindir: object = None, design: object = None, window_s: object = None,
+           guard_s: object = None, layout: object = None, blocks: object = None, loads: object = None,
+           max_loads: object = None, **shared: object) -> AuditTimingStudy:
     """Check every parameter and freeze the study (ParameterError before anything starts). A local server
-    only: ``logging_collector = off`` sends the backends' lines to the server's stderr, a file the study names."""
+    only: ``logging_collector = off`` sends the backends' lines to the server's stderr, a file the study names.
+    ``perf_profile`` and the switchback design's parameters: None takes the profile's (a profile without
+    ``perf_profile`` profiles)."""
     d = common.profile_lookup(profile, PROFILES)
+    own = PROFILES[profile]
     chosen = params.name_list("configurations", d("configurations", configurations), CONFIGURATIONS)
     hz = params.positive_number("wchan_hz", d("wchan_hz", wchan_hz))
-    profiled = params.boolean("perf_profile", perf_profile)
+    switching = (own.get("design", "blocks") if design is None else design) == "switchback"
+    profiled = params.boolean("perf_profile", (own.get("perf_profile", True) and not switching)
+                              if perf_profile is None else perf_profile)
+    if profiled and switching:
+        raise ParameterError("perf_profile", perf_profile, "False with design 'switchback': the profile is taken "
+                             "in a separate run's warm-up, and a switchback load has none (the block design "
+                             "profiles every cell)")
     if profiled and not contention.perf_usable():
         raise ParameterError("perf_profile", perf_profile, "False here: perf is missing or not allowed (install "
                              "linux-perf; run as root or with kernel.perf_event_paranoid ≤ 0)")
@@ -86,11 +109,15 @@ def define(profile: str = "standard", configurations: object = None, scale: obje
                               extra_settings=extra_settings, pg_bindir=pg_bindir)
     except SettingError as e:
         raise ParameterError("extra_settings", extra_settings, f"settings PostgreSQL knows ({e})") from None
+    fields = common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared)
+    configs = pg.configurations(common.with_baseline(BASELINE, chosen), CONFIGURATIONS, engine["pg_bindir"],
+                                engine["base"], "prepared")
+    # Refused before anything starts when an arm needs a restart (the pipe pair's direct arm): design 'blocks'.
+    sb = pg.switchback_design(own, configs, engine["pg_bindir"], design=design, window_s=window_s, guard_s=guard_s,
+                              layout=layout, blocks=blocks, loads=loads, max_loads=max_loads,
+                              lead_in_s=fields["warmup"])
     study = AuditTimingStudy(
-        **common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared), **engine,
-        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), CONFIGURATIONS, engine["pg_bindir"],
-                                         engine["base"], "prepared"),
-        wchan_hz=hz, perf_profile=profiled,
+        **fields, **engine, configurations=configs, wchan_hz=hz, perf_profile=profiled, switchback=sb,
         timing_repeats=params.positive_int("timing_repeats", d("timing_repeats", timing_repeats)))
     return pg.checked(study)
 
@@ -102,6 +129,10 @@ def run(study: AuditTimingStudy, *, progress: bool = True) -> common.StudyResult
         env["clock"] = {"loops": loops.to_dict("records"), "histogram": hist.to_dict("records")}
         return bench, env
 
+    if study.switchback is not None:
+        from .. import switchback
+
+        return common.run_study(study, start, processed_tables, execute=switchback.execute, progress=progress)
     return common.run_study(study, start, processed_tables, progress=progress)
 
 
@@ -113,10 +144,20 @@ ALSO = ("latency_mean_ms", "log_loss", "log_lines_per_s", "wchan_pipe_share", "w
         "server_cpu_s")
 
 
+# A switchback window's own columns (logbench.switchback.window_records): no per-run contention evidence.
+ALSO_WINDOWS = ("latency_mean_ms", "log_loss", "log_lines_per_s", "us_per_tx", "server_cpu_s")
+
+
 def summary(runs: pd.DataFrame, cores: int) -> pd.DataFrame:
-    """Per configuration × clients: tps and its ratio to none (Fieller CI), loss, and the contention evidence."""
-    s = common.summary_per_variant(contention.with_evidence(runs[~runs["warmup"].astype(bool)]), BASELINE, ALSO,
-                                   list(CONFIGURATIONS))
+    """Per configuration × clients: tps and its ratio to none, loss, and the contention evidence (block design:
+    Fieller's interval; switchback: the switchback estimator's, common.switchback_summary)."""
+    from .. import switchwindows
+
+    measured = contention.with_evidence(runs[~runs["warmup"].astype(bool)])
+    if switchwindows.is_switchback(measured):
+        s = common.switchback_summary(measured, BASELINE, ALSO_WINDOWS, list(CONFIGURATIONS))
+    else:
+        s = common.summary_per_variant(measured, BASELINE, ALSO, list(CONFIGURATIONS))
     # after n: the columns before it are the summary's keys, and a key other than configuration and clients would
     # split the study into cells (logbench.report)
     s.insert(s.columns.get_loc("n") + 1, "clients_per_core", s["clients"] / cores)
@@ -138,11 +179,17 @@ def clock_tables(env: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     return summary_row, (clock.histogram_summary(hist) if len(hist) else hist)
 
 
-def io_timing_cost(runs: pd.DataFrame, loop_ns: float) -> pd.DataFrame:
+def io_timing_cost(runs: pd.DataFrame, loop_ns: float, summ: pd.DataFrame | None = None) -> pd.DataFrame:
     """track_io_timing alone: the µs per transaction it added (difference of means, Welch CI) beside what its
-    clock reads predict (block reads per transaction × 2 reads × ns per read)."""
+    clock reads predict (block reads per transaction × 2 reads × ns per read). A switchback run's windows are
+    not independent runs and count no block reads: there the added µs come from the arm's ratio and its
+    interval (``summ``, the switchback estimator's) applied to the baseline's µs per transaction, and the
+    prediction is left out."""
+    from .. import switchwindows
     from ..claims import difference_ci
 
+    if switchwindows.is_switchback(runs):
+        return _io_timing_from_ratio(summ if summ is not None else summary(runs, 1))
     r = contention.with_evidence(runs[~runs["warmup"].astype(bool)])
     rows = []
     for k, g in r.groupby("clients"):
@@ -156,13 +203,30 @@ def io_timing_cost(runs: pd.DataFrame, loop_ns: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _io_timing_from_ratio(summ: pd.DataFrame) -> pd.DataFrame:
+    """µs per transaction added = base µs × (1/ratio − 1), its interval from the ratio's (a monotone map)."""
+    rows = []
+    for k, g in summ.groupby("clients"):
+        on, off = g[g["configuration"] == "io_timing"], g[g["configuration"] == BASELINE]
+        if not len(on) or not len(off) or pd.isna(on["ratio"].iloc[0]):
+            continue
+        base_us, r = float(off["us_per_tx_mean"].iloc[0]), on.iloc[0]
+        rows.append({"clients": k, "added_us_per_tx": base_us * (1 / r["ratio"] - 1),
+                     "ci_low": base_us * (1 / r["ratio_ci_high"] - 1), "ci_high": base_us * (1 / r["ratio_ci_low"] - 1),
+                     "n": int(r["n"]), "blocks_read_per_tx": float("nan"), "predicted_us_per_tx": float("nan")})
+    return pd.DataFrame(rows)
+
+
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
+    from .. import switchwindows
+
     loops, hist = clock_tables(result.environment)
     summ = summary(result.runs, int(result.environment.get("cpu_count") or 1))
-    io = io_timing_cost(result.runs, float(loops["loop_ns"].iloc[0]))
+    io = io_timing_cost(result.runs, float(loops["loop_ns"].iloc[0]), summ)
     return {"summary": summ, "profiles": profiles(result.runs), "clock": loops, "clock_histogram": hist,
             "io_timing": io, "findings": paper_findings(summ, loops, io),
-            "runs": records.flatten(result.runs)}
+            "runs": records.flatten(result.runs),
+            **switchwindows.processed_tables(result.study, result.runs, BASELINE)}
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, ...]:
@@ -230,6 +294,9 @@ def finding_pipe(summ: pd.DataFrame) -> str:
 
 def finding_contention(summ: pd.DataFrame, configuration: str = "log_statement_all_duration") -> str:
     """Per level: how much of the backends' time went to a pipe wait or a lock, and how often the collector woke."""
+    if "wchan_pipe_share_mean" not in summ:
+        return ("No contention evidence: the switchback design's windows are seconds of one load, and the wchan "
+                "samples and context switches are taken per run (the block design, the standard profile).")
     g = summ[summ["configuration"] == configuration]
     return "\n".join(
         f"- **{r.clients} client(s) ({r.clients_per_core:.3g} per core), `{configuration}`:** backends blocked in a pipe "
@@ -242,8 +309,10 @@ def finding_contention(summ: pd.DataFrame, configuration: str = "log_statement_a
 def finding_io_timing(io: pd.DataFrame) -> str:
     return "\n".join(
         f"- track_io_timing alone at {r.clients} clients added {fmt_ci(r.added_us_per_tx, r.ci_low, r.ci_high, r.n)} "
-        f"µs per transaction; its {r.blocks_read_per_tx:.3g} block reads per transaction predict "
-        f"{r.predicted_us_per_tx:.3g} µs of clock reads." for r in io.itertuples()) or "track_io_timing alone did not run."
+        f"µs per transaction; " + (f"its {r.blocks_read_per_tx:.3g} block reads per transaction predict "
+                                    f"{r.predicted_us_per_tx:.3g} µs of clock reads." if pd.notna(r.blocks_read_per_tx)
+                                    else "block reads are not counted per switchback window (the block design's "
+                                         "runs count them).") for r in io.itertuples()) or "track_io_timing alone did not run."
 
 
 def finding_clock(loops: pd.DataFrame) -> str:
@@ -301,4 +370,5 @@ def environment_table(result: common.StudyResult) -> pd.DataFrame:
 SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="PostgreSQL audit and timing", post=POST, baseline=BASELINE,
     notebook="05_pg_audit_timing.ipynb", seed=20180616, published=published_ratios, experiment=EXPERIMENT,
-    committed={"profile": "standard", "publish": True}, smoke=({"profile": "smoke"},), paper_order=5)
+    committed={"profile": "standard", "publish": True},
+    extra_committed=({"profile": "switchback", "publish": True},), smoke=({"profile": "smoke"},), paper_order=5)
