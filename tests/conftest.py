@@ -70,6 +70,9 @@ def pytest_configure(config):
         "markers", "fresh_machine: the README's commands in a clean Debian container (minutes; -m 'not fresh_machine')")
     config.addinivalue_line(
         "markers", "workflow_smoke: uses the workflow's smoke run of every study (one session fixture, ~6 min)")
+    config.addinivalue_line(
+        "markers", "long_load: a real load of a minute or more whose programs shorter tests run too (the fresh-machine "
+                   "check leaves it out to keep CI's time; -m 'not long_load')")
     # A suite started in the background of a non-interactive shell (`cmd &`) inherits SIGINT ignored, and so would
     # every process it starts: the tests that stop a study with Ctrl-C would then test nothing. Python-level
     # handlers reset to the default at exec, so the children get a working SIGINT again.

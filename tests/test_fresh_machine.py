@@ -19,7 +19,9 @@ time: ``tests/test_interrupts.py`` (six papermill studies stopped by signals and
 in them depends on the machine being fresh, and the guardian they rely on is tested inside by
 ``tests/test_cleanup.py``), and the tests on the workflow's smoke run of every study (marker ``workflow_smoke``,
 ~6 min: the workflow schedules the same notebooks whose own tests and nbval run inside, and Snakemake itself is
-exercised inside by the workflow's dry-run tests).
+exercised inside by the workflow's dry-run tests), and the long real loads (marker ``long_load``, ~4 min: the switchback
+loads of both engines, study 05's, the log rotations under load), whose programs the shorter integration tests run
+inside too. The host runs all of them.
 
 The host's ``/sys/fs/cgroup`` is mounted read-write when the container cannot be ``--privileged`` (this VM's
 runc refuses it): a fresh machine's root can make a memory cgroup (study 02's IO-bound regime), a container
@@ -154,8 +156,8 @@ t0=$(date +%s)
 bash scripts/setup.sh || { echo "FRESH: set-up failed"; exit 90; }
 t1=$(date +%s)
 echo "FRESH: set-up took $((t1 - t0)) s"
-LOGBENCH_DOCKER=0 bash run.sh test -q -p no:cacheprovider --ignore=tests/test_interrupts.py -m "not workflow_smoke" \
-  --durations=15
+LOGBENCH_DOCKER=0 bash run.sh test -q -p no:cacheprovider --ignore=tests/test_interrupts.py \
+  -m "not workflow_smoke and not long_load" --durations=15
 rc=$?
 echo "FRESH: tests took $(( $(date +%s) - t1 )) s, exit $rc"
 exit $rc

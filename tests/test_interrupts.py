@@ -65,9 +65,9 @@ def _lines(path: Path) -> list[dict]:
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "lib"), os.environ.get("PYTHONPATH", "")])}
 
 
-def argv(tmp_path: Path, repeats: int, extra: tuple[str, ...] = ()) -> list[str]:
+def argv(tmp_path: Path, repeats: int, extra: tuple[str, ...] = (), duration: int = 5) -> list[str]:
     return [str(PAPERMILL), str(paths.NOTEBOOKS / "02_pg_destinations.ipynb"), str(tmp_path / "out.ipynb"),
-            "-p", "profile", "smoke", "-p", "backend", "local", "-p", "duration", "5", "-p", "repeats",
+            "-p", "profile", "smoke", "-p", "backend", "local", "-p", "duration", str(duration), "-p", "repeats",
             str(repeats), "-p", "clients", "[1]", "-p", "destinations", '["csvlog", "syslog", "remote_syslog_udp"]',
             "-p", "output_dir", str(tmp_path / "runs"), *extra]
 
@@ -75,9 +75,9 @@ def argv(tmp_path: Path, repeats: int, extra: tuple[str, ...] = ()) -> list[str]
 class Study:
     """Notebook 02 under papermill, up to its first recorded run; what its kernel owns."""
 
-    def __init__(self, tmp_path: Path, repeats: int = 3, extra: tuple[str, ...] = ()):
+    def __init__(self, tmp_path: Path, repeats: int = 3, extra: tuple[str, ...] = (), duration: int = 5):
         self.out = tmp_path / "runs"
-        self.argv = argv(tmp_path, repeats, extra)
+        self.argv = argv(tmp_path, repeats, extra, duration)
         # start_new_session: papermill leads its own process group, as a shell's foreground job does
         self.pm = subprocess.Popen(self.argv, env=ENV, start_new_session=True, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT)
@@ -187,8 +187,8 @@ def test_the_private_rsyslog_killed_mid_run_shows_as_loss_or_fails(tmp_path):
 
 def test_a_study_stopped_by_ctrl_c_resumes_where_it_stopped(tmp_path):
     """Run again with the same output_dir: the same schedule, the recorded runs skipped, the rest run; other
-    parameters are refused, saying what differs."""
-    study = Study(tmp_path)
+    parameters are refused, saying what differs. 2 blocks of 2 s runs: the resume, not the runs, is tested."""
+    study = Study(tmp_path, repeats=2, duration=2)
     try:
         os.killpg(study.pm.pid, signal.SIGINT)
         study.pm.wait(timeout=60)
@@ -197,8 +197,9 @@ def test_a_study_stopped_by_ctrl_c_resumes_where_it_stopped(tmp_path):
     before = study.runs()
     schedule = json.loads((study.out / "plan.json").read_text())
     assert 0 < len(before) < len(schedule)
-    other = subprocess.run(argv(tmp_path, repeats=4), env=ENV, capture_output=True, text=True, timeout=600)
-    assert other.returncode != 0 and "repeats: 3 recorded, 4 now" in other.stdout + other.stderr
+    other = subprocess.run(argv(tmp_path, repeats=3, duration=2), env=ENV, capture_output=True, text=True,
+                           timeout=600)
+    assert other.returncode != 0 and "repeats: 2 recorded, 3 now" in other.stdout + other.stderr
     again = subprocess.run(study.argv, env=ENV, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     after = study.runs()

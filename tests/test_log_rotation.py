@@ -64,6 +64,7 @@ def test_bad_parameters_fail_before_any_server_starts(kwargs, parameter, scratch
 
 
 @pytest.mark.integration
+@pytest.mark.long_load
 def test_every_method_once_under_load(tmp_path, scratch):
     study = rot.define(profile="smoke", backend="local", output_dir=tmp_path / "out")
     result = rot.run(study, progress=False)

@@ -88,6 +88,7 @@ def test_a_window_not_longer_than_its_guard_is_refused(tmp_path):
     assert e.value.parameter == "window_s"
 
 
+@pytest.mark.long_load
 def test_real_switchback_study(tmp_path):
     """Two loads of two blocks on a real server: every window recorded with its switch, the records of each
     window counted against sysbench's statements, the estimator's table per cell, the carryover tables."""
@@ -115,6 +116,7 @@ def test_real_switchback_study(tmp_path):
     assert tables["pilot"]["cell"].tolist() == ["cpu/oltp_point_select"]
 
 
+@pytest.mark.long_load
 def test_the_server_killed_mid_load_fails_the_study_and_keeps_the_finished_windows(tmp_path):
     """SIGKILL to mariadbd inside the second load: the study stops with an error naming sysbench or the server,
     the first load's windows stay as they were recorded, and no process or directory of the study is left."""

@@ -177,10 +177,11 @@ def test_wchan_sampler_sees_backends_blocked_on_a_stopped_collector(scratch):
 
 
 @pytest.mark.integration
+@pytest.mark.long_load
 @needs_root
 def test_a_switchback_run_counts_each_windows_records_and_estimates_every_arm(tmp_path):
     """none, log_duration, both with track_io_timing and the A/A control switched by reload inside one load,
-    2 clients, 2 blocks, 2 loads (~1.5 min): a logging window holds its own arm's records (by their timestamps,
+    2 clients, 2 blocks, 2 loads (~1.5 min; marked long_load): a logging window holds its own arm's records (by their timestamps,
     up to the few that cross an edge), the baseline's none; every arm gets the switchback estimator's interval;
     track_io_timing's cost comes from its ratio, and the contention finding says why it has no evidence."""
     from logbench import switchwindows

@@ -132,6 +132,7 @@ def test_control_switches_through_the_included_file_and_hands_back_to_alter_syst
 
 
 @pytest.mark.integration
+@pytest.mark.long_load
 @needs_root
 def test_real_switchback_load(tmp_path):
     """none / stderr / the A/A control in 3 s windows (1 s guard), 3 blocks, 2 loads, 2 clients: ~1 min."""
