@@ -258,6 +258,18 @@ def switchback_design(profile: dict, configurations: tuple[Configuration, ...], 
     return sb
 
 
+def execute(study: PgStudy, bench, env: dict, progress: bool = True) -> tuple:
+    """A PostgreSQL study's schedule (``common.run_study``'s ``execute``): its switchback loads when define() gave it
+    the switchback design (logbench.switchback), else every planned run (the block design)."""
+    if study.switchback is not None:
+        from .. import switchback
+
+        return switchback.execute(study, bench, env, progress)
+    from ..studies import common
+
+    return common.execute_all(study, bench, env, progress)
+
+
 def checked(study: PgStudy, versions: object = None) -> PgStudy:
     """The checks that need the whole study: a version sweep, whole seconds, syslog's needs."""
     if versions is not None:

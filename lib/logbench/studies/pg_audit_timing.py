@@ -92,16 +92,6 @@ def define(profile: str = "standard", configurations: object = None, scale: obje
     own = PROFILES[profile]
     chosen = params.name_list("configurations", d("configurations", configurations), CONFIGURATIONS)
     hz = params.positive_number("wchan_hz", d("wchan_hz", wchan_hz))
-    switching = (own.get("design", "blocks") if design is None else design) == "switchback"
-    profiled = params.boolean("perf_profile", (own.get("perf_profile", True) and not switching)
-                              if perf_profile is None else perf_profile)
-    if profiled and switching:
-        raise ParameterError("perf_profile", perf_profile, "False with design 'switchback': the profile is taken "
-                             "in a separate run's warm-up, and a switchback load has none (the block design "
-                             "profiles every cell)")
-    if profiled and not contention.perf_usable():
-        raise ParameterError("perf_profile", perf_profile, "False here: perf is missing or not allowed (install "
-                             "linux-perf; run as root or with kernel.perf_event_paranoid ≤ 0)")
     try:
         engine = pg.pg_fields(backend="local", image=None, scale=d("scale", scale), query_mode="prepared",
                               syslog_rate_limit=False, log_dir_on=log_dir_on,
@@ -116,6 +106,15 @@ def define(profile: str = "standard", configurations: object = None, scale: obje
     sb = pg.switchback_design(own, configs, engine["pg_bindir"], design=design, window_s=window_s, guard_s=guard_s,
                               layout=layout, blocks=blocks, loads=loads, max_loads=max_loads,
                               lead_in_s=fields["warmup"])
+    profiled = params.boolean("perf_profile", (own.get("perf_profile", True) and sb is None)
+                              if perf_profile is None else perf_profile)
+    if profiled and sb is not None:
+        raise ParameterError("perf_profile", perf_profile, "False with design 'switchback': the profile is taken "
+                             "in a separate run's warm-up, and a switchback load has none (the block design "
+                             "profiles every cell)")
+    if profiled and not contention.perf_usable():
+        raise ParameterError("perf_profile", perf_profile, "False here: perf is missing or not allowed (install "
+                             "linux-perf; run as root or with kernel.perf_event_paranoid ≤ 0)")
     study = AuditTimingStudy(
         **fields, **engine, configurations=configs, wchan_hz=hz, perf_profile=profiled, switchback=sb,
         timing_repeats=params.positive_int("timing_repeats", d("timing_repeats", timing_repeats)))
@@ -129,11 +128,7 @@ def run(study: AuditTimingStudy, *, progress: bool = True) -> common.StudyResult
         env["clock"] = {"loops": loops.to_dict("records"), "histogram": hist.to_dict("records")}
         return bench, env
 
-    if study.switchback is not None:
-        from .. import switchback
-
-        return common.run_study(study, start, processed_tables, execute=switchback.execute, progress=progress)
-    return common.run_study(study, start, processed_tables, progress=progress)
+    return common.run_study(study, start, processed_tables, execute=pg.execute, progress=progress)
 
 
 # -- tables ------------------------------------------------------------------------------------------------------

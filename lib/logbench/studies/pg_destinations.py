@@ -159,11 +159,7 @@ def _check_memory_limit(limit_mb: int, engine: dict, profile: str, read_iops: in
 
 def run(study: pg.PgStudy, *, progress: bool = True) -> common.StudyResult:
     """Start everything the study needs, run its schedule, stop and remove everything again."""
-    if study.switchback is not None:
-        from .. import switchback
-
-        return common.run_study(study, pg.start, processed_tables, execute=switchback.execute, progress=progress)
-    return common.run_study(study, pg.start, processed_tables, progress=progress)
+    return common.run_study(study, pg.start, processed_tables, execute=pg.execute, progress=progress)
 
 
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
