@@ -26,8 +26,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from logbench import cleanup, paths  # noqa: E402
@@ -37,11 +35,12 @@ from logbench.servers import mariadb as mdb  # noqa: E402
 from logbench.settings import Settings  # noqa: E402
 from logbench.workloads.sysbench import Sysbench, parse_intervals  # noqa: E402
 
+import carryover_table  # noqa: E402  (beside this script)
+
 # what switches the arm on and off in an open session (benches.mariadb_switchback: the slow log needs the
 # session connected with it on and long_query_time 0; the load connects that way for every arm)
 ARMS = {"general_log": ("SET GLOBAL general_log = 1", "SET GLOBAL general_log = 0"),
         "slow_all": ("SET GLOBAL slow_query_log = 1", "SET GLOBAL slow_query_log = 0")}
-BIN_S = 5
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,17 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{a.arm} {a.arm_s} s at {a.clients} clients, sysbench {a.test}; {a.repeats} arm and {a.repeats} control "
           f"segments of {seg} s in one load; log(tps) against each segment's first {a.before} s")
     arm, ctl = np.array(profiles["arm"]), np.array(profiles["control"])
-    print(f"{'seconds':>14} {'arm':>8} {'control':>8} {'difference':>11} {'95 % CI':>18}")
-    edges = [(0, a.before, "before"), (a.before, a.before + a.arm_s, "arm on")]
-    edges += [(a.before + a.arm_s + k, min(seg, a.before + a.arm_s + k + BIN_S), f"off +{k}-{k + BIN_S}")
-              for k in range(0, a.after, BIN_S)]
-    for lo, hi, label in edges:
-        x, y = arm[:, lo:hi].mean(axis=1), ctl[:, lo:hi].mean(axis=1)
-        d = x.mean() - y.mean()
-        t = stats.ttest_ind(x, y, equal_var=False)
-        ci = t.confidence_interval() if len(x) > 1 and len(y) > 1 else (math.nan, math.nan)
-        print(f"{label:>14} {x.mean():8.3f} {y.mean():8.3f} {d:11.3f}   [{ci[0]:7.3f}, {ci[1]:7.3f}]  "
-              f"n = {len(x)}, {len(y)}")
+    carryover_table.print_bins(arm, ctl, a.before, a.arm_s, a.after)
     return 0
 
 

@@ -27,6 +27,7 @@ def design(**kw):
     ({"loads": 0}, "loads"),
     ({"loads": 3, "max_loads": 2}, "max_loads"),
     ({"guard_s": -1}, "guard_s"),
+    ({"flush": "yes"}, "flush"),
 ])
 def test_bad_design_names_the_parameter(kw, name):
     with pytest.raises(ParameterError) as e:
@@ -98,6 +99,17 @@ def test_load_order_interleaves_levels_round_by_round():
 
 
 @pytest.mark.integration
+def test_an_adaptive_load_is_budgeted_by_how_long_a_load_took_not_its_nominal_length():
+    # loads of 126 s nominal that took 166 s: one adaptive load fits a 300 s budget, a second does not
+    assert switchback.fits_budget(0, [], 126, 300)
+    assert switchback.fits_budget(0, [166, 160], 126, 300)
+    assert not switchback.fits_budget(166, [166, 160, 150], 126, 300)
+    assert switchback.fits_budget(120, [166], 126, 300)
+    # the longest load counts, and a load that does not fit is not started
+    assert not switchback.fits_budget(100, [150, 210], 126, 300)
+    assert not switchback.fits_budget(0, [], 400, 300)
+
+
 def test_control_switches_through_the_included_file_and_hands_back_to_alter_system(tmp_path):
     """A switch is a rewritten switch file and a reload (no ALTER SYSTEM inside a load); on exit the last
     settings are where PostgresServer.apply keeps them (postgresql.auto.conf) and the file is empty again; a
@@ -154,6 +166,8 @@ def test_real_switchback_load(tmp_path):
         e = r.extra
         # the switch took effect inside the guard, and every window starts on a whole second
         assert 0 <= e["switch_applied"] - e["switch_requested"] < e["guard_s"]
+        # and the guard's sync(2) returned inside it too (the design's flush, on by default)
+        assert e["flush_s"] >= 0 and e["switch_applied"] <= e["flush_end"] < e["switch_requested"] + e["guard_s"]
         assert e["switch_requested"] == int(e["switch_requested"])
         assert len(e["per_second_tps"]) == e["window_s"] and r.transactions > 0
         # records appear and stop at the switch: a stderr window holds its records (up to the few that cross
@@ -201,6 +215,53 @@ def test_a_window_whose_switch_came_after_its_guard_is_not_measured():
     assert list(switchwindows.windows_frame(runs)["arm"]) == ["none", "none_again"]
     assert list(switchwindows.windows_frame(runs, in_time=False)["late"]) == [False, True, False]
     assert list(switchwindows.in_time(runs)["configuration"]) == ["none", "none_again"]
+
+
+def test_a_window_whose_guard_sync_returned_after_the_guard_is_not_measured():
+    import pandas as pd
+
+    def run(arm, index, flush_end):
+        return {"configuration": arm, "clients": 4, "tps": 1000.0, "extra": {
+            "design": "switchback", "load": 0, "attempt": 0, "block": 0, "unit": 0, "window": index,
+            "prev_arm": None, "guard_s": 1, "switch_requested": 100.0 + 4 * index,
+            "switch_applied": 100.0 + 4 * index + 0.01, "flush_end": flush_end}}
+
+    runs = pd.DataFrame([run("none", 0, 100.5), run("stderr", 1, 105.2), run("none_again", 2, None)])
+    assert list(switchwindows.windows_frame(runs, in_time=False)["late"]) == [False, True, False]
+
+
+def test_each_switch_is_followed_by_the_flush_inside_its_guard(monkeypatch):
+    """The schedule's own logic on a fake clock: switch, read, flush, in that order at each edge; none without
+    ``flush``."""
+    now = [1000.0]
+    monkeypatch.setattr(switchback.time, "time", lambda: now[0])
+    monkeypatch.setattr(switchback.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(switchback.time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
+
+    class Load:
+        def running(self):
+            return True
+
+    for flush in (True, False):
+        calls = []
+
+        def do_flush():
+            calls.append(("flush", now[0]))
+            now[0] += 0.25
+
+        sb = design(flush=flush, blocks=1)
+        windows = switchback.plan_load(("none", "stderr"), "none", sb, 1, 4, 0)
+        edges = []
+        switchback.switch_windows(windows, sb, 1004.0, Load(), edges, flush=do_flush,
+                                  switch=lambda arm, at: calls.append(("switch", at)),
+                                  read=lambda: calls.append(("read", now[0])) or {})
+        kinds = [k for k, _ in calls]
+        if flush:
+            assert kinds[:3] == ["switch", "read", "flush"] and kinds.count("flush") == len(windows)
+            assert all(e.flush_s == 0.25 for e in edges)
+            assert all(t - 1004.0 - 4 * i < sb.guard_s for i, (_, t) in enumerate(c for c in calls if c[0] == "flush"))
+        else:
+            assert "flush" not in kinds and all(e.flush_s is None for e in edges)
 
 
 def test_a_block_design_study_has_no_windows_and_no_carryover():

@@ -33,6 +33,7 @@ import dataclasses
 import datetime as dt
 import json
 import math
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -68,6 +69,10 @@ class SwitchbackDesign:
     loads: int = 2            # independent loads per clients level, at least
     max_loads: int = 2        # adaptive: up to this many while an arm is wider than the target
     lead_in_s: int = 3        # the load runs this long before the first window (connections, caches)
+    # sync(2) inside each guard: the page cache a logging window left dirty is written back there, not in later
+    # windows. Without it, at 4 clients on 2 cores a 4 s stderr window left the next 5-10 s 11-26 % slower
+    # (benchmarks/pg_carryover.py, 3 runs of 3-4 arm segments each); with it, -0.5 % [-3.0, +2.1] in the 5 s after
+    flush: bool = True
 
     def __post_init__(self):
         for name in ("window_s", "blocks", "loads", "max_loads"):
@@ -80,6 +85,8 @@ class SwitchbackDesign:
                                  f"a whole number of seconds longer than guard_s ({self.guard_s}) by at least the "
                                  f"load tool's report interval ({REPORT_INTERVAL_S} s): the window must keep a "
                                  "measured second after its guard")
+        if not isinstance(self.flush, bool):
+            raise ParameterError("flush", self.flush, "True or False")
         if self.max_loads < self.loads:
             raise ParameterError("max_loads", self.max_loads, f"a whole number >= loads ({self.loads})")
 
@@ -99,7 +106,7 @@ class SwitchbackDesign:
 
 
 def design_from(design: object, *, window_s: object, guard_s: object, layout: object, blocks: object,
-                loads: object, max_loads: object, lead_in_s: object) -> SwitchbackDesign | None:
+                loads: object, max_loads: object, lead_in_s: object, flush: object = None) -> SwitchbackDesign | None:
     """The notebook's ``design`` parameter and its switchback parameters -> a design, or None for blocks."""
     params.choice("design", design, DESIGNS)
     if design == "blocks":
@@ -109,10 +116,11 @@ def design_from(design: object, *, window_s: object, guard_s: object, layout: ob
                             guard_s=params.non_negative_int("guard_s", guard_s), layout=layout,
                             blocks=params.positive_int("blocks", blocks), loads=loads,
                             max_loads=loads if max_loads is None else max_loads,
-                            lead_in_s=params.non_negative_int("lead_in_s", lead_in_s))
+                            lead_in_s=params.non_negative_int("lead_in_s", lead_in_s),
+                            flush=True if flush is None else flush)
 
 
-SWITCHBACK_FIELDS = ("window_s", "guard_s", "layout", "blocks", "loads", "max_loads")
+SWITCHBACK_FIELDS = ("window_s", "guard_s", "layout", "blocks", "loads", "max_loads", "flush")
 
 
 def from_profile(profile: dict, *, design: object, lead_in_s: float, **given: object) -> SwitchbackDesign | None:
@@ -120,7 +128,7 @@ def from_profile(profile: dict, *, design: object, lead_in_s: float, **given: ob
     design = profile.get("design", "blocks") if design is None else design
     values = {k: profile.get(k) if given.get(k) is None else given[k] for k in SWITCHBACK_FIELDS}
     if design == "switchback":
-        missing = [k for k in SWITCHBACK_FIELDS if values[k] is None and k != "max_loads"]
+        missing = [k for k in SWITCHBACK_FIELDS if values[k] is None and k not in ("max_loads", "flush")]
         if missing:
             raise ParameterError(missing[0], None, "a value: this profile has none for the switchback design")
     return design_from(design, lead_in_s=int(round(lead_in_s)), **values)
@@ -178,6 +186,15 @@ def load_order(clients: Sequence[int], rounds: int, seed: int) -> list[tuple[int
     return out
 
 
+def fits_budget(spent_s: float, loads_s: Sequence[float], nominal_s: float, budget_s: float) -> bool:
+    """Whether one more adaptive load fits ``time_budget_s``: the adaptive part's seconds so far plus a load as long
+    as the longest this study ran (the nominal length, windows + lead-in + restart, until one has run). The planned
+    loads are not counted against it: on this VM a load took ~30 % longer than its windows (restart, pgbench's
+    set-up, parsing), and a budget taken from the nominal length was spent before the first adaptive load."""
+    expected = max(loads_s) if len(loads_s) else nominal_s
+    return spent_s + expected <= budget_s
+
+
 def sleep_until(epoch: float) -> None:
     while (left := epoch - time.time()) > 0:
         time.sleep(min(left, 0.2) if left > 0.01 else left)
@@ -193,6 +210,8 @@ class Edge:
     at_switch: dict = dataclasses.field(default_factory=dict)
     at_guard: dict = dataclasses.field(default_factory=dict)
     at_end: dict = dataclasses.field(default_factory=dict)
+    flush_s: float | None = None  # how long the guard's sync(2) took (None: no flush)
+    flush_end: float | None = None  # when it returned (epoch s): after the guard, the window is late
 
 
 def counters(bench) -> dict:
@@ -204,10 +223,11 @@ def counters(bench) -> dict:
 
 
 def switch_windows(windows: Sequence[Window], sb: SwitchbackDesign, first_edge: float, load, edges: list, *,
-                   switch, read, on_block=None, at_edge=None):
+                   switch, read, on_block=None, at_edge=None, flush=os.sync):
     """The schedule of one load, whatever the server and load tool: at each window's edge (``first_edge`` plus
     whole windows, on the load's clock) ``at_edge(previous edge)``, then ``switch(arm, edge time)``, and
-    ``read()`` at the switch, at the guard's end and just before the next edge. Each finished window's
+    ``read()`` at the switch, at the guard's end and just before the next edge; with ``sb.flush``, ``flush()``
+    (sync(2)) right after the switch, inside the guard. Each finished window's
     :class:`Edge` is appended to ``edges`` as it ends (the caller keeps them when the load is cut short).
     Returns the last block's progress line not yet told (``on_block``'s arguments), or None."""
     pending = None
@@ -221,6 +241,10 @@ def switch_windows(windows: Sequence[Window], sb: SwitchbackDesign, first_edge: 
             at_edge(edges[-1])
         edge.applied = switch(w.arm, start)
         edge.at_switch = read()
+        if sb.flush:
+            t = time.monotonic()
+            flush()
+            edge.flush_s, edge.flush_end = time.monotonic() - t, time.time()
         if pending is not None:
             # a finished block's progress line, told inside the guard: it must not delay a switch
             on_block(*pending)
@@ -297,6 +321,7 @@ def window_extra(sb: SwitchbackDesign, windows: Sequence[Window], w: Window, e: 
             "switch_sent": e.applied.sent, "switch_applied": e.applied.applied,
             "guard_server_cpu_s": e.at_guard["server_cpu_s"] - e.at_switch["server_cpu_s"],
             "guard_logger_cpu_s": e.at_guard["logger_cpu_s"] - e.at_switch["logger_cpu_s"],
+            "flush_s": e.flush_s, "flush_end": e.flush_end,
             "placement": placement, **own}
 
 
@@ -449,6 +474,8 @@ def execute(study, bench, env: dict, progress: bool = True, engine: Engine = POS
     position = int(recorded["position"].max()) + 1 if len(recorded) else 0
     t_begin = time.monotonic()
     seconds_per_load = sb.lead_in_s + sb.load_seconds(len(arms)) + 8  # + restart, stop and parse
+    load_s: list[float] = []  # each load this process ran, as long as it took (restart to parsed records)
+    t_adaptive = None  # when the first adaptive decision was taken: the budget counts from there
     stopped = ""
 
     def widths(clients: int) -> dict[str, float]:
@@ -489,15 +516,17 @@ def execute(study, bench, env: dict, progress: bool = True, engine: Engine = POS
                     stopped = stopped or "precise"
                     continue
                 if study.time_budget_s is not None:
-                    spent = time.monotonic() - t_begin
-                    base = len(study.clients) * sb.loads * seconds_per_load
-                    if spent + seconds_per_load > base + study.time_budget_s:
+                    if t_adaptive is None:
+                        t_adaptive = time.monotonic()
+                    if not fits_budget(time.monotonic() - t_adaptive, load_s, seconds_per_load,
+                                       study.time_budget_s):
                         stopped = "time_budget"
                         reporter.say(f"{clients} client(s): no load {load + 1}: the time budget is spent")
                         continue
                 reporter.say(f"{clients} client(s): load {load + 1} for {len(wide)} arm(s) wider than "
                              f"±{100 * study.target_halfwidth:.3g} %")
             windows = plan_load(arms, study.baseline, sb, study.seed, clients, load)
+            t_load = time.monotonic()
             # Each load on a freshly started server: independent loads, so between-run variance is measured.
             engine.restart(study, bench)
             place.pin_server(engine.server_pid(bench))
@@ -530,6 +559,7 @@ def execute(study, bench, env: dict, progress: bool = True, engine: Engine = POS
                                              idle.in_force, place.in_force):
                 records.append(path, run)
             position += len(windows)
+            load_s.append(time.monotonic() - t_load)
             say_estimates(clients, load, sb.blocks)
     reporter.say(f"switchback finished{': ' + stopped if stopped else ''}")
     reporter.close()

@@ -34,7 +34,9 @@ PROFILES: dict[str, dict[str, object]] = {
     # design="switchback" switches them inside one load instead (logbench.switchback; ~15 min with these values:
     # per level two loads on a restarted server, 4 blocks of the 9 arms in 4 s windows, 1 s guard) -- not the
     # default: notebook 00 measured it less efficient than blocks at 2 clients per core, and biased there when it
-    # switched by ALTER SYSTEM
+    # switched by ALTER SYSTEM; this study's own nine arms switched so (2026-11-25, 15 min each, local backend)
+    # reached an A/A of +-6.7 % at 1 client but +-15 % and +-150 % at 4 and 8 clients (blocks: +-7-19 %), its
+    # baseline windows varying ~12 % within a load whatever came before them, with the guard's sync or without
     "standard": {"clients": [1, 4, 8], "repeats": 4, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.05,
                  "target_halfwidth": 0.03, "time_budget_s": 240, "max_repeats": 12,
                  "design": "blocks", "window_s": 4, "guard_s": 1, "layout": "permutation", "blocks": 4,
