@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from logbench import cleanup, paths  # noqa: E402

@@ -25,13 +25,13 @@ import argparse
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from logbench import cleanup, paths  # noqa: E402
@@ -40,13 +40,13 @@ from logbench.controls import IdleState  # noqa: E402
 from logbench.servers.postgres import LocalPostgres  # noqa: E402
 from logbench.settings import Settings  # noqa: E402
 from logbench.studies import pg_destinations as study_mod  # noqa: E402
-from logbench.workloads.pgbench import Pgbench  # noqa: E402
+from logbench.workloads.pgbench import _PROGRESS, Pgbench  # noqa: E402
 
 import carryover_table  # noqa: E402  (beside this script)
 
 FILE_ARMS = ("stderr", "csvlog", "jsonlog")
-CPU_KINDS = ("logger_cpu", "kernel_cpu", "backends_user", "backends_sys", "pgbench_user", "pgbench_sys", "user", "system", "idle", "iowait", "softirq", "steal")
-_PROGRESS = re.compile(r"progress: ([\d.]+) s, ([\d.]+) tps")
+CPU_KINDS = ("logger_cpu", "kernel_cpu", "backends_user", "backends_sys", "pgbench_user", "pgbench_sys",
+             "user", "system", "idle", "iowait", "softirq", "steal")
 
 
 def meminfo_kb(*names: str) -> dict[str, int]:
@@ -58,17 +58,16 @@ def meminfo_kb(*names: str) -> dict[str, int]:
     return out
 
 
-def cpu_s(pids: list[int], fields: tuple[int, ...] = (11, 12)) -> float:
-    """CPU seconds of these processes and their threads (user + system by default; (11,) user, (12,) system;
-    those gone count 0)."""
-    tick, out = os.sysconf("SC_CLK_TCK"), 0.0
+def cpu_s(pids: list[int]) -> tuple[float, float]:
+    """User and system CPU seconds of these processes and their threads (those gone count 0)."""
+    tick, user, system = os.sysconf("SC_CLK_TCK"), 0.0, 0.0
     for pid in pids:
         try:
             f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            out += sum(int(f[i]) for i in fields) / tick
+            user, system = user + int(f[11]) / tick, system + int(f[12]) / tick
         except (OSError, IndexError):
             pass
-    return out
+    return user, system
 
 
 def kworkers() -> list[int]:
@@ -85,8 +84,6 @@ def kworkers() -> list[int]:
 
 
 def backends(postmaster: int) -> list[int]:
-    import psutil
-
     # a client's backend: "postgres: postgres postgres [local] idle" (the control session's too, idle)
     return [c.pid for c in psutil.Process(postmaster).children() if "[local]" in " ".join(c.cmdline())]
 
@@ -97,13 +94,6 @@ def machine_cpu() -> dict[str, float]:
     tick = os.sysconf("SC_CLK_TCK")
     return dict(zip(("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"),
                     (int(x) / tick for x in f)))
-
-
-def _comm(p: Path) -> str:
-    try:
-        return (p / "comm").read_text()
-    except OSError:
-        return ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,12 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     order = []
     for r in range(a.repeats):
         order += [("arm", r), ("control", r)] if r % 2 == 0 else [("control", r), ("arm", r)]
-    mem: dict[int, dict[str, float]] = {}
+    per_s: dict[int, dict[str, float]] = {}  # second of the load -> what was read then
     with IdleState("hold"), LocalPostgres(base, log_dir=log_dir) as pg:
         pgb = Pgbench(pg.binary("pgbench"), pg.conninfo)
         pgb.initialise(a.scale)
-        import psutil
-
         logger = [c.pid for c in psutil.Process(pg.pid).children() if "logger" in " ".join(c.cmdline())]
         with Control(pg) as control:
             argv_ = [*pgb.command(a.clients, total + 2, "prepared", progress=1)]
@@ -165,12 +153,12 @@ def main(argv: list[str] | None = None) -> int:
                                 control.apply(none, requested=time.time())
                             if a.sync:
                                 os.sync()
-                    mem[int(round(nxt - zero))] = {**meminfo_kb("Dirty", "Writeback"), "logger_cpu": cpu_s(logger),
-                                                   "kernel_cpu": cpu_s(kworkers()),
-                                                   "backends_sys": cpu_s(clients_, (12,)),
-                                                   "backends_user": cpu_s(clients_, (11,)),
-                                                   "pgbench_sys": cpu_s([proc.pid], (12,)),
-                                                   "pgbench_user": cpu_s([proc.pid], (11,)), **machine_cpu()}
+                    (bu, bs), (pu, ps) = cpu_s(clients_), cpu_s([proc.pid])
+                    per_s[int(round(nxt - zero))] = {**meminfo_kb("Dirty", "Writeback"),
+                                                     "logger_cpu": sum(cpu_s(logger)),
+                                                     "kernel_cpu": sum(cpu_s(kworkers())),
+                                                     "backends_user": bu, "backends_sys": bs, "pgbench_user": pu,
+                                                     "pgbench_sys": ps, **machine_cpu()}
                     nxt += 1
                     time.sleep(max(0.0, min(nxt, plan[0][0] if plan else nxt) - time.time()))
                 out, err = proc.communicate(timeout=total + 120)
@@ -181,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     # -P 1's interval ending at k s after pgbench's start covers [k-1, k)
     tps = {round(float(m.group(1))): float(m.group(2)) for m in _PROGRESS.finditer(err)}
     if a.save:
-        Path(a.save).write_text(json.dumps({"args": vars(a), "order": order, "tps": tps, "mem": mem}))
+        Path(a.save).write_text(json.dumps({"args": vars(a), "order": order, "tps": tps, "per_s": per_s}))
     print(f"{a.arm} {a.arm_s} s at {a.clients} clients, pgbench -S -M prepared scale {a.scale}"
           f"{' (sync after each switch-off)' if a.sync else ''}; {a.repeats} arm and {a.repeats} control segments "
           f"of {seg} s in one load; log(tps) against each segment's first {a.before} s")
@@ -195,10 +183,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"segment {i} ({kind}) lacks {int(np.isnan(series).sum())} of its seconds: left out")
             continue
         profiles[kind].append(np.log(series) - np.log(series[:a.before]).mean())
-        dirty[kind].append(np.array([(mem.get(first - 1 + s, {}).get("Dirty", 0) + mem.get(first - 1 + s, {}).get(
+        dirty[kind].append(np.array([(per_s.get(first - 1 + s, {}).get("Dirty", 0) + per_s.get(first - 1 + s, {}).get(
             "Writeback", 0)) / 1024 for s in range(seg)]))
         for k in CPU_KINDS:
-            c = np.array([mem.get(first - 1 + s, {}).get(k, math.nan) for s in range(seg + 1)])
+            c = np.array([per_s.get(first - 1 + s, {}).get(k, math.nan) for s in range(seg + 1)])
             cpu.setdefault((kind, k), []).append(np.diff(c))
     armp, ctl = np.array(profiles["arm"]), np.array(profiles["control"])
     da, dc = np.array(dirty["arm"]), np.array(dirty["control"])

@@ -98,7 +98,6 @@ def test_load_order_interleaves_levels_round_by_round():
     assert all(sorted(c for c, k in order if k == r) == [1, 4, 8] for r in range(3))
 
 
-@pytest.mark.integration
 def test_an_adaptive_load_is_budgeted_by_how_long_a_load_took_not_its_nominal_length():
     # loads of 126 s nominal that took 166 s: one adaptive load fits a 300 s budget, a second does not
     assert switchback.fits_budget(0, [], 126, 300)
@@ -110,6 +109,7 @@ def test_an_adaptive_load_is_budgeted_by_how_long_a_load_took_not_its_nominal_le
     assert not switchback.fits_budget(0, [], 400, 300)
 
 
+@pytest.mark.integration
 def test_control_switches_through_the_included_file_and_hands_back_to_alter_system(tmp_path):
     """A switch is a rewritten switch file and a reload (no ALTER SYSTEM inside a load); on exit the last
     settings are where PostgresServer.apply keeps them (postgresql.auto.conf) and the file is empty again; a
