@@ -147,6 +147,8 @@ def test_server_that_cannot_start_shows_its_log(log_dir):
         ({"placement": "pinned"}, "placement", "'none', 'split'"),
         ({"target_halfwidth": 2, "max_repeats": 5}, "target_halfwidth", "(0, 1)"),
         ({"repeats": 3, "max_repeats": 2}, "max_repeats", ">= repeats (3)"),
+        # the baseline alone compares nothing (its notebook failed half-way on an empty comparison)
+        ({"destinations": ["none"]}, "destinations", "at least one destination besides 'none', of: 'stderr'"),
     ],
 )
 def test_bad_input_names_parameter_and_allowed_values(kwargs, parameter, allowed):

@@ -241,3 +241,49 @@ def test_new_run_columns_are_tolerated_and_the_idle_state_splits_baselines():
     assert {"synthetic/hold @ 1", "synthetic/free @ 1"} <= set(d["baseline"])
     line = _coef(regression.fit_all(d)["postgresql@synthetic"], "main", "lines_file")
     assert line["ci_low"] <= 4.0 <= line["ci_high"]
+
+
+def test_typical_line_is_the_line_plus_its_bytes_at_the_kb_cost():
+    """A DBA pays for a line of the size the family's records have, not for a line of zero bytes (issue 22): the
+    typical line is line + kB × bytes / 1000 at the family's median bytes per record, and its CI covers the known
+    cost. Synthetic file-family runs of 120, 260, 480 and 190 bytes (median 225): 4.0 + 1.5 × 0.225 = 4.3375 µs."""
+    fit = _fit(line_cost_us=4.0, kb_cost_us=1.5, noise_cv=0.01, seed=3)
+    typical = _coef(fit, "main", "typical_file")
+    line, kb = _coef(fit, "main", "lines_file"), _coef(fit, "main", "kb_per_tx")
+    assert typical["bytes"] == pytest.approx(225.0)
+    assert typical["estimate"] == pytest.approx(line["estimate"] + kb["estimate"] * 0.225)
+    assert typical["ci_low"] <= 4.0 + 1.5 * 0.225 <= typical["ci_high"]
+    assert typical["unit"] == "µs per typical line to a file"
+    # the sum's CI is that of a linear combination, not the line's own nor a sum of the two widths
+    assert typical["ci_high"] - typical["ci_low"] != pytest.approx(line["ci_high"] - line["ci_low"])
+    assert typical["ci_high"] - typical["ci_low"] < (line["ci_high"] - line["ci_low"]) + 0.225 * (
+        kb["ci_high"] - kb["ci_low"])
+
+
+def test_typical_line_without_a_kb_term_is_the_line_coefficient():
+    configs = {"none": (0, 0), "stderr": (2, 200), "syslog": (2, 200)}
+    fit = _fit(line_cost_us=FAMILY_COSTS, configurations=configs, seed=5)
+    assert not (regression.coefficients({fit.key: fit})["term"] == "kb_per_tx").any()
+    for fam in ("file", "syslog"):
+        typical, line = _coef(fit, "main", f"typical_{fam}"), _coef(fit, "main", f"lines_{fam}")
+        assert typical["estimate"] == pytest.approx(line["estimate"])
+        assert typical["ci_low"] == pytest.approx(line["ci_low"])
+
+
+def test_io_bound_runs_and_each_workload_are_fitted_apart():
+    """IO-bound runs have their own fit (their noise must not set the cached slopes), and so has each sysbench
+    workload; the keys say which."""
+    cached = regression.synthetic_runs(seed=31).assign(regime="cpu", test="oltp_point_select")
+    rw = regression.synthetic_runs(seed=32, line_cost_us=9.0).assign(regime="cpu", test="oltp_read_write")
+    io = regression.synthetic_runs(seed=33, line_cost_us=20.0, noise_cv=0.2,
+                                   base_us={1: 3000.0, 2: 1600.0, 4: 900.0}).assign(regime="io", test="oltp_read_write")
+    fits = regression.fit_all(regression.prepare(pd.concat([cached, rw, io], ignore_index=True)))
+    assert sorted(fits) == ["postgresql@synthetic/io_bound/oltp_read_write", "postgresql@synthetic/oltp_point_select",
+                            "postgresql@synthetic/oltp_read_write"]
+    # each workload's own cost, not a blend of the two (coverage of the CIs is tested above, over seeds)
+    for key, cost in (("postgresql@synthetic/oltp_point_select", 4.0), ("postgresql@synthetic/oltp_read_write", 9.0)):
+        line = _coef(fits[key], "main", "lines_file")
+        assert line["estimate"] == pytest.approx(cost, rel=0.05), key
+    assert fits["postgresql@synthetic/io_bound/oltp_read_write"].regime == "io_bound"
+    c = regression.coefficients(fits)
+    assert set(c["regime"]) == {"cached", "io_bound"}

@@ -26,8 +26,20 @@ vary something other than what is logged are left out by name
 (:data:`NOT_LINE_COST`), as are A/A control rows (``<baseline>_again``: the
 baseline again, the study's resolution, not a logging configuration).
 
-**Never pooled across environments.** One fit per (engine, ``env_id``): runs
-from different machines or backends are compared side by side, never averaged.
+**Never pooled across environments, regimes or workloads.** One fit per
+(engine, ``env_id``, regime, workload): runs from different machines or
+backends are compared side by side, never averaged; a database larger than its
+memory (``io_bound``) is fitted apart from a cached one (an IO-bound
+transaction's time is dominated by reads, and its noise would set a shared
+slope), and MariaDB's sysbench workloads each get their own fit (a read-write
+transaction logs several statements of other shapes than a point select).
+
+**The cost of a typical line.** With a kB term in the model, the bare line
+coefficient is the cost of a line of zero bytes, an extrapolation that can come
+out negative. What a DBA pays is a line of the size the family's records have:
+``line + kB × bytes / 1000``, with its CI from the coefficients' covariance
+(statsmodels' ``t_test`` of that linear combination), reported per family as
+``typical_<family>`` with the bytes it was taken at.
 
 **Weights and errors.** Weighted least squares with weight 1 / (the pooled
 within-configuration variance of ``us_per_tx`` in the run's baseline group —
@@ -115,9 +127,21 @@ TERM_UNITS = {"kb_per_tx": "µs per logged kB"}
 # backend; the CPU idle state a run was held in, where a study varies it).
 CELL_COLUMNS = ("regime", "test", "backend", "idle_state")
 
-PREPARED_COLUMNS = ("study", "engine", "env_id", "configuration", "clients", "repeat", "baseline", "cell_key",
+# A fit's regime: a run's own regime label ("io" for MariaDB, "io_bound" for PostgreSQL) or, without one, cached.
+IO_BOUND, CACHED = "io_bound", "cached"
+IO_REGIMES = ("io", "io_bound")
+FIT_COLUMNS = ("engine", "env_id", "regime", "workload")
+
+PREPARED_COLUMNS = ("study", "engine", "env_id", "regime", "workload", "configuration", "clients", "repeat",
+                    "baseline", "cell_key",
                     "us_per_tx", "records_per_tx", "kb_per_tx", "bytes_per_record", "weight",
                     *(family_term(f) for f in FAMILIES))
+
+
+def _column(r: pd.DataFrame, name: str) -> pd.Series:
+    if name not in r.columns:
+        return pd.Series("", index=r.index, dtype=object)
+    return r[name].astype(object).where(r[name].notna(), "").astype(str)
 
 
 def is_aa(configuration: str) -> bool:
@@ -182,6 +206,9 @@ def prepare(runs: pd.DataFrame) -> pd.DataFrame:
         "study": r["study"].astype(str),
         "engine": r["engine"].astype(str),
         "env_id": r["env_id"].astype(str) if "env_id" in r.columns else "",
+        "regime": _column(r, "regime").map(lambda v: IO_BOUND if v in IO_REGIMES else CACHED),
+        # sysbench's test (MariaDB's workloads); pgbench's studies have one workload each
+        "workload": _column(r, "test"),
         "configuration": r["configuration"].astype(str),
         "clients": r["clients"].astype(int),
         "repeat": r["repeat"].astype(int),
@@ -248,10 +275,12 @@ class Fit:
     influential: pd.DataFrame  # runs above the threshold
     cooks_threshold: float
     notes: tuple[str, ...] = field(default_factory=tuple)
+    regime: str = CACHED
+    workload: str = ""
 
     @property
     def key(self) -> str:
-        return fit_key(self.engine, self.env_id)
+        return fit_key(self.engine, self.env_id, self.regime, self.workload)
 
     @property
     def main(self) -> Model:
@@ -265,8 +294,10 @@ class Fit:
 EngineFit = Fit  # the name earlier code used
 
 
-def fit_key(engine: str, env_id: str) -> str:
-    return f"{engine}@{env_id}" if env_id else engine
+def fit_key(engine: str, env_id: str, regime: str = CACHED, workload: str = "") -> str:
+    """``engine@env_id``, then ``/io_bound`` for an IO-bound fit and ``/<workload>`` where the engine has several."""
+    key = f"{engine}@{env_id}" if env_id else engine
+    return key + ("" if regime == CACHED else f"/{regime}") + (f"/{workload}" if workload else "")
 
 
 def _rank_ok(formula: str, data: pd.DataFrame) -> bool:
@@ -307,19 +338,21 @@ def formulas(families: tuple[str, ...], with_kb: bool = True) -> dict[str, str]:
     }
 
 
-def fit(data: pd.DataFrame, engine: str | None = None, env_id: str | None = None) -> Fit:
-    """Fit the models to the prepared runs of one engine in one environment (refuses to pool several)."""
-    for col, want in (("engine", engine), ("env_id", env_id)):
-        have = sorted(data[col].unique())
+def fit(data: pd.DataFrame, engine: str | None = None, env_id: str | None = None, regime: str | None = None,
+        workload: str | None = None) -> Fit:
+    """Fit the models to the prepared runs of one engine in one environment, regime and workload (refuses to
+    pool several)."""
+    chosen = {}
+    for col, want in zip(FIT_COLUMNS, (engine, env_id, regime, workload)):
+        have = sorted(data[col].unique()) if col in data.columns else [CACHED if col == "regime" else ""]
         if want is None:
             if len(have) != 1:
                 raise ValueError(f"fit() takes one {col} at a time; got {have}. Use fit_all().")
             want = have[0]
-        data = data[data[col] == want]
-        if col == "engine":
-            engine = want
-        else:
-            env_id = want
+        if col in data.columns:
+            data = data[data[col] == want]
+        chosen[col] = want
+    engine, env_id = chosen["engine"], chosen["env_id"]
     data = data.reset_index(drop=True)
     notes: list[str] = []
     # A group whose runs all log at the same rate says nothing about the slopes (its intercept absorbs it).
@@ -357,16 +390,18 @@ def fit(data: pd.DataFrame, engine: str | None = None, env_id: str | None = None
         models[WITHOUT_INFLUENTIAL] = Model(WITHOUT_INFLUENTIAL, forms["main"], None,
                                             "no run exceeds the Cook's distance threshold")
     return Fit(engine=engine, env_id=env_id, data=data, families=families, models=models, cooks=cooks,
-               influential=flagged, cooks_threshold=threshold, notes=tuple(notes))
+               influential=flagged, cooks_threshold=threshold, notes=tuple(notes), regime=chosen["regime"],
+               workload=chosen["workload"])
 
 
 def fit_all(data: pd.DataFrame) -> dict[str, Fit]:
-    """One fit per (engine, environment) that has a logging configuration, keyed by :func:`fit_key`."""
+    """One fit per (engine, environment, regime, workload) that has a logging configuration, keyed by
+    :func:`fit_key`."""
     out = {}
-    for (engine, env_id), sub in data.groupby(["engine", "env_id"], sort=True):
+    for group, sub in data.groupby(list(FIT_COLUMNS), sort=True):
         if not _varies(sub, "records_per_tx").any():
             continue
-        f = fit(sub, engine, env_id)
+        f = fit(sub, *group)
         out[f.key] = f
     return out
 
@@ -390,8 +425,46 @@ def _term_label(term: str) -> tuple[str, str]:
     return term, ""
 
 
-COEFFICIENT_COLUMNS = ("fit", "engine", "env_id", "studies", "model", "term", "family", "clients", "unit", "estimate",
-                       "ci_low", "ci_high", "se", "p", "n", "cov_type")
+COEFFICIENT_COLUMNS = ("fit", "engine", "env_id", "regime", "workload", "studies", "model", "term", "family",
+                       "clients", "unit", "estimate", "ci_low", "ci_high", "se", "p", "n", "cov_type", "bytes")
+TYPICAL = "typical_"
+
+
+def typical_term(family: str) -> str:
+    return TYPICAL + family
+
+
+def family_bytes(data: pd.DataFrame, family: str) -> float:
+    """The median bytes per record of the runs that log to ``family`` (the size its typical line is taken at)."""
+    b = data.loc[data[family_term(family)] > 0, "bytes_per_record"].dropna()
+    return float(b.median()) if len(b) else math.nan
+
+
+def typical_lines(f: Fit, model: Model, confidence: float = CONFIDENCE) -> list[dict]:
+    """Per family: line + kB × (the family's median bytes per record) / 1000, with its CI from the fitted
+    covariance (a t test of that linear combination, HC3 like the coefficients). Without a kB term in the model
+    the line coefficient already carries the bytes, and the typical line is that coefficient."""
+    res = model.result
+    names = list(res.params.index)
+    rows = []
+    for fam in f.families:
+        term = family_term(fam)
+        if term not in names:
+            continue
+        nbytes = family_bytes(f.data, fam)
+        contrast = np.zeros(len(names))
+        contrast[names.index(term)] = 1.0
+        if "kb_per_tx" in names:
+            if not math.isfinite(nbytes):
+                continue
+            contrast[names.index("kb_per_tx")] = nbytes / BYTES_PER_KB
+        t = res.t_test(contrast)
+        low, high = np.asarray(t.conf_int(alpha=1 - confidence)).ravel()
+        rows.append({"term": typical_term(fam), "family": fam, "bytes": nbytes,
+                     "unit": f"µs per typical line to {FAMILY_LABELS[fam]}",
+                     "estimate": float(np.asarray(t.effect).ravel()[0]), "ci_low": float(low), "ci_high": float(high),
+                     "se": float(np.asarray(t.sd).ravel()[0]), "p": float(np.asarray(t.pvalue).ravel()[0])})
+    return rows
 
 
 def _family_of(label: str) -> str:
@@ -410,21 +483,23 @@ def coefficients(fits: dict[str, Fit], confidence: float = CONFIDENCE) -> pd.Dat
                 continue
             res = m.result
             ci = res.conf_int(alpha=1 - confidence)
+            common = {"fit": key, "engine": f.engine, "env_id": f.env_id, "regime": f.regime, "workload": f.workload,
+                      "studies": ", ".join(f.studies), "model": name, "n": int(res.nobs), "cov_type": res.cov_type}
             for term in res.params.index:
                 label, unit = _term_label(term)
                 clients = int(label.split(" @ ")[1].split()[0]) if " @ " in label and label.startswith("lines_") \
                     else math.nan
                 rows.append({
-                    "fit": key, "engine": f.engine, "env_id": f.env_id, "studies": ", ".join(f.studies),
-                    "model": name, "term": label, "family": _family_of(label), "clients": clients, "unit": unit,
+                    **common, "term": label, "family": _family_of(label), "clients": clients, "unit": unit,
                     "estimate": float(res.params[term]), "ci_low": float(ci.loc[term, 0]),
                     "ci_high": float(ci.loc[term, 1]), "se": float(res.bse[term]), "p": float(res.pvalues[term]),
-                    "n": int(res.nobs), "cov_type": res.cov_type,
                 })
+            if name != "per_clients":
+                rows += [{**common, "clients": math.nan, **t} for t in typical_lines(f, m, confidence)]
     return pd.DataFrame(rows, columns=list(COEFFICIENT_COLUMNS))
 
 
-DIAGNOSTIC_COLUMNS = ("fit", "engine", "env_id", "studies", "model", "formula", "fitted", "note", "n", "r2", "r2_adj",
+DIAGNOSTIC_COLUMNS = ("fit", "engine", "env_id", "regime", "workload", "studies", "model", "formula", "fitted", "note", "n", "r2", "r2_adj",
                       "cov_type", "weights", "condition_number", "n_influential", "cooks_threshold", "max_cooks_d",
                       "engine_notes")
 
@@ -434,7 +509,8 @@ def diagnostics(fits: dict[str, Fit]) -> pd.DataFrame:
     rows = []
     for key, f in fits.items():
         for name, m in f.models.items():
-            row = {"fit": key, "engine": f.engine, "env_id": f.env_id, "studies": ", ".join(f.studies),
+            row = {"fit": key, "engine": f.engine, "env_id": f.env_id, "regime": f.regime, "workload": f.workload,
+                   "studies": ", ".join(f.studies),
                    "model": name, "formula": m.formula, "fitted": m.ok, "note": m.note,
                    "n": math.nan, "r2": math.nan, "r2_adj": math.nan, "cov_type": COV_TYPE, "weights": WEIGHTS,
                    "condition_number": math.nan,

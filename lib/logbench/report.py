@@ -40,7 +40,7 @@ import pandas as pd
 from . import anomalies as anomalies_mod
 from . import claim_rules
 from . import claims as claims_mod
-from . import paths, plots, regression
+from . import headline, paths, plots, regression
 from . import studies as studies_registry
 from .claims import StudyData, fmt, fmt_p
 from .settings import aa_name
@@ -340,6 +340,16 @@ def floor_findings(prepared: pd.DataFrame, *, batches: int = 200, batch: int = 1
 
 def fit_slug(key: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in key)
+
+
+def fit_label(row: pd.Series, studies: dict[str, StudyData]) -> str:
+    """A fit in words: the machine (from its studies' environment record), then the regime and workload."""
+    env = next((s.environment for s in studies.values() if s.environment.get("env_id") == str(row["env_id"])), {})
+    label = headline.machine_label(str(row["engine"]), env) if env else f"{row['engine']}, environment {row['env_id']}"
+    regime = str(row.get("regime", "") or regression.CACHED)
+    workload = str(row.get("workload", "") or "")
+    return label + f"; {'IO-bound' if regime == regression.IO_BOUND else 'cached'} data" + (
+        f", {workload}" if workload and workload != "nan" else "")
 
 
 # Which write() floor a line of a family is set against, per engine: the write the server process itself makes.
@@ -752,11 +762,15 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
     doc["excluded_studies"] = [{"name": k, "why": v} for k, v in regression.NOT_LINE_COST.items()]
     if reg_file.exists() and fit_file.exists():
         coefs, diag = pd.read_csv(reg_file), pd.read_csv(fit_file)
-        for key in sorted(diag["fit"].unique()):
+        main_fits = diag[diag["model"] == "main"]
+        order = [main_fits[c].astype(object).where(main_fits[c].notna(), "").astype(str)
+                 for c in regression.FIT_COLUMNS if c in main_fits.columns]
+        # cached before IO-bound, one environment's fits together
+        for key in main_fits.assign(_order=list(zip(*order))).sort_values("_order")["fit"]:
             d = diag[(diag["fit"] == key) & (diag["model"] == "main")].iloc[0]
             slug = fit_slug(key)
             e = {"key": slug, "engine": str(d["engine"]), "env_id": str(d["env_id"]), "studies": str(d["studies"]),
-                 "figure_fit": figure(f"regression_{slug}"), "families": []}
+                 "figure_fit": figure(f"regression_{slug}"), "families": [], "label": fit_label(d, studies)}
             c = coefs[coefs["fit"] == key]
             shown = c[~c["term"].str.startswith("baseline ")].assign(
                 estimate=lambda x: [_ci_text(a, b, h) for a, b, h in zip(x["estimate"], x["ci_low"], x["ci_high"])],
@@ -775,10 +789,18 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
                 term = regression.family_term(fam)
                 fk = f"{slug}.{fam}"
                 fe = {"family": fam, "label": regression.FAMILY_LABELS[fam], "key": fk, "levels": [],
-                      "figure": figure(f"line_cost_{slug}_{fam}"), "floor": "", "robust": False}
+                      "figure": figure(f"line_cost_{slug}_{fam}"), "floor": "", "robust": False, "typical": ""}
                 for col in ("estimate", "ci_low", "ci_high"):
                     nums.add(f"{fk}.{col}", {"kind": "cell", "source": reg_file.name, "column": col, "sig": 3,
                                              "where": {"fit": key, "model": "main", "term": term}})
+                typical = {"fit": key, "model": "main", "term": regression.typical_term(fam)}
+                if ((c["model"] == "main") & (c["term"] == typical["term"])).any():
+                    fe["typical"] = f"{fk}.typical"
+                    for col in ("estimate", "ci_low", "ci_high"):
+                        nums.add(f"{fk}.typical.{col}", {"kind": "cell", "source": reg_file.name, "column": col,
+                                                         "sig": 3, "where": typical})
+                    nums.add(f"{fk}.typical.bytes", {"kind": "cell", "source": reg_file.name, "column": "bytes",
+                                                     "sig": 3, "where": typical})
                 robust = c[(c["model"] == regression.WITHOUT_INFLUENTIAL) & (c["term"] == term)]
                 if len(robust):
                     fe["robust"] = True
@@ -796,14 +818,16 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
                     fe["levels"].append({"clients": int(k), "key": lk})
                 # A multiple of the floor means something only for a cost distinguishable from zero.
                 target = FLOOR_FOR.get((e["engine"], fam))
-                main_row = c[(c["model"] == "main") & (c["term"] == term)]
+                # the floor is one write() of a typical line's size: the typical line is what it is set against
+                cost_term = typical["term"] if fe["typical"] else term
+                main_row = c[(c["model"] == "main") & (c["term"] == cost_term)]
                 if target and target in doc["floors"] and float(main_row["ci_low"].iloc[0]) > 0:
                     fe["floor"] = target
                     fe["floor_words"] = FLOOR_WORDS[target]
                     nums.add(f"{fk}.over_floor", {
                         "kind": "div", "sig": 2,
                         "a": {"kind": "cell", "source": reg_file.name, "column": "estimate",
-                              "where": {"fit": key, "model": "main", "term": term}},
+                              "where": {"fit": key, "model": "main", "term": cost_term}},
                         "b": {"kind": "cell", "source": floor_file.name, "column": "median_us",
                               "where": {"target": target}}})
                 e["families"].append(fe)
@@ -826,6 +850,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
             nums.add(f"claims.{v}", {"kind": "agg", "source": claims_file.name, "where": {"verdict": v}, "agg": "count"})
             doc["verdicts"].append(v)
 
+    headline.add(doc, nums, studies_registry.specs(), processed_dir)
     anomaly(doc, nums, studies, processed_dir, gen)
     screen_file = processed_dir / ANOMALIES
     doc["screen_table"] = ""
@@ -1077,13 +1102,16 @@ def regression_text(coefficients: pd.DataFrame, diagnostics: pd.DataFrame) -> st
         parts = [f"**{d['engine']}, environment {d['env_id']}** ({d['studies']}; {int(d['n'])} runs, "
                  f"weighted R² = {fmt(d['r2'], 2)}, {d['cov_type']} standard errors)"]
         for fam in regression.FAMILIES:
-            main = c[(c["model"] == "main") & (c["family"] == fam)]
+            main = c[(c["model"] == "main") & (c["term"] == regression.family_term(fam))]
             if not len(main):
                 continue
+            typical = c[(c["model"] == "main") & (c["term"] == regression.typical_term(fam))]
             per = c[(c["model"] == "per_clients") & (c["family"] == fam)].sort_values("clients")
             levels = "; ".join(f"{int(r['clients'])} clients: {est(r)}" for _, r in per.iterrows())
-            parts.append(f"a line to {regression.FAMILY_LABELS[fam]} costs {est(main.iloc[0])}"
-                         + (f" (per level — {levels})" if levels else ""))
+            parts.append((f"a typical line to {regression.FAMILY_LABELS[fam]} ({fmt(typical.iloc[0]['bytes'])} bytes) "
+                          f"costs {est(typical.iloc[0])}, its line term " if len(typical) else
+                          f"a line to {regression.FAMILY_LABELS[fam]} costs ")
+                         + est(main.iloc[0]) + (f" (per level — {levels})" if levels else ""))
         kb = c[(c["model"] == "main") & (c["term"] == "kb_per_tx")]
         if len(kb):
             parts.append(f"a logged kB {est(kb.iloc[0])}")
@@ -1099,12 +1127,14 @@ def floor_text(floors: pd.DataFrame, coefficients: pd.DataFrame) -> str:
         lines.append(f"One `write()` of {int(f['nbytes'])} bytes to a {f['target']}: {fmt(f['median_us'])} µs "
                      f"({_CI} {fmt(f['ci_low'])} to {fmt(f['ci_high'])}).")
     if len(coefficients):
-        main = coefficients[(coefficients["model"] == "main") & (coefficients["family"] != "")]
+        # the floor is one write() of a typical line's size: set against the typical line's cost
+        main = coefficients[(coefficients["model"] == "main")
+                            & coefficients["term"].astype(str).str.startswith(regression.TYPICAL)]
         for _, r in main.iterrows():
             target = FLOOR_FOR.get((r["engine"], r["family"]))
             fl = floors[floors["target"] == target] if target else floors.iloc[:0]
             if len(fl) and r["ci_low"] > 0:
-                lines.append(f"For {r['fit']} a line to {regression.FAMILY_LABELS[r['family']]} costs "
+                lines.append(f"For {r['fit']} a typical line to {regression.FAMILY_LABELS[r['family']]} costs "
                              f"{fmt(r['estimate'] / fl.iloc[0]['median_us'], 2)} times {FLOOR_WORDS[target]}.")
     return " ".join(lines)
 

@@ -53,6 +53,8 @@ class StudySpec:
     extra_committed: tuple[Mapping[str, object], ...] = ()  # further committed runs (named profiles)
     # False for a study of the instrument itself (notebook 00): no logging configurations, no line cost
     measures_logging: bool = True
+    # What its committed run says in the paper's abstract (logbench.headline.Headline), or None
+    headline: object = None
 
     @property
     def post_id(self) -> str:

@@ -32,6 +32,7 @@ from ..benches import mariadb as mb
 from ..benches.mariadb import BACKENDS  # noqa: F401  (the study's allowed backends)
 from ..design import PlannedRun
 from ..errors import ParameterError
+from ..headline import Headline
 from ..runner import Measurement
 from ..servers import mariadb as mdb
 from ..servers.process import tree_cpu_seconds  # noqa: F401  (the tests read the server's CPU through it)
@@ -584,6 +585,11 @@ def finding_standin(summary: pd.DataFrame, cores: int) -> str:
 
 SPEC = common.StudySpec(
     name=NAME, engine="mariadb", title="MariaDB slow query log", post=POST, baseline=BASELINE,
+    # the switchback run: its intervals are the study's narrowest (notebook 04)
+    headline=Headline(stem=f"{NAME}_switchback", words="sysbench's point selects on cached data",
+                      arms=(("slow_all", "to the slow log (every statement, to a file)"),
+                            ("general_log", "to the general log (a file)")),
+                      cell={"regime": "cpu", "test": "oltp_point_select"}),
     notebook="04_mysql_slowlog.ipynb", seed=20090210, published=lambda runs: published_ratios(),
     experiment="001/cpu_bound", committed={"profile": "standard", "backend": "local", "publish": True},
     extra_committed=({"profile": "switchback", "backend": "local", "publish": True},),

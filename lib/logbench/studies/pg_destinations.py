@@ -16,6 +16,7 @@ import pandas as pd
 
 from .. import params, paths, records, stats
 from ..errors import ParameterError
+from ..headline import Headline
 from ..benches import postgres as pg
 from . import common
 
@@ -103,6 +104,10 @@ def define(profile: str = "standard", destinations: object = None, scale: object
     own = PROFILES[profile]
     chosen = params.name_list("destinations", own.get("destinations", list(DESTINATIONS)) if destinations is None
                               else destinations, DESTINATIONS)
+    if not [c for c in chosen if c != BASELINE]:
+        # its notebook compares destinations with the baseline; the baseline against itself alone is notebook 00's
+        raise ParameterError("destinations", destinations, "a list with at least one destination besides "
+                             f"{BASELINE!r}, of: " + ", ".join(repr(x) for x in DESTINATIONS if x != BASELINE))
     mechanism = own.get("statement_logging", "min_duration_0") if statement_logging is None else statement_logging
     table = pg.with_statement_logging(DESTINATIONS, mechanism)
     query_mode = own.get("query_mode", "prepared") if query_mode is None else query_mode
@@ -363,6 +368,10 @@ def _published(runs: pd.DataFrame | None) -> pd.DataFrame:
 
 SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="PostgreSQL log destinations", post=POST, baseline=BASELINE,
+    headline=Headline(stem=NAME, words="pgbench's select-only transactions (one prepared statement each) on cached data",
+                      arms=(("stderr", "to a file"), ("syslog", "to the local syslog"),
+                            ("remote_syslog_udp", "to a remote syslog over UDP")),
+                      daemon=("syslog", "the one rsyslogd that receives every line")),
     notebook="02_pg_destinations.ipynb", seed=20130905, published=_published, experiment="000/cached_prepared_select",
     committed={"profile": "standard", "backend": "local", "publish": True},
     extra_committed=({"profile": "post004", "backend": "local", "publish": True},

@@ -1,0 +1,127 @@
+"""The paper's answer, in a DBA's words (issue 22 part 4): what logging every statement costs, per destination, as a
+share of the throughput without logging at each number of clients per core, and per typical logged line in µs,
+each with its CI and on a machine named by what it is, not by an environment hash.
+
+A study contributes to it through its spec's :class:`Headline` (which processed table, which cell, which
+configuration stands for which destination, the workload in words); this module reads only the committed
+processed files and adds every number to the paper's number registry by reference to a CSV cell, so nothing in
+the abstract is typed by hand.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import regression
+
+
+@dataclass(frozen=True)
+class Headline:
+    """What a study's committed run says in the abstract."""
+
+    stem: str  # the processed table: data/processed/<stem>.csv (the design with the narrowest intervals)
+    words: str  # the workload as a DBA would say it
+    arms: tuple[tuple[str, str], ...]  # (configuration, where its lines go, in words)
+    cell: Mapping[str, str] = field(default_factory=dict)  # e.g. regime and test for MariaDB's summary
+    # (configuration, the daemon in words): its logger CPU per second of run, where one process receives every line
+    daemon: tuple[str, str] | None = None
+
+
+def machine_label(engine: str, env: dict) -> str:
+    """'PostgreSQL 15.18 (local server), 2 vCPUs AMD EPYC' from an environment record."""
+    name = {"postgresql": "PostgreSQL", "mariadb": "MariaDB"}.get(engine, engine)
+    version = str(env.get("server_version", "")).split(" ")[0].split("-")[0]
+    backend = env.get("backend", "")
+    where = {"local": "local server", "container": "server in a container"}.get(backend, backend)
+    cpus = f"{env['cpu_count']} vCPUs {env.get('cpu_model', '')}".strip() if env.get("cpu_count") else ""
+    return f"{name} {version}".strip() + (f" ({where})" if where else "") + (f", {cpus}" if cpus else "")
+
+
+def _percent(source: str, where: dict, column: str) -> dict:
+    return {"kind": "scale", "factor": 100.0, "sig": 2,
+            "of": {"kind": "cell", "source": source, "where": where, "column": column}}
+
+
+def add(doc: dict, nums, specs, processed_dir: Path) -> None:
+    """``doc["headline"]``: one entry per study with a headline and committed data; numbers under ``headline.*``."""
+    doc["headline"] = []
+    coefs_file = processed_dir / "findings_regression.csv"
+    coefs = pd.read_csv(coefs_file, keep_default_na=False) if coefs_file.exists() else None
+    for spec in sorted(specs, key=lambda s: s.paper_order):
+        h: Headline | None = getattr(spec, "headline", None)
+        source = processed_dir / f"{h.stem}.csv" if h else None
+        env_file = processed_dir / f"{h.stem}_environment.json" if h else None
+        if h is None or not source.exists() or not env_file.exists():
+            continue
+        summary, env = pd.read_csv(source), json.loads(env_file.read_text())
+        for col, want in h.cell.items():
+            summary = summary[summary[col].astype(str) == want]
+        cores = int(env.get("cpu_count") or 1)
+        entry = {"stem": h.stem, "engine": spec.engine, "machine": machine_label(spec.engine, env), "words": h.words,
+                 "arms": [], "typical": []}
+        for cfg, label in h.arms:
+            rows = summary[summary["configuration"] == cfg].sort_values("clients")
+            if not len(rows) or "ratio" not in rows.columns:
+                continue
+            arm = {"label": label, "levels": []}
+            for k in rows["clients"].astype(int):
+                key = f"headline.{h.stem}.{cfg}.at{k}"
+                where = {**h.cell, "configuration": cfg, "clients": k}
+                for col, name in (("ratio", "estimate"), ("ratio_ci_low", "ci_low"), ("ratio_ci_high", "ci_high")):
+                    nums.add(f"{key}.{name}", _percent(source.name, where, col))
+                arm["levels"].append({"key": key, "clients": k, "per_core": _per_core(k, cores)})
+            entry["arms"].append(arm)
+        entry["typical"] = _typical(nums, coefs, coefs_file.name, spec.engine, env, h)
+        entry["daemon"] = _daemon(nums, summary, source.name, processed_dir / f"{h.stem}_runs.csv", h)
+        doc["headline"].append(entry)
+
+
+def _per_core(clients: int, cores: int) -> str:
+    x = clients / cores
+    return f"{x:g}"
+
+
+def _typical(nums, coefs: pd.DataFrame | None, source: str, engine: str, env: dict, h: Headline) -> list[dict]:
+    """The typical line per family from the fit of this study's environment, regime and workload."""
+    if coefs is None or not len(coefs):
+        return []
+    regime = regression.IO_BOUND if h.cell.get("regime") in regression.IO_REGIMES else regression.CACHED
+    key = regression.fit_key(engine, str(env.get("env_id", "")), regime, h.cell.get("test", ""))
+    rows = coefs[(coefs["fit"] == key) & (coefs["model"] == "main")
+                 & coefs["term"].str.startswith(regression.TYPICAL)]
+    out = []
+    for fam in regression.FAMILIES:
+        term = regression.typical_term(fam)
+        if not (rows["term"] == term).any():
+            continue
+        where = {"fit": key, "model": "main", "term": term}
+        k = f"headline.{h.stem}.typical.{fam}"
+        for col in ("estimate", "ci_low", "ci_high"):
+            nums.add(f"{k}.{col}", {"kind": "cell", "source": source, "where": where, "column": col, "sig": 3})
+        nums.add(f"{k}.bytes", {"kind": "cell", "source": source, "where": where, "column": "bytes", "sig": 3})
+        out.append({"key": k, "label": regression.FAMILY_LABELS[fam]})
+    return out
+
+
+def _daemon(nums, summary: pd.DataFrame, source: str, runs_file: Path, h: Headline) -> dict | None:
+    """The logging daemon's CPU as a share of one core, per clients level: its mean CPU seconds per run over the
+    runs' measured length (``logger_cpu_s_mean`` / the median ``duration_s`` of that cell's runs)."""
+    if h.daemon is None or "logger_cpu_s_mean" not in summary.columns or not runs_file.exists():
+        return None
+    cfg, words = h.daemon
+    rows = summary[summary["configuration"] == cfg].sort_values("clients")
+    levels = []
+    for k in rows["clients"].astype(int):
+        key = f"headline.{h.stem}.{cfg}.daemon.at{k}"
+        where = {**h.cell, "configuration": cfg, "clients": k}
+        nums.add(key, {"kind": "div", "sig": 2,
+                       "a": {"kind": "cell", "source": source, "where": where, "column": "logger_cpu_s_mean"},
+                       "b": {"kind": "agg", "source": runs_file.name, "agg": "median", "column": "duration_s",
+                             "where": {**where, "warmup": "False"}}})
+        levels.append({"key": key, "clients": k})
+    return {"words": words, "levels": levels} if levels else None
