@@ -9,6 +9,7 @@ Two builds, both into temporary directories (never into paper/):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -16,6 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -443,3 +445,23 @@ def test_the_abstract_answers_in_shares_of_throughput_and_typical_lines(syntheti
     abstract = squash(pdf_text(pdf)).split("Question and prior work")[0]
     assert "keeps" in abstract and "environment synthetic" not in abstract
     assert squash(f"{claims.fmt(100 * summary.loc[('stderr', 1), 'ratio'], 2)} % (") in abstract
+
+
+def test_the_posts_points_sit_at_their_clients_per_core(synthetic_build):
+    """Figure 1's open diamonds (issue 22): post 000's 1 / 4 / 8 clients on 4 cores are 1 / 2 / 4 clients on this
+    2-core machine, as the claims map them, not 1 / 4 / 8 beside ours."""
+    import matplotlib.pyplot as plt
+
+    root, processed, _ = synthetic_build
+    studies, _ = report.load_studies(processed)
+    pg = studies["pg_destinations"]
+    runs = pg.runs[pg.runs["clients"].isin([1, 4])]
+    one = dataclasses.replace(pg, runs=runs, summary=pg.summary[pg.summary["clients"].isin([1, 4])])
+    fig = report.study_figures({"pg_destinations": one})["study_pg_destinations"]
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4"]  # 2: the post's 4 on 4 cores only
+    diamonds = [c for c in ax.collections if c.get_offsets().shape[0] and c.get_facecolor().size == 0]
+    xs = sorted({round(float(x)) for c in diamonds for x, y in c.get_offsets() if np.isfinite(y)})
+    assert xs == [0, 1, 2]  # positions of 1, 2 and 4 clients
+    plt.close(fig)
+    assert claims.clients_here(1, 4, 2) == 1 and claims.clients_here(8, 4, 2) == 4 and claims.clients_here(32, 8, 2) == 8

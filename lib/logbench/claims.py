@@ -543,6 +543,11 @@ class Concurrency:
     why_not: str = ""  # why the infeasible ones cannot be
 
 
+def clients_here(post_clients: int, post_cores: int, cores: int) -> int:
+    """A post's client count on this machine at the same clients per core (at least one client)."""
+    return max(1, int(round(post_clients * cores / post_cores)))
+
+
 def concurrency_here(post_clients: tuple[int, ...], rule: ClaimRule, post_cores: int | None,
                      cores: int) -> Concurrency:
     """Map a post's client counts to this machine (see the module docstring, step 1)."""
@@ -564,7 +569,7 @@ def concurrency_here(post_clients: tuple[int, ...], rule: ClaimRule, post_cores:
         return Concurrency(ok, bad, "the post does not state its cores: its client counts are used as they are",
                            f"needs {_join(bad)} clients and the post's cores are not stated; this machine has "
                            f"{cores} cores and the rule allows at most {per_core} × {cores} = {limit}")
-    mapped = {k: max(1, int(round(k * cores / post_cores))) for k in post_clients}
+    mapped = {k: clients_here(k, post_cores, cores) for k in post_clients}
     ok = tuple(dict.fromkeys(v for v in mapped.values() if v <= limit))
     bad = tuple(k for k, v in mapped.items() if v > limit)
     how = "; ".join(f"the post's {k} clients on {post_cores} cores = {fmt(k / post_cores, 2)} per core = "

@@ -50,10 +50,11 @@ def ci_table(summary: pd.DataFrame, value: str, *, index: str = "configuration",
     return wide
 
 
-def _dodged(ax, data: pd.DataFrame, *, x: str, hue: str, mean: str, low: str, high: str):
-    """One point with its interval per (hue, x), hues side by side; returns the x positions per hue."""
+def _dodged(ax, data: pd.DataFrame, *, x: str, hue: str, mean: str, low: str, high: str, also_x=()):
+    """One point with its interval per (hue, x), hues side by side; returns the x positions per hue. ``also_x``:
+    further categories on the axis (where only published points lie)."""
     hues = list(dict.fromkeys(data[hue]))
-    xs = sorted(data[x].unique())
+    xs = sorted(set(data[x].unique()) | set(also_x))
     palette = dict(zip(hues, sns.color_palette("colorblind", len(hues))))
     width = 0.8 / max(len(hues), 1)
     positions = {}
@@ -71,15 +72,19 @@ def _dodged(ax, data: pd.DataFrame, *, x: str, hue: str, mean: str, low: str, hi
 
 def ratio_figure(summary: pd.DataFrame, *, baseline: str, reference: pd.DataFrame | None = None,
                  title: str = "", x: str = "clients", hue: str = "configuration", ylabel: str = "throughput / baseline"):
-    """Overhead ratios with their CIs per configuration and concurrency; published ratios as open markers."""
+    """Overhead ratios with their CIs per configuration and concurrency; published ratios as open markers, at the
+    ``clients`` their rows carry (a caller that maps a post's clients to this machine's per core passes them
+    mapped: they may fall between our levels, and get a category of their own)."""
     theme()
     fig, ax = plt.subplots(figsize=(8, 4.5))
     data = summary[summary[hue] != baseline]
-    xs, positions, palette = _dodged(ax, data, x=x, hue=hue, mean="ratio", low="ratio_ci_low", high="ratio_ci_high")
     has_reference = reference is not None and len(reference) > 0
+    shown = reference[reference["configuration_key"].isin(set(data[hue]))] if has_reference else None
+    xs, positions, palette = _dodged(ax, data, x=x, hue=hue, mean="ratio", low="ratio_ci_low", high="ratio_ci_high",
+                                     also_x=shown["clients"].unique() if has_reference else ())
     if has_reference:
         for h, pos in positions.items():
-            r = reference[reference["configuration_key"] == h].groupby("clients")["ratio"].first().reindex(xs)
+            r = shown[shown["configuration_key"] == h].groupby("clients")["ratio"].first().reindex(xs)
             if r.notna().any():
                 ax.scatter(pos, r, marker="D", facecolors="none", edgecolors=palette[h], s=40, linewidths=1.2)
     ax.axhline(1.0, color="0.3", lw=1, ls="--")

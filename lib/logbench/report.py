@@ -296,6 +296,12 @@ def study_figures(studies: dict[str, StudyData]) -> dict[str, object]:
             continue
         info = _info(name)
         published = study_published(name, s.runs)
+        post_cores = claim_rules.post_cores(info.post) if info.post else None
+        if published is not None and len(published) and post_cores and "clients" in published.columns:
+            # the post's points at its clients per core on this machine, as the claims judge them (issue 22)
+            cores = int(s.environment.get("cpu_count") or machine_cores(studies))
+            published = published.assign(clients=[claims_mod.clients_here(int(k), post_cores, cores)
+                                                  for k in published["clients"]])
         for cell in cells(s.summary):
             ref = _in_cell(published, cell) if published is not None and len(published) else published
             title = info.title + (f" ({cell_label(cell)})" if cell else "")

@@ -32,16 +32,18 @@ PROFILES: dict[str, dict[str, object]] = {
               "design": "blocks"},
     # the committed run: ~15 minutes on two cores, the block design (9 configurations with the A/A control x 3
     # levels x 4 blocks of ~5.9 s runs = ~11 min, then up to 4 min of adaptive blocks where a ratio is still wide).
-    # design="switchback" switches them inside one load instead (logbench.switchback; ~15 min with these values:
-    # per level two loads on a restarted server, 4 blocks of the 9 arms in 4 s windows, 1 s guard) -- not the
-    # default: notebook 00 measured it less efficient than blocks at 2 clients per core, and biased there when it
-    # switched by ALTER SYSTEM; this study's own nine arms switched so (2026-11-25, 15 min each, local backend)
-    # reached an A/A of +-6.7 % at 1 client but +-15 % and +-150 % at 4 and 8 clients (blocks: +-7-19 %), its
-    # baseline windows varying ~12 % within a load whatever came before them, with the guard's sync or without
+    # design="switchback" switches them inside one load instead (logbench.switchback; ~19 min with these values:
+    # per level four loads on a restarted server, 2 blocks of the 9 arms in 4 s windows, 1 s guard). Four short
+    # loads, not two long ones: with two, the loads' random effect has one degree of freedom (t = 12.7) whenever
+    # their means differ more than their windows do; at 1 client, the same hour, the same 8 windows per arm,
+    # 2 x 4 gave an A/A of +-43 % and 4 x 2 +-5.9 % (2026-11-25, local backend, nothing else running; blocks
+    # +-12-19 %). Not the default: at 2 clients per core a file-logging window slows the windows after it by
+    # ~20 % for more than 4 s, the guard's sync notwithstanding (a baseline window after stderr -0.19 in log,
+    # n = 21), and notebook 00 measured switching less efficient there.
     "standard": {"clients": [1, 4, 8], "repeats": 4, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.05,
                  "target_halfwidth": 0.03, "time_budget_s": 240, "max_repeats": 12,
-                 "design": "blocks", "window_s": 4, "guard_s": 1, "layout": "permutation", "blocks": 4,
-                 "loads": 2, "max_loads": 2},
+                 "design": "blocks", "window_s": 4, "guard_s": 1, "layout": "permutation", "blocks": 2,
+                 "loads": 4, "max_loads": 4},
     # paper-grade: longer runs, the post's cached scale
     "full": {"clients": [1, 4, 8], "repeats": 5, "duration": 30, "warmup": 5, "scale": 200, "sampling_rate": 0.01,
              "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 20,
