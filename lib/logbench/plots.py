@@ -95,7 +95,8 @@ def ratio_figure(summary: pd.DataFrame, *, baseline: str, reference: pd.DataFram
     if has_reference:
         handles.append(plt.Line2D([], [], marker="D", ls="", markerfacecolor="none", markeredgecolor="0.3"))
         labels.append("published (post)")
-    ax.legend(handles, labels, fontsize="small", ncol=2, loc="best")
+    # beside the axes: inside, it hid the A/A points of the highest levels
+    ax.legend(handles, labels, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     fig.tight_layout()
     return fig
 
