@@ -465,3 +465,16 @@ def test_the_posts_points_sit_at_their_clients_per_core(synthetic_build):
     assert xs == [0, 1, 2]  # positions of 1, 2 and 4 clients
     plt.close(fig)
     assert claims.clients_here(1, 4, 2) == 1 and claims.clients_here(8, 4, 2) == 4 and claims.clients_here(32, 8, 2) == 8
+
+
+def test_the_abstract_leaves_out_a_level_whose_aa_control_excludes_1():
+    """An anomaly is never the answer: a clients level whose A/A control excludes 1 is left out of the abstract's
+    shares (and named there with its A/A), the others stay."""
+    from logbench import headline
+
+    summary = pd.DataFrame({"configuration": ["off_again"] * 3, "clients": [1, 10, 50],
+                            "ratio": [1.01, 1.238, 1.02], "ratio_ci_low": [0.99, 1.023, 0.94],
+                            "ratio_ci_high": [1.03, 1.499, 1.10]})
+    assert headline.aa_excludes_1(summary, "off_again") == [10]
+    assert headline.aa_excludes_1(summary.assign(ratio_ci_high=[1.03, 0.98, 1.1]), "off_again") == [10]
+    assert headline.aa_excludes_1(summary.drop(columns=["ratio_ci_low", "ratio_ci_high"]), "off_again") == []

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import regression
+from .settings import aa_name
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,19 @@ def add(doc: dict, nums, specs, processed_dir: Path) -> None:
             summary = summary[summary[col].astype(str) == want]
         cores = int(env.get("cpu_count") or 1)
         entry = {"stem": h.stem, "engine": spec.engine, "machine": machine_label(spec.engine, env), "words": h.words,
-                 "arms": [], "typical": []}
+                 "arms": [], "typical": [], "unresolved": []}
+        # a level whose A/A control excludes 1 cannot tell an effect from the instrument: left out, and said so
+        unresolved = aa_excludes_1(summary, aa_name(spec.baseline))
+        for k in unresolved:
+            key = f"headline.{h.stem}.aa.at{k}"
+            where = {**h.cell, "configuration": aa_name(spec.baseline), "clients": k}
+            for col, name in (("ratio", "estimate"), ("ratio_ci_low", "ci_low"), ("ratio_ci_high", "ci_high")):
+                nums.add(f"{key}.{name}", {"kind": "cell", "source": source.name, "where": where, "column": col,
+                                           "sig": 3})
+            entry["unresolved"].append({"key": key, "per_core": _per_core(k, cores)})
         for cfg, label in h.arms:
-            rows = summary[summary["configuration"] == cfg].sort_values("clients")
+            rows = summary[(summary["configuration"] == cfg) & ~summary["clients"].astype(int).isin(unresolved)]
+            rows = rows.sort_values("clients")
             if not len(rows) or "ratio" not in rows.columns:
                 continue
             arm = {"label": label, "levels": []}
@@ -79,6 +90,14 @@ def add(doc: dict, nums, specs, processed_dir: Path) -> None:
         entry["typical"] = _typical(nums, coefs, coefs_file.name, spec.engine, env, h)
         entry["daemon"] = _daemon(nums, summary, source.name, processed_dir / f"{h.stem}_runs.csv", h)
         doc["headline"].append(entry)
+
+
+def aa_excludes_1(summary: pd.DataFrame, aa: str) -> list[int]:
+    rows = summary[summary["configuration"] == aa]
+    if "ratio_ci_low" not in rows.columns:
+        return []
+    bad = rows[(rows["ratio_ci_low"] > 1) | (rows["ratio_ci_high"] < 1)]
+    return sorted(int(k) for k in bad["clients"])
 
 
 def _per_core(clients: int, cores: int) -> str:
