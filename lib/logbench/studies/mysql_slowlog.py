@@ -95,15 +95,18 @@ PROFILES: dict[str, dict[str, object]] = {
                  # run (the last committed run: 288 runs in 760 s): 3 blocks ~9.5 min, then up to 3 min of
                  # adaptive blocks (shared out over the cells) -> ~13 min with the start and the data load
                  "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8},
-    # The switchback design (logbench.switchback, by SET GLOBAL inside one sysbench load per cell x level: ~12 min):
+    # The switchback design (logbench.switchback, by SET GLOBAL inside one sysbench load per cell x level: ~20 min):
     # the arms a running session takes at once (benches.mariadb_switchback), the post's two cached cells at its
-    # connections per core; per level two loads on a restarted server, 3 blocks of the 4 arms in 3 s windows
+    # connections per core; per level four loads on a restarted server, 2 blocks of the 4 arms in 3 s windows
+    # (four short loads, not two: two give the loads' random effect one degree of freedom, t = 12.7, whenever
+    # their means differ more than their windows do; study 02 at 1 client, the same 8 windows: A/A +-43 % with
+    # 2 x 4, +-5.9 % with 4 x 2)
     "switchback": {"cells": ["cpu/oltp_read_write", "cpu/oltp_point_select"], "clients": [1, 10, 50],
                    "configurations": ["off", "slow_all", "general_log"], "repeats": 3,
                    "duration": 2, "warmup": 3, "tables": 4, "table_size": 100000, "buffer_pool_cpu": "512M",
                    "buffer_pool_io": "16M", "restart_warmup": 2, "target_halfwidth": 0.03, "time_budget_s": 120,
                    "max_repeats": 8, "design": "switchback", "window_s": 3, "guard_s": 1, "layout": "permutation",
-                   "blocks": 3, "loads": 2, "max_loads": 3},
+                   "blocks": 2, "loads": 4, "max_loads": 5},
     # paper-grade: longer runs, ~2 GB of data, the post's three concurrencies per core
     "full": {"cells": list(CELLS), "clients": [1, 10, 50],
              "repeats": 5, "duration": 30, "warmup": 5, "tables": 8, "table_size": 1000000,
