@@ -287,3 +287,18 @@ def test_io_bound_runs_and_each_workload_are_fitted_apart():
     assert fits["postgresql@synthetic/io_bound/oltp_read_write"].regime == "io_bound"
     c = regression.coefficients(fits)
     assert set(c["regime"]) == {"cached", "io_bound"}
+
+
+def test_typical_line_per_level_uses_the_shared_kb_term():
+    """The per-level model gives each level's typical line: its line term plus the one kB term times the family's
+    bytes, so a level's bare (zero-byte) line term may be negative while the line a DBA pays is not."""
+    fit = _fit(line_cost_us=4.0, kb_cost_us=1.5, noise_cv=0.01, seed=3)
+    c = regression.coefficients({fit.key: fit})
+    per = c[c["model"] == "per_clients"]
+    kb = per[per["term"] == "kb_per_tx"].iloc[0]
+    for k in (1, 2, 4):
+        typical = per[per["term"] == f"typical_file @ {k} clients"].iloc[0]
+        line = per[per["term"] == f"lines_file @ {k} clients"].iloc[0]
+        assert typical["clients"] == k and typical["bytes"] == pytest.approx(225.0)
+        assert typical["estimate"] == pytest.approx(line["estimate"] + kb["estimate"] * 0.225)
+        assert typical["ci_low"] <= 4.0 + 1.5 * 0.225 <= typical["ci_high"]

@@ -441,29 +441,34 @@ def family_bytes(data: pd.DataFrame, family: str) -> float:
 
 
 def typical_lines(f: Fit, model: Model, confidence: float = CONFIDENCE) -> list[dict]:
-    """Per family: line + kB × (the family's median bytes per record) / 1000, with its CI from the fitted
-    covariance (a t test of that linear combination, HC3 like the coefficients). Without a kB term in the model
-    the line coefficient already carries the bytes, and the typical line is that coefficient."""
+    """Per family (and, in ``per_clients``, per level): line + kB × (the family's median bytes per record) / 1000,
+    with its CI from the fitted covariance (a t test of that linear combination, HC3 like the coefficients).
+    Without a kB term in the model the line coefficient already carries the bytes, and the typical line is that
+    coefficient."""
     res = model.result
     names = list(res.params.index)
     rows = []
     for fam in f.families:
         term = family_term(fam)
-        if term not in names:
-            continue
         nbytes = family_bytes(f.data, fam)
-        contrast = np.zeros(len(names))
-        contrast[names.index(term)] = 1.0
-        if "kb_per_tx" in names:
-            if not math.isfinite(nbytes):
-                continue
-            contrast[names.index("kb_per_tx")] = nbytes / BYTES_PER_KB
-        t = res.t_test(contrast)
-        low, high = np.asarray(t.conf_int(alpha=1 - confidence)).ravel()
-        rows.append({"term": typical_term(fam), "family": fam, "bytes": nbytes,
-                     "unit": f"µs per typical line to {FAMILY_LABELS[fam]}",
-                     "estimate": float(np.asarray(t.effect).ravel()[0]), "ci_low": float(low), "ci_high": float(high),
-                     "se": float(np.asarray(t.sd).ravel()[0]), "p": float(np.asarray(t.pvalue).ravel()[0])})
+        if "kb_per_tx" in names and not math.isfinite(nbytes):
+            continue
+        levels = [(term, math.nan)] if term in names else [
+            (n, int(n[len("C(clients)["):-len(f"]:{term}")])) for n in names
+            if n.startswith("C(clients)[") and n.endswith(f"]:{term}")]
+        for name, clients in levels:
+            contrast = np.zeros(len(names))
+            contrast[names.index(name)] = 1.0
+            if "kb_per_tx" in names:
+                contrast[names.index("kb_per_tx")] = nbytes / BYTES_PER_KB
+            t = res.t_test(contrast)
+            low, high = np.asarray(t.conf_int(alpha=1 - confidence)).ravel()
+            label = typical_term(fam) + ("" if clients != clients else f" @ {clients} clients")
+            rows.append({"term": label, "family": fam, "clients": clients, "bytes": nbytes,
+                         "unit": f"µs per typical line to {FAMILY_LABELS[fam]}",
+                         "estimate": float(np.asarray(t.effect).ravel()[0]), "ci_low": float(low),
+                         "ci_high": float(high), "se": float(np.asarray(t.sd).ravel()[0]),
+                         "p": float(np.asarray(t.pvalue).ravel()[0])})
     return rows
 
 
@@ -494,8 +499,7 @@ def coefficients(fits: dict[str, Fit], confidence: float = CONFIDENCE) -> pd.Dat
                     "estimate": float(res.params[term]), "ci_low": float(ci.loc[term, 0]),
                     "ci_high": float(ci.loc[term, 1]), "se": float(res.bse[term]), "p": float(res.pvalues[term]),
                 })
-            if name != "per_clients":
-                rows += [{**common, "clients": math.nan, **t} for t in typical_lines(f, m, confidence)]
+            rows += [{**common, **t} for t in typical_lines(f, m, confidence)]
     return pd.DataFrame(rows, columns=list(COEFFICIENT_COLUMNS))
 
 

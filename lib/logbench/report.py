@@ -331,7 +331,7 @@ def regression_findings(studies: dict[str, StudyData]) -> RegressionFindings:
             continue
         pts = regression.residuals(f).assign(cooks_threshold=f.cooks_threshold)
         figs[f"regression_{fit_slug(key)}"] = plots.regression_figure(
-            pts, title=f"{f.engine}, environment {f.env_id} ({', '.join(f.studies)}): main model, WLS")
+            pts, title=f"{fit_title(f)} ({', '.join(f.studies)}): main model, WLS")
     return RegressionFindings(prepared, fits, coefs, regression.diagnostics(fits), regression.influential_runs(fits),
                               figs)
 
@@ -342,6 +342,22 @@ def floor_findings(prepared: pd.DataFrame, *, batches: int = 200, batch: int = 1
     rows = [regression.write_floor(nbytes, target=t, batches=batches, batch=batch).as_dict()
             for t in regression.WRITE_TARGETS]
     return pd.DataFrame(rows)
+
+
+def cost_terms(c: pd.DataFrame, fam: str) -> tuple[str, pd.DataFrame]:
+    """(the main model's term, the per-level rows) that say what a line to ``fam`` costs in one fit's coefficients:
+    the typical line's where the fit has them (a line of its family's size), else the line term's."""
+    per = c[(c["model"] == "per_clients") & (c["family"] == fam)]
+    typical = per["term"].astype(str).str.startswith(regression.TYPICAL)
+    if typical.any():
+        return regression.typical_term(fam), per[typical].sort_values("clients")
+    return regression.family_term(fam), per[~typical].sort_values("clients")
+
+
+def fit_title(f) -> str:
+    """A fit's figure title: engine, environment, and its regime and workload where not the cached default."""
+    return f"{f.engine} ({f.env_id}" + ("" if f.regime == regression.CACHED else f", {f.regime}") + (
+        f", {f.workload}" if f.workload else "") + ")"
 
 
 def fit_slug(key: str) -> str:
@@ -374,16 +390,18 @@ def cost_figures(reg: RegressionFindings, floors: pd.DataFrame | None) -> dict[s
     c = reg.coefficients
     for key, f in reg.fits.items():
         for fam in f.families:
-            term = regression.family_term(fam)
-            per = c[(c["fit"] == key) & (c["model"] == "per_clients") & (c["family"] == fam)]
+            term, per = cost_terms(c[c["fit"] == key], fam)
             if not len(per):
                 continue
             pooled = c[(c["fit"] == key) & (c["model"] == "main") & (c["term"] == term)]
             target = FLOOR_FOR.get((f.engine, fam))
             fl = floors[floors["target"] == target] if floors is not None and target else None
+            typical = term.startswith(regression.TYPICAL)
+            size = f" of {pooled.iloc[0]['bytes']:.0f} bytes" if typical and len(pooled) else ""
             figs[f"line_cost_{fit_slug(key)}_{fam}"] = plots.cost_figure(
                 per, pooled=pooled.iloc[0] if len(pooled) else None, floors=fl,
-                title=f"{f.engine} ({f.env_id}): one line to {regression.FAMILY_LABELS[fam]}")
+                title=f"{fit_title(f)}: one {'typical ' if typical else ''}line{size} to "
+                      f"{regression.FAMILY_LABELS[fam]}")
     return figs
 
 
@@ -814,13 +832,15 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
                         nums.add(f"{fk}.robust.{col}", {
                             "kind": "cell", "source": reg_file.name, "column": col, "sig": 3,
                             "where": {"fit": key, "model": regression.WITHOUT_INFLUENTIAL, "term": term}})
-                per = c[(c["model"] == "per_clients") & (c["family"] == fam)].sort_values("clients")
+                # per level: the typical line where the fit has one (what the abstract and the figure show)
+                level_term, per = cost_terms(c, fam)
+                fe["levels_typical"] = level_term != term
                 for k in per["clients"].astype(int):
                     lk = f"{fk}.at{k}"
                     for col in ("estimate", "ci_low", "ci_high"):
                         nums.add(f"{lk}.{col}", {"kind": "cell", "source": reg_file.name, "column": col, "sig": 3,
                                                  "where": {"fit": key, "model": "per_clients",
-                                                           "term": f"{term} @ {k} clients"}})
+                                                           "term": f"{level_term} @ {k} clients"}})
                     fe["levels"].append({"clients": int(k), "key": lk})
                 # A multiple of the floor means something only for a cost distinguishable from zero.
                 target = FLOOR_FOR.get((e["engine"], fam))
@@ -1112,7 +1132,7 @@ def regression_text(coefficients: pd.DataFrame, diagnostics: pd.DataFrame) -> st
             if not len(main):
                 continue
             typical = c[(c["model"] == "main") & (c["term"] == regression.typical_term(fam))]
-            per = c[(c["model"] == "per_clients") & (c["family"] == fam)].sort_values("clients")
+            _, per = cost_terms(c, fam)
             levels = "; ".join(f"{int(r['clients'])} clients: {est(r)}" for _, r in per.iterrows())
             parts.append((f"a typical line to {regression.FAMILY_LABELS[fam]} ({fmt(typical.iloc[0]['bytes'])} bytes) "
                           f"costs {est(typical.iloc[0])}, its line term " if len(typical) else
