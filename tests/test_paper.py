@@ -478,3 +478,25 @@ def test_the_abstract_leaves_out_a_level_whose_aa_control_excludes_1():
     assert headline.aa_excludes_1(summary, "off_again") == [10]
     assert headline.aa_excludes_1(summary.assign(ratio_ci_high=[1.03, 0.98, 1.1]), "off_again") == [10]
     assert headline.aa_excludes_1(summary.drop(columns=["ratio_ci_low", "ratio_ci_high"]), "off_again") == []
+
+
+def test_the_abstract_gives_each_hosts_answer_apart(synthetic_build, tmp_path):
+    """Several hosts' runs gathered side by side (the workflow across hosts): one answer per environment, never a
+    row of one host read as the other's or the two pooled."""
+    from logbench import headline, studies as registry
+
+    _, processed, _ = synthetic_build
+    out = tmp_path / "processed"
+    shutil.copytree(processed, out)
+    for name in ("pg_destinations.csv", "pg_destinations_runs.csv"):
+        one = pd.read_csv(processed / name)
+        two = pd.concat([one.assign(host="a", env_id="env-a"),
+                         one.assign(host="b", env_id="env-b", **({"ratio": one["ratio"] * 0.5} if "ratio" in one
+                                                                  else {}))], ignore_index=True)
+        two.to_csv(out / name, index=False)
+    doc, nums = {}, report.Numbers(out)
+    headline.add(doc, nums, registry.specs(), out)
+    pg = [e for e in doc["headline"] if e["stem"] == "pg_destinations"]
+    assert [e["machine"].split("(host ")[1] for e in pg] == ["a)", "b)"]
+    a, b = (nums.get(f"headline.pg_destinations.{h}.env-{h}.stderr.at1.estimate") for h in ("a", "b"))
+    assert float(b) == pytest.approx(float(a) / 2, rel=0.05)

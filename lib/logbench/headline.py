@@ -10,6 +10,7 @@ the abstract is typed by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -62,34 +63,49 @@ def add(doc: dict, nums, specs, processed_dir: Path) -> None:
         summary, env = pd.read_csv(source), json.loads(env_file.read_text())
         for col, want in h.cell.items():
             summary = summary[summary[col].astype(str) == want]
-        cores = int(env.get("cpu_count") or 1)
-        entry = {"stem": h.stem, "engine": spec.engine, "machine": machine_label(spec.engine, env), "words": h.words,
-                 "arms": [], "typical": [], "unresolved": []}
-        # a level whose A/A control excludes 1 cannot tell an effect from the instrument: left out, and said so
-        unresolved = aa_excludes_1(summary, aa_name(spec.baseline))
-        for k in unresolved:
-            key = f"headline.{h.stem}.aa.at{k}"
-            where = {**h.cell, "configuration": aa_name(spec.baseline), "clients": k}
+        # several hosts' runs side by side (the workflow's gather): one entry per environment, never pooled
+        by = [c for c in ("host", "env_id") if c in summary.columns and summary[c].nunique() > 1]
+        groups = summary.groupby(by, sort=True) if by else [((), summary)]
+        for group, part in groups:
+            values = dict(zip(by, group if isinstance(group, tuple) else (group,)))
+            env_here = {**env, **({"env_id": str(part["env_id"].iloc[0])} if "env_id" in values else {})}
+            tag = "".join(f".{v}" for v in values.values())
+            doc["headline"].append(_entry(nums, spec, dataclasses.replace(h, cell={**h.cell, **values}), part,
+                                          source, env_here, coefs, coefs_file.name,
+                                          processed_dir / f"{h.stem}_runs.csv", f"headline.{h.stem}{tag}",
+                                          f" (host {values['host']})" if "host" in values else ""))
+
+
+def _entry(nums, spec, h: Headline, summary: pd.DataFrame, source: Path, env: dict, coefs, coefs_name: str,
+           runs_file: Path, prefix: str, where_label: str) -> dict:
+    cores = int(env.get("cpu_count") or 1)
+    entry = {"stem": h.stem, "engine": spec.engine, "machine": machine_label(spec.engine, env) + where_label,
+             "words": h.words, "arms": [], "typical": [], "unresolved": []}
+    # a level whose A/A control excludes 1 cannot tell an effect from the instrument: left out, and said so
+    unresolved = aa_excludes_1(summary, aa_name(spec.baseline))
+    for k in unresolved:
+        key = f"{prefix}.aa.at{k}"
+        where = {**h.cell, "configuration": aa_name(spec.baseline), "clients": k}
+        for col, name in (("ratio", "estimate"), ("ratio_ci_low", "ci_low"), ("ratio_ci_high", "ci_high")):
+            nums.add(f"{key}.{name}", {"kind": "cell", "source": source.name, "where": where, "column": col,
+                                       "sig": 3})
+        entry["unresolved"].append({"key": key, "per_core": _per_core(k, cores)})
+    for cfg, label in h.arms:
+        rows = summary[(summary["configuration"] == cfg) & ~summary["clients"].astype(int).isin(unresolved)]
+        rows = rows.sort_values("clients")
+        if not len(rows) or "ratio" not in rows.columns:
+            continue
+        arm = {"label": label, "levels": []}
+        for k in rows["clients"].astype(int):
+            key = f"{prefix}.{cfg}.at{k}"
+            where = {**h.cell, "configuration": cfg, "clients": k}
             for col, name in (("ratio", "estimate"), ("ratio_ci_low", "ci_low"), ("ratio_ci_high", "ci_high")):
-                nums.add(f"{key}.{name}", {"kind": "cell", "source": source.name, "where": where, "column": col,
-                                           "sig": 3})
-            entry["unresolved"].append({"key": key, "per_core": _per_core(k, cores)})
-        for cfg, label in h.arms:
-            rows = summary[(summary["configuration"] == cfg) & ~summary["clients"].astype(int).isin(unresolved)]
-            rows = rows.sort_values("clients")
-            if not len(rows) or "ratio" not in rows.columns:
-                continue
-            arm = {"label": label, "levels": []}
-            for k in rows["clients"].astype(int):
-                key = f"headline.{h.stem}.{cfg}.at{k}"
-                where = {**h.cell, "configuration": cfg, "clients": k}
-                for col, name in (("ratio", "estimate"), ("ratio_ci_low", "ci_low"), ("ratio_ci_high", "ci_high")):
-                    nums.add(f"{key}.{name}", _percent(source.name, where, col))
-                arm["levels"].append({"key": key, "clients": k, "per_core": _per_core(k, cores)})
-            entry["arms"].append(arm)
-        entry["typical"] = _typical(nums, coefs, coefs_file.name, spec.engine, env, h)
-        entry["daemon"] = _daemon(nums, summary, source.name, processed_dir / f"{h.stem}_runs.csv", h)
-        doc["headline"].append(entry)
+                nums.add(f"{key}.{name}", _percent(source.name, where, col))
+            arm["levels"].append({"key": key, "clients": k, "per_core": _per_core(k, cores)})
+        entry["arms"].append(arm)
+    entry["typical"] = _typical(nums, coefs, coefs_name, spec.engine, env, h, prefix)
+    entry["daemon"] = _daemon(nums, summary, source.name, runs_file, h, prefix)
+    return entry
 
 
 def aa_excludes_1(summary: pd.DataFrame, aa: str) -> list[int]:
@@ -105,7 +121,8 @@ def _per_core(clients: int, cores: int) -> str:
     return f"{x:g}"
 
 
-def _typical(nums, coefs: pd.DataFrame | None, source: str, engine: str, env: dict, h: Headline) -> list[dict]:
+def _typical(nums, coefs: pd.DataFrame | None, source: str, engine: str, env: dict, h: Headline,
+             prefix: str) -> list[dict]:
     """The typical line per family from the fit of this study's environment, regime and workload."""
     if coefs is None or not len(coefs):
         return []
@@ -119,7 +136,7 @@ def _typical(nums, coefs: pd.DataFrame | None, source: str, engine: str, env: di
         if not (rows["term"] == term).any():
             continue
         where = {"fit": key, "model": "main", "term": term}
-        k = f"headline.{h.stem}.typical.{fam}"
+        k = f"{prefix}.typical.{fam}"
         for col in ("estimate", "ci_low", "ci_high"):
             nums.add(f"{k}.{col}", {"kind": "cell", "source": source, "where": where, "column": col, "sig": 3})
         nums.add(f"{k}.bytes", {"kind": "cell", "source": source, "where": where, "column": "bytes", "sig": 3})
@@ -127,20 +144,21 @@ def _typical(nums, coefs: pd.DataFrame | None, source: str, engine: str, env: di
     return out
 
 
-def _daemon(nums, summary: pd.DataFrame, source: str, runs_file: Path, h: Headline) -> dict | None:
+def _daemon(nums, summary: pd.DataFrame, source: str, runs_file: Path, h: Headline, prefix: str) -> dict | None:
     """The logging daemon's CPU as a share of one core, per clients level: its mean CPU seconds per run over the
     runs' measured length (``logger_cpu_s_mean`` / the median ``duration_s`` of that cell's runs)."""
     if h.daemon is None or "logger_cpu_s_mean" not in summary.columns or not runs_file.exists():
         return None
     cfg, words = h.daemon
     rows = summary[summary["configuration"] == cfg].sort_values("clients")
+    columns = set(pd.read_csv(runs_file, nrows=0).columns)
     levels = []
     for k in rows["clients"].astype(int):
-        key = f"headline.{h.stem}.{cfg}.daemon.at{k}"
+        key = f"{prefix}.{cfg}.daemon.at{k}"
         where = {**h.cell, "configuration": cfg, "clients": k}
         nums.add(key, {"kind": "div", "sig": 2,
                        "a": {"kind": "cell", "source": source, "where": where, "column": "logger_cpu_s_mean"},
                        "b": {"kind": "agg", "source": runs_file.name, "agg": "median", "column": "duration_s",
-                             "where": {**where, "warmup": "False"}}})
+                             "where": {c: v for c, v in {**where, "warmup": "False"}.items() if c in columns}}})
         levels.append({"key": key, "clients": k})
     return {"words": words, "levels": levels} if levels else None
