@@ -126,7 +126,7 @@ def _typical(nums, coefs: pd.DataFrame | None, source: str, engine: str, env: di
     """The typical line per family from the fit of this study's environment, regime and workload."""
     if coefs is None or not len(coefs):
         return []
-    regime = regression.IO_BOUND if h.cell.get("regime") in regression.IO_REGIMES else regression.CACHED
+    regime = regression.fit_regime(h.cell.get("regime"))
     key = regression.fit_key(engine, str(env.get("env_id", "")), regime, h.cell.get("test", ""))
     rows = coefs[(coefs["fit"] == key) & (coefs["model"] == "main")
                  & coefs["term"].str.startswith(regression.TYPICAL)]

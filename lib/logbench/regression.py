@@ -138,10 +138,16 @@ PREPARED_COLUMNS = ("study", "engine", "env_id", "regime", "workload", "configur
                     *(family_term(f) for f in FAMILIES))
 
 
-def _column(r: pd.DataFrame, name: str) -> pd.Series:
+def text_column(r: pd.DataFrame, name: str) -> pd.Series:
+    """A column as text, a missing value (or a missing column) as ''."""
     if name not in r.columns:
         return pd.Series("", index=r.index, dtype=object)
     return r[name].astype(object).where(r[name].notna(), "").astype(str)
+
+
+def fit_regime(label: object) -> str:
+    """A fit's regime from a run's or a cell's regime label."""
+    return IO_BOUND if label in IO_REGIMES else CACHED
 
 
 def is_aa(configuration: str) -> bool:
@@ -206,9 +212,9 @@ def prepare(runs: pd.DataFrame) -> pd.DataFrame:
         "study": r["study"].astype(str),
         "engine": r["engine"].astype(str),
         "env_id": r["env_id"].astype(str) if "env_id" in r.columns else "",
-        "regime": _column(r, "regime").map(lambda v: IO_BOUND if v in IO_REGIMES else CACHED),
+        "regime": text_column(r, "regime").map(fit_regime),
         # sysbench's test (MariaDB's workloads); pgbench's studies have one workload each
-        "workload": _column(r, "test"),
+        "workload": text_column(r, "test"),
         "configuration": r["configuration"].astype(str),
         "clients": r["clients"].astype(int),
         "repeat": r["repeat"].astype(int),
@@ -217,8 +223,7 @@ def prepare(runs: pd.DataFrame) -> pd.DataFrame:
     cell = pd.Series("", index=r.index, dtype=object)
     for col in CELL_COLUMNS:
         if col in r.columns:
-            v = r[col].astype(object).where(r[col].notna(), "").astype(str)
-            cell = cell + v.map(lambda x: "/" + x if x else "")
+            cell = cell + text_column(r, col).map(lambda x: "/" + x if x else "")
     out["baseline"] = out["study"] + cell.to_numpy() + " @ " + out["clients"].astype(str)
     out["cell_key"] = out["baseline"] + " | " + out["configuration"]
     out["us_per_tx"] = 1e6 / r["tps"].astype(float)
@@ -463,7 +468,7 @@ def typical_lines(f: Fit, model: Model, confidence: float = CONFIDENCE) -> list[
                 contrast[names.index("kb_per_tx")] = nbytes / BYTES_PER_KB
             t = res.t_test(contrast)
             low, high = np.asarray(t.conf_int(alpha=1 - confidence)).ravel()
-            label = typical_term(fam) + ("" if clients != clients else f" @ {clients} clients")
+            label = typical_term(fam) + ("" if math.isnan(clients) else f" @ {clients} clients")
             rows.append({"term": label, "family": fam, "clients": clients, "bytes": nbytes,
                          "unit": f"µs per typical line to {FAMILY_LABELS[fam]}",
                          "estimate": float(np.asarray(t.effect).ravel()[0]), "ci_low": float(low),

@@ -368,10 +368,9 @@ def fit_label(row: pd.Series, studies: dict[str, StudyData]) -> str:
     """A fit in words: the machine (from its studies' environment record), then the regime and workload."""
     env = next((s.environment for s in studies.values() if s.environment.get("env_id") == str(row["env_id"])), {})
     label = headline.machine_label(str(row["engine"]), env) if env else f"{row['engine']}, environment {row['env_id']}"
-    regime = str(row.get("regime", "") or regression.CACHED)
-    workload = str(row.get("workload", "") or "")
+    regime, workload = ("" if pd.isna(row.get(c)) else str(row[c]) for c in ("regime", "workload"))
     return label + f"; {'IO-bound' if regime == regression.IO_BOUND else 'cached'} data" + (
-        f", {workload}" if workload and workload != "nan" else "")
+        f", {workload}" if workload else "")
 
 
 # Which write() floor a line of a family is set against, per engine: the write the server process itself makes.
@@ -787,8 +786,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
     if reg_file.exists() and fit_file.exists():
         coefs, diag = pd.read_csv(reg_file), pd.read_csv(fit_file)
         main_fits = diag[diag["model"] == "main"]
-        order = [main_fits[c].astype(object).where(main_fits[c].notna(), "").astype(str)
-                 for c in regression.FIT_COLUMNS if c in main_fits.columns]
+        order = [regression.text_column(main_fits, c) for c in regression.FIT_COLUMNS]
         # cached before IO-bound, one environment's fits together
         for key in main_fits.assign(_order=list(zip(*order))).sort_values("_order")["fit"]:
             d = diag[(diag["fit"] == key) & (diag["model"] == "main")].iloc[0]
