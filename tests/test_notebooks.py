@@ -11,8 +11,11 @@ own comparison: executing them here again would double the suite's slowest part.
 that are not studies, and each study's further smoke parameter sets (e.g. the container backend).
 """
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import papermill
 import pytest
@@ -48,11 +51,17 @@ def test_notebook_under_nbval(name, parameters, tmp_path, request):
     params = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v for k, v in parameters.items()}
     copy = tmp_path / name
     papermill.execute_notebook(str(src), str(copy), parameters=params, prepare_only=True, progress_bar=False)
-    r = subprocess.run(
-        [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-cell-timeout=900",
-         "-p", "no:cacheprovider", "-q", str(copy)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=1800,
-    )
+    # A smoke run keeps its results under the temporary directory (common.output_path) for its user to read;
+    # under test that directory is the test's own, short (servers' socket paths) and removed afterwards.
+    scratch = tempfile.mkdtemp(prefix="lb-nbval-")
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-cell-timeout=900",
+             "-p", "no:cacheprovider", "-q", str(copy)],
+            cwd=tmp_path, capture_output=True, text=True, timeout=1800, env={**os.environ, "TMPDIR": scratch},
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     assert r.returncode == 0, f"nbval failed for {name}:\n{r.stdout[-6000:]}\n{r.stderr[-2000:]}"
 
 
