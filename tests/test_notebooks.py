@@ -12,6 +12,7 @@ that are not studies, and each study's further smoke parameter sets (e.g. the co
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -80,3 +81,37 @@ def test_every_parameter_is_seen_by_papermill():
         declared = [m.group(1) for m in re.finditer(r"^(\w+)\s*(?::[^=#]+)?=", cell.source, re.M)]
         seen = set(papermill.inspect_notebook(str(nb_path)))
         assert not [d for d in declared if d not in seen], f"{nb_path.name}: papermill does not see {set(declared) - seen}"
+
+
+# A parameters-cell comment names the default a profile gives: "None: profile's (3)" (the standard profile's) or
+# "None: profile's (switchback: 3)" (that profile's); the value first, as a Python literal, prose may follow.
+_DEFAULT = re.compile(r"^(\w+)\s*(?::[^=#]+)?=\s*None\s*#.*None: (?:the )?profile's \((?:(\w+):\s*)?"
+                      r"(\[[^\]]*\]|\"[^\"]*\"|-?\d+(?:\.\d+)?|True|False)(?=$|[):;,]| as )", re.M)
+
+
+def test_the_defaults_a_parameters_cell_names_are_the_profiles():
+    """Each parameter is declared in the notebook, in define() and in PROFILES (issue 24): what the notebook tells
+    its reader a profile sets must be what that profile sets (notebook 04 said blocks 4 where it set 2)."""
+    import ast
+    import dataclasses
+
+    import nbformat
+
+    from logbench import design
+
+    # a control a profile leaves out takes the Study's default (design.control_fields)
+    study_default = {f.name: f.default for f in dataclasses.fields(design.Study) if f.name in design.CONTROL_FIELDS}
+    wrong, checked = [], 0
+    for spec in studies.specs():
+        profiles = studies.module(spec.name).PROFILES
+        nb = nbformat.read(paths.NOTEBOOKS / spec.notebook, as_version=4)
+        cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        for m in _DEFAULT.finditer(cell.source):
+            name, profile, said = m.group(1), m.group(2) or "standard", ast.literal_eval(m.group(3))
+            if profile not in profiles:
+                continue  # prose such as "(post000: True, else False)": a profile's name is not the only key
+            checked += 1
+            has = profiles[profile].get(name, study_default.get(name))
+            if has != said:
+                wrong.append(f"{spec.notebook}: {name} says {profile} {said!r}, the profile sets {has!r}")
+    assert checked >= 20 and not wrong, "\n".join(wrong)

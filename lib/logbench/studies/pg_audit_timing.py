@@ -58,15 +58,18 @@ PROFILES: dict[str, dict[str, object]] = {
     # The switchback design (logbench.switchback; issue 21): the arms a reload applies, switched inside one
     # continuous pgbench load per clients level, at the standard profile's levels. The pipe pair needs
     # logging_collector = off (a restart) and stays on the block design (the standard profile), with the
-    # contention evidence and the perf profiles, which are taken per run. Per level 3 loads on a restarted
-    # server x 6 blocks of the 7 arms (with the A/A control) in 3 s windows, 1 s guard: 126 s a load, 9 loads
-    # ~21 min with restarts and pilots, then up to 5 min of a fourth load where an arm is still wide.
+    # contention evidence and the perf profiles, which are taken per run. Per level 5 loads on a restarted
+    # server x 3 blocks of the 7 arms (with the A/A control) in 3 s windows, 1 s guard: 63 s a load, 15 loads
+    # ~20 min with restarts and pilots, then up to 5 min of a sixth load where an arm is still wide. Five short
+    # loads, not three long ones (the last committed run: 3 x 6, median half-width 0.054): the loads are the
+    # interval's random effect, with k - 1 degrees of freedom (t = 4.30 for 3, 2.78 for 5), and at 1 client study
+    # 02's same windows gave A/A +-43 % as 2 loads x 4 blocks, +-5.9 % as 4 x 2 (issue 21).
     "switchback": {"configurations": ["none", "log_statement_all", "log_duration", "log_statement_all_duration",
                                       "log_statement_all_duration_io_timing", "io_timing"],
                    "clients": [2, 8, 64], "repeats": 3, "duration": 2, "warmup": 3, "scale": 10,
                    "sampling_rate": 0.02, "wchan_hz": 100, "timing_repeats": 5, "perf_profile": False,
                    "target_halfwidth": 0.03, "time_budget_s": 300, "max_repeats": 8, "design": "switchback",
-                   "window_s": 3, "guard_s": 1, "layout": "permutation", "blocks": 6, "loads": 3, "max_loads": 4},
+                   "window_s": 3, "guard_s": 1, "layout": "permutation", "blocks": 3, "loads": 5, "max_loads": 6},
     "full": {"configurations": list(CONFIGURATIONS), "clients": [1, 2, 4, 8, 16, 32, 64], "repeats": 5,
              "duration": 30, "warmup": 5, "scale": 100, "sampling_rate": 0.01, "wchan_hz": 100, "timing_repeats": 10,
              "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 12},
