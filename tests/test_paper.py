@@ -500,3 +500,43 @@ def test_the_abstract_gives_each_hosts_answer_apart(synthetic_build, tmp_path):
     assert [e["machine"].split("(host ")[1] for e in pg] == ["a)", "b)"]
     a, b = (nums.get(f"headline.pg_destinations.{h}.env-{h}.stderr.at1.estimate") for h in ("a", "b"))
     assert float(b) == pytest.approx(float(a) / 2, rel=0.05)
+
+
+def test_the_discussion_tells_a_logger_limit_from_the_cores_limit(tmp_path):
+    """Study 02's lines per second by clients per core: a destination whose rate stops growing between the two
+    highest levels is 'flat'; whether that says one process was the limit depends on the baseline's throughput
+    between the same levels (flat too: the cores were, and the text says the two cannot be told apart)."""
+    from logbench import discussion
+
+    def row(cfg, clients, lines, tps, half):
+        return {"configuration": cfg, "clients": clients, "tps_mean": tps, "tps_ci_low": tps - half,
+                "tps_ci_high": tps + half, "log_lines_per_s_mean": lines, "log_lines_per_s_ci_low": lines - half,
+                "log_lines_per_s_ci_high": lines + half}
+
+    def doc_for(base_tps):
+        rows = [row("none", c, 0, t, 1000) for c, t in zip((1, 4, 8), base_tps)]
+        rows += [row("none_again", c, 0, t, 1000) for c, t in zip((1, 4, 8), base_tps)]
+        rows += [row("stderr", 1, 50_000, 40_000, 3000), row("stderr", 4, 70_000, 50_000, 3000),
+                 row("stderr", 8, 71_000, 50_000, 3000),  # flat between 4 and 8
+                 row("syslog", 1, 20_000, 20_000, 1000), row("syslog", 4, 30_000, 30_000, 1000),
+                 row("syslog", 8, 40_000, 40_000, 1000)]  # still growing
+        d = tmp_path / str(base_tps[-1])
+        d.mkdir()
+        pd.DataFrame(rows).to_csv(d / "pg_destinations.csv", index=False)
+        (d / "pg_destinations_environment.json").write_text(json.dumps({"cpu_count": 2}))
+        doc, nums = {}, report.Numbers(d)
+        discussion.add(doc, nums, d)
+        return doc["discussion"], nums
+
+    flat, nums = doc_for((40_000, 70_000, 70_500))
+    assert flat["flat"] == ["stderr"] and flat["grew"] == ["syslog"] and not flat["baseline_grew"]
+    assert [lv["per_core"] for lv in flat["levels"]] == ["0.5", "2", "4"] and flat["upper"] == ["2", "4"]
+    assert nums.get("discussion.stderr.at4.estimate") == "70.0" and nums.get("discussion.none.at8.ci_high") == "71.5"
+    grew, _ = doc_for((40_000, 60_000, 90_000))
+    assert grew["baseline_grew"]
+    # without the study's files: no section, and no error
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    doc = {}
+    discussion.add(doc, report.Numbers(empty), empty)
+    assert doc["discussion"] is None

@@ -40,7 +40,7 @@ import pandas as pd
 from . import anomalies as anomalies_mod
 from . import claim_rules
 from . import claims as claims_mod
-from . import headline, paths, plots, regression
+from . import discussion, headline, paths, plots, regression
 from . import studies as studies_registry
 from .claims import StudyData, fmt, fmt_p
 from .settings import aa_name
@@ -890,6 +890,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
     designs_section(doc, processed_dir, gen)
     doc["instrument_figure"] = figure("instrument_cv")
     threats(doc, nums, studies, processed_dir)
+    discussion.add(doc, nums, processed_dir)
 
     doc["numbers"] = nums.items
     (gen / "numbers.json").write_text(json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False, default=str, allow_nan=False) + "\n")

@@ -1,0 +1,85 @@
+"""The paper's discussion (issue 22 part 4): what study 02's per-core sweep says to a DBA whose machine has more
+cores than this one, and what the suite could not settle.
+
+Logging every statement costs a server in two places: each backend formats and writes every record (a cost per
+line, which more cores run side by side), and one process (the logging collector for the file destinations, the
+one rsyslogd for syslog) takes in every record of every backend, and a server has one of each whatever its
+cores. Where the lines per second stop growing while the clients per core double, that one process sets the
+pace, and more cores would not raise it. This module reads that rate per destination and clients per core from
+the committed cached run of study 02 and registers every number by reference to its CSV cell, as the abstract's
+are (:mod:`logbench.headline`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .settings import aa_name
+
+STEM = "pg_destinations"  # the cached run; its io_bound run is paced by the disk, not by a logger
+COLUMN = "log_lines_per_s"
+
+
+def rate_rows(summary: pd.DataFrame, baseline: str) -> list[str]:
+    """The configurations that log (lines per second above 0 at some level), in the summary's order."""
+    logs = summary[summary[f"{COLUMN}_mean"].fillna(0) > 0]
+    return [c for c in dict.fromkeys(logs["configuration"]) if c not in (baseline, aa_name(baseline))]
+
+
+def grows(lower: pd.Series, upper: pd.Series, column: str = COLUMN) -> bool:
+    """True when the higher level's interval lies wholly above the lower level's: it still grew. Overlapping
+    intervals are read as 'did not grow measurably', not as a test of equality."""
+    return bool(upper[f"{column}_ci_low"] > lower[f"{column}_ci_high"])
+
+
+def add(doc: dict, nums, processed_dir: Path, *, baseline: str = "none") -> None:
+    """``doc["discussion"]``: one row per logging destination with its lines per second (in thousands, CI) at each
+    clients level, and whether it still grew between the two highest levels; None without the study's files."""
+    src = Path(processed_dir) / f"{STEM}.csv"
+    env_file = Path(processed_dir) / f"{STEM}_environment.json"
+    doc["discussion"] = None
+    if not src.exists() or not env_file.exists():
+        return
+    summary = pd.read_csv(src)
+    if f"{COLUMN}_mean" not in summary.columns:
+        return
+    cores = json.loads(env_file.read_text()).get("cpu_count")
+    levels = sorted(int(c) for c in summary["clients"].unique())
+    if not cores or len(levels) < 2:
+        return
+    rows = []
+    for cfg in rate_rows(summary, baseline):
+        here = summary[summary["configuration"] == cfg].set_index("clients")
+        if not all(c in here.index for c in levels):
+            continue
+        cells = []
+        for c in levels:
+            key = f"discussion.{cfg}.at{c}"
+            for part in ("mean", "ci_low", "ci_high"):
+                name = "estimate" if part == "mean" else part
+                nums.add(f"{key}.{name}", {"kind": "scale", "factor": 0.001, "sig": 3,
+                                          "of": {"kind": "cell", "source": src.name, "column": f"{COLUMN}_{part}",
+                                                 "where": {"configuration": cfg, "clients": c}}})
+            cells.append(key)
+        rows.append({"configuration": cfg, "cells": cells,
+                     "grew": grows(here.loc[levels[-2]], here.loc[levels[-1]])})
+    base = summary[summary["configuration"] == baseline].set_index("clients")
+    if not rows or not all(c in base.index for c in levels):
+        return
+    # Whether the cores themselves were the limit: the baseline's throughput between the same two levels
+    for c in levels[-2:]:
+        for part in ("mean", "ci_low", "ci_high"):
+            nums.add(f"discussion.{baseline}.at{c}.{'estimate' if part == 'mean' else part}",
+                     {"kind": "scale", "factor": 0.001, "sig": 3,
+                      "of": {"kind": "cell", "source": src.name, "column": f"tps_{part}",
+                             "where": {"configuration": baseline, "clients": c}}})
+    nums.add("discussion.cores", {"kind": "env", "source": env_file.name, "key": "cpu_count"})
+    doc["discussion"] = {"levels": [{"clients": c, "per_core": f"{c / cores:g}"} for c in levels],
+                         "upper": [f"{c / cores:g}" for c in levels[-2:]], "rows": rows,
+                         "flat": [r["configuration"] for r in rows if not r["grew"]],
+                         "grew": [r["configuration"] for r in rows if r["grew"]],
+                         "baseline": [f"discussion.{baseline}.at{c}" for c in levels[-2:]],
+                         "baseline_grew": grows(base.loc[levels[-2]], base.loc[levels[-1]], "tps")}
