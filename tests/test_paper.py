@@ -534,6 +534,18 @@ def test_the_discussion_tells_a_logger_limit_from_the_cores_limit(tmp_path):
     assert nums.get("discussion.stderr.at4.estimate") == "70.0" and nums.get("discussion.none.at8.ci_high") == "71.5"
     grew, _ = doc_for((40_000, 60_000, 90_000))
     assert grew["baseline_grew"]
+    # the logging collector's CPU where the runs recorded it, as a share of one core, for its destinations only
+    d = tmp_path / "collector"
+    d.mkdir()
+    table = pd.read_csv(tmp_path / "70500" / "pg_destinations.csv")
+    table["collector_cpu_s_mean"], table["collector_cpu_s_ci_low"], table["collector_cpu_s_ci_high"] = 2.0, 1.6, 2.4
+    table.to_csv(d / "pg_destinations.csv", index=False)
+    pd.DataFrame({"duration_s": [4, 4]}).to_csv(d / "pg_destinations_runs.csv", index=False)
+    (d / "pg_destinations_environment.json").write_text(json.dumps({"cpu_count": 2}))
+    doc, nums = {}, report.Numbers(d)
+    discussion.add(doc, nums, d)
+    assert [r["configuration"] for r in doc["discussion"]["collector"]] == ["stderr"]  # syslog's lines skip it
+    assert nums.get("discussion.stderr.collector.estimate") == "50" and not doc["discussion"]["collector_whole"]
     # without the study's files: no section, and no error
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -72,3 +72,10 @@ def test_a_smoke_study_records_the_controls_and_the_server_cpu(tmp_path):
     assert (runs.server_ctx_voluntary > 0).all() and (runs.server_ctx_involuntary >= 0).all()
     assert (runs.server_cpu_s > 0.1 * runs.wall_s).all(), runs[["configuration", "clients", "tps", "server_cpu_s"]]
     assert runs.extra.map(lambda e: e["placement"]).str.startswith("split").all()
+    # The logging collector's own CPU, apart (it is in server_cpu_s too): every file line passes through it
+    collector = runs.set_index(["configuration", "clients", "repeat"]).extra.map(lambda e: e["collector_cpu_s"])
+    assert (collector >= 0).all() and (collector.loc["stderr"] > 0.01).all(), collector
+    assert collector.loc["stderr"].min() > collector.loc["none"].max(), collector
+    assert (runs.server_cpu_s.to_numpy() >= runs.extra.map(lambda e: e["collector_cpu_s"]).to_numpy()).all()
+    summary = study_mod.summary(runs)
+    assert (summary.set_index("configuration").loc["stderr", "collector_cpu_s_mean"] > 0).all()

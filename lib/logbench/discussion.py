@@ -21,6 +21,9 @@ from .settings import aa_name
 
 STEM = "pg_destinations"  # the cached run; its io_bound run is paced by the disk, not by a logger
 COLUMN = "log_lines_per_s"
+# log_destination values whose lines pass through the logging collector (with logging_collector = on); syslog's go
+# from each backend to the daemon's socket
+COLLECTED = {"stderr", "csvlog", "jsonlog"}
 
 
 def rate_rows(summary: pd.DataFrame, baseline: str) -> list[str]:
@@ -35,6 +38,29 @@ def grows(lower: pd.Series, upper: pd.Series, column: str = COLUMN) -> bool:
     return bool(upper[f"{column}_ci_low"] > lower[f"{column}_ci_high"])
 
 
+def run_seconds(runs_file: Path) -> float:
+    """A run's measured seconds (the study's duration)."""
+    return float(pd.read_csv(runs_file, usecols=["duration_s"])["duration_s"].max())
+
+
+def collector_share(nums, src: Path, runs_file: Path, cfg: str, clients: int, row: pd.Series) -> str | None:
+    """The logging collector's CPU at ``clients`` as a percentage of one core (its CPU seconds per run over the
+    run's seconds), registered with its CI; None where the runs did not record it (before 2026-11-25, or no
+    collector: the syslog destinations alone)."""
+    if ("collector_cpu_s_mean" not in row.index or pd.isna(row["collector_cpu_s_mean"]) or not runs_file.exists()
+            or not COLLECTED & set(cfg.split(","))):
+        return None
+    key = f"discussion.{cfg}.collector"
+    seconds = {"kind": "agg", "source": runs_file.name, "column": "duration_s", "agg": "max"}
+    for part in ("mean", "ci_low", "ci_high"):
+        nums.add(f"{key}.{'estimate' if part == 'mean' else part}",
+                 {"kind": "scale", "factor": 100, "sig": 2,
+                  "of": {"kind": "div", "b": seconds,
+                         "a": {"kind": "cell", "source": src.name, "column": f"collector_cpu_s_{part}",
+                               "where": {"configuration": cfg, "clients": clients}}}})
+    return key
+
+
 def add(doc: dict, nums, processed_dir: Path, *, baseline: str = "none") -> None:
     """``doc["discussion"]``: one row per logging destination with its lines per second (in thousands, CI) at each
     clients level, and whether it still grew between the two highest levels; None without the study's files."""
@@ -43,6 +69,7 @@ def add(doc: dict, nums, processed_dir: Path, *, baseline: str = "none") -> None
     doc["discussion"] = None
     if not src.exists() or not env_file.exists():
         return
+    runs_file = Path(processed_dir) / f"{STEM}_runs.csv"
     summary = pd.read_csv(src)
     if f"{COLUMN}_mean" not in summary.columns:
         return
@@ -64,8 +91,12 @@ def add(doc: dict, nums, processed_dir: Path, *, baseline: str = "none") -> None
                                           "of": {"kind": "cell", "source": src.name, "column": f"{COLUMN}_{part}",
                                                  "where": {"configuration": cfg, "clients": c}}})
             cells.append(key)
-        rows.append({"configuration": cfg, "cells": cells,
-                     "grew": grows(here.loc[levels[-2]], here.loc[levels[-1]])})
+        top = here.loc[levels[-1]]
+        key = collector_share(nums, src, runs_file, cfg, levels[-1], top)
+        rows.append({"configuration": cfg, "cells": cells, "grew": grows(here.loc[levels[-2]], top),
+                     "collector": key,
+                     # its interval reaches a whole core: the one process could have been the limit by its CPU
+                     "collector_whole": bool(key) and bool(top["collector_cpu_s_ci_high"] >= run_seconds(runs_file))})
     base = summary[summary["configuration"] == baseline].set_index("clients")
     if not rows or not all(c in base.index for c in levels):
         return
@@ -82,4 +113,6 @@ def add(doc: dict, nums, processed_dir: Path, *, baseline: str = "none") -> None
                          "flat": [r["configuration"] for r in rows if not r["grew"]],
                          "grew": [r["configuration"] for r in rows if r["grew"]],
                          "baseline": [f"discussion.{baseline}.at{c}" for c in levels[-2:]],
-                         "baseline_grew": grows(base.loc[levels[-2]], base.loc[levels[-1]], "tps")}
+                         "baseline_grew": grows(base.loc[levels[-2]], base.loc[levels[-1]], "tps"),
+                         "collector": [r for r in rows if r["collector"]],
+                         "collector_whole": any(r["collector_whole"] for r in rows)}

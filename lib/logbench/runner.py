@@ -324,6 +324,8 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         wait_quiet(sinks)
     marks = [s.mark() for s in sinks]
     cpu0, log_cpu0 = bench.server_cpu(), bench.logger_cpu()
+    collector = getattr(bench, "collector_cpu", lambda: math.nan)
+    col0 = collector()
     parts0 = _logger_parts(bench)
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
     machine0 = controls.snapshot()
@@ -333,6 +335,7 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
     wait_quiet(sinks)
     counts = {s.name: s.count_since(mark) for s, mark in zip(sinks, marks)}
     cpu1, log_cpu1 = bench.server_cpu(), bench.logger_cpu()
+    col_cpu = collector() - col0
     parts = {k: v - parts0[k] for k, v in _logger_parts(bench).items() if k in parts0}
     total = Count(sum(c.records for c in counts.values()), sum(c.lines for c in counts.values()),
                   sum(c.bytes for c in counts.values()))
@@ -359,7 +362,8 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         steal_s=steal, server_ctx_involuntary=ctx.involuntary, server_ctx_voluntary=ctx.voluntary,
         high_steal=controls.high_steal(steal, float(machine.get("monotonic_s", secs))),
         extra={**m.extra, "placement": place.in_force if place is not None else "none",
-               **({"logger_cpu_s_by_daemon": parts} if parts else {})},
+               **({"logger_cpu_s_by_daemon": parts} if parts else {}),
+               **({"collector_cpu_s": col_cpu} if not math.isnan(col_cpu) else {})},
     )
 
 

@@ -461,6 +461,11 @@ class PgBench:
     def server_pid(self) -> int:
         return self.pg.pid
 
+    def collector_cpu(self) -> float:
+        """The logging collector's own CPU (it is also in server_cpu): the one process every file destination's
+        line passes through, whatever the cores; NaN without one (logging_collector = off)."""
+        return process.child_cpu_seconds(self.pg.pid, lambda p: " ".join(p.cmdline()).startswith("postgres: logger"))
+
     def logger_cpu(self) -> float:
         return self.syslog.cpu_seconds() if self.syslog is not None else 0.0
 

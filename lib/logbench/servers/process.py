@@ -403,6 +403,22 @@ def _tree_times(pid: int) -> tuple[dict[int, float], float] | None:
     return reaped, total
 
 
+def child_cpu_seconds(pid: int, which: Callable[[psutil.Process], bool]) -> float:
+    """User+system CPU of the one child of ``pid`` that ``which`` picks (a long-lived server process such as
+    PostgreSQL's logging collector); NaN when there is none or it is gone."""
+    try:
+        for child in psutil.Process(pid).children():
+            try:
+                if which(child):
+                    t = child.cpu_times()
+                    return t.user + t.system
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+    except psutil.NoSuchProcess:
+        pass
+    return float("nan")
+
+
 def tree_cpu_seconds(pid: int, attempts: int = 50) -> float:
     """User+system CPU of a process, its descendants, and every descendant they reaped: a cumulative
     counter, so the difference of two calls is what the server spent between them.

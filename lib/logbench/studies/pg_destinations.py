@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .. import params, paths, records, stats
@@ -176,6 +177,11 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     (and per variant, each against its own baseline, when the study spans several servers)."""
     also = ("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s", "logger_cpu_s")
     from .. import switchwindows
+
+    if "extra" in runs.columns and runs["extra"].map(lambda e: "collector_cpu_s" in e).any():
+        # the logging collector's own CPU, where the runs recorded it (it is part of server_cpu_s too)
+        runs = runs.assign(collector_cpu_s=runs["extra"].map(lambda e: e.get("collector_cpu_s", np.nan)))
+        also = (*also, "collector_cpu_s")
 
     if switchwindows.is_switchback(runs):
         return common.switchback_summary(runs, baseline, also, list(DESTINATIONS))
