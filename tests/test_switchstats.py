@@ -140,6 +140,16 @@ def test_one_window_gives_no_interval_and_no_load_gives_nan():
     assert ss.relative_halfwidths(w, BASE) == {LOGGING: math.inf, AA: math.inf}
 
 
+def test_a_half_width_past_the_float_range_is_infinite_not_an_error():
+    """A running estimate over a few windows, one of them near zero throughput (a switch's stall): the log-scale
+    half-width passes exp's range; the ratio's upper end is inf, and nothing raises (a progress line read it, and a
+    study ended in OverflowError, 2026-11-25)."""
+    w = frame([(0, 0, 0, 0, BASE, 100.0), (0, 0, 0, 1, LOGGING, 50.0),
+               (0, 1, 1, 2, BASE, 1e300), (0, 1, 1, 3, LOGGING, 1e-300)])
+    r = ss.arm_ratios(w, BASE).set_index("arm").loc[LOGGING]
+    assert r["ratio_ci_high"] == math.inf and r["halfwidth"] == math.inf and r["ratio_ci_low"] >= 0
+
+
 def test_zero_spread_is_a_point():
     rows = [(load, b, b, 2 * b + k, arm, tps) for load in (0, 1) for b in range(4)
             for k, (arm, tps) in enumerate([(BASE, 100.0 + b), (LOGGING, 0.6 * (100.0 + b))])]

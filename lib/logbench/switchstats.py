@@ -157,6 +157,12 @@ def _pooled(groups: list[np.ndarray], confidence: float) -> tuple[float, float, 
     return mean, mean - half, mean + half, sigma_b2, df
 
 
+def _exp(x: float) -> float:
+    """exp, inf past the float range: a running estimate over a few windows can have a log-scale half-width in
+    the thousands (a t critical value of ~1 df), and a progress line must not end the study (math.exp raises)."""
+    return math.exp(x) if x < 709.0 else math.inf
+
+
 def arm_ratios(windows: pd.DataFrame, baseline: str, confidence: float = CONFIDENCE, *,
                maxlags: int | None = None) -> pd.DataFrame:
     """Per non-baseline arm: its throughput ratio to the baseline with a ``confidence`` interval.
@@ -198,8 +204,8 @@ def arm_ratios(windows: pd.DataFrame, baseline: str, confidence: float = CONFIDE
             mean, low, high, tau2, df = _pooled(ys, confidence)
             method = (f"within-unit log-ratios, equal weight per window; loads ({len(loads)}) as a random effect "
                       f"(one-way ANOVA, Satterthwaite t, {df:.3g} df)")
-        ratio = math.exp(mean) if mean == mean else math.nan
-        lo, hi = (math.exp(low), math.exp(high)) if low == low else (math.nan, math.nan)
+        ratio = _exp(mean) if mean == mean else math.nan
+        lo, hi = (_exp(low), _exp(high)) if low == low else (math.nan, math.nan)
         rows.append({"arm": arm, "ratio": ratio, "ratio_ci_low": lo, "ratio_ci_high": hi,
                      "halfwidth": (hi - lo) / (2 * ratio) if lo == lo else math.nan,
                      "n_windows": int(sum(d["n"] for d in loads)), "n_loads": len(loads), "method": method,
