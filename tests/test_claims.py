@@ -123,10 +123,10 @@ def _claim(**kw) -> dict:
     return base
 
 
-def _evaluate(*rows, studies=None, cores=2, regression=None):
+def _evaluate(*rows, studies=None, cores=2, regression=None, orders=None):
     frame = pd.DataFrame(list(rows), columns=list(C.COLUMNS))
     studies = {"hand": _study()} if studies is None else studies
-    return C.evaluate(frame, studies, cores=cores, regression=regression)
+    return C.evaluate(frame, studies, cores=cores, regression=regression, orders=orders)
 
 
 def test_ratio_claim_confirmed_refuted_inconclusive():
@@ -381,6 +381,20 @@ def test_no_verdict_at_a_level_whose_aa_control_excludes_1():
     assert r.loc["one", "verdict"] == C.INCONCLUSIVE
     assert "A/A control at 1 clients, 0.900 [0.900, 0.900], excludes 1" in r.loc["one", "why"]
     assert r.loc["two", "verdict"] == C.CONFIRMED and "A/A" not in r.loc["two", "why"]
+
+
+def test_no_verdict_where_a_cheaper_configuration_kept_less_throughput_than_a_dearer_one():
+    """b does strictly less work than a (a physical order), yet at 1 client kept 0.50 of the baseline where a kept
+    0.85: the anomaly screen's inversion. A claim judged on b there is inconclusive, whatever b's interval says;
+    on a (the dearer one) the verdict stands, and without the order nothing changes."""
+    order = {"hand": (("b", "a"),)}
+    s, _ = _evaluate(_claim(claim_id="cheap", configuration="b", clients="1", low="0.8", high="0.9"),
+                     _claim(claim_id="dear", configuration="a", clients="1", low="0.8", high="0.9"), orders=order)
+    r = s.set_index("claim_id")
+    assert r.loc["cheap", "verdict"] == C.INCONCLUSIVE and "an inversion" in r.loc["cheap", "why"]
+    assert r.loc["dear", "verdict"] == C.CONFIRMED
+    s2, _ = _evaluate(_claim(claim_id="cheap", configuration="b", clients="1", low="0.8", high="0.9"))
+    assert s2["verdict"].iloc[0] == C.REFUTED
 
 
 def test_an_environment_value_measured_repeatedly_gives_a_mean_with_its_ci():

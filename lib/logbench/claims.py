@@ -522,11 +522,13 @@ DETAIL_COLUMNS = ("claim_id", "configuration", "reference", "clients", "value", 
 
 
 def evaluate(claims: pd.DataFrame, studies: dict[str, StudyData], *, cores: int,
-             regression: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(one row per claim with its verdict, one row per evaluated case)."""
+             regression: pd.DataFrame | None = None,
+             orders: dict[str, tuple[tuple[str, str], ...]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per claim with its verdict, one row per evaluated case). ``orders``: study -> its PHYSICAL_ORDER
+    (pairs whose first does strictly less work), for :func:`inverted`."""
     rows, details = [], []
     for _, c in claims.iterrows():
-        row, det = _evaluate_one(c, studies, cores, regression)
+        row, det = _evaluate_one(c, studies, cores, regression, orders or {})
         rows.append(row)
         details.extend(det)
     return (pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS)),
@@ -628,7 +630,8 @@ def requirement_mismatch(req: Requirement, runs: pd.DataFrame, environment: dict
 
 
 def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
-                  regression: pd.DataFrame | None) -> tuple[dict, list[dict]]:
+                  regression: pd.DataFrame | None, orders: dict | None = None) -> tuple[dict, list[dict]]:
+    orders = orders or {}
     rule = claim_rules.rule_for(c["claim_id"])
     c = c.copy()
     for col in ("study", "where", "configuration", "reference", "clients"):
@@ -737,10 +740,17 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
                     # a ratio to a baseline that differs from itself beyond its CI proves nothing at this level
                     verdict = INCONCLUSIVE
                     biased.append(f"the A/A control at {k} clients, {estimate_text(aa)}, excludes 1")
+                dearer = inverted(study, orders.get(study.name, ()), metric_name, cfg, ref, k, e)
+                if dearer is not None and verdict != INCONCLUSIVE:
+                    # the anomaly screen's inversion: a configuration doing strictly less work kept less
+                    # throughput than one doing more; its ratio there is an artefact, never a finding
+                    verdict = INCONCLUSIVE
+                    biased.append(f"at {k} clients {cfg} ({fmt(e.value)}) kept less throughput than {dearer[0]} "
+                                  f"({fmt(dearer[1].value)}), which does strictly more work (an inversion)")
                 details.append(_detail(c, cfg, ref, k, e, verdict))
                 cases.append((cfg, ref, k, e, verdict))
     if biased:
-        note += "; ".join(dict.fromkeys(biased)) + " (the instrument is biased there); "
+        note += "; ".join(dict.fromkeys(biased)) + " (the instrument cannot be read there); "
     verdict = combine([v for *_, v in cases])
     decisive = _decisive(cases, verdict)
     cfg, ref, k, e, _ = decisive
@@ -791,6 +801,20 @@ def biased_baseline(study: StudyData, metric_name: str, reference: str, clients:
         return None
     e = metric(study, "ratio", aa, clients, study.baseline)
     return e if (e.low > 1 or e.high < 1) else None
+
+
+def inverted(study: StudyData, order: tuple[tuple[str, str], ...], metric_name: str, configuration: str,
+             reference: str, clients: int, e: Estimate) -> tuple[str, Estimate] | None:
+    """(the dearer configuration, its ratio) when ``configuration`` is the cheaper of a physically ordered pair and
+    its ratio point lies below the dearer one's at this level (logbench.anomalies' ``inversion``), else None."""
+    if metric_name != "ratio" or reference != study.baseline:
+        return None
+    for cheap, dear in order:
+        if cheap == configuration and dear in study.configurations:
+            d = metric(study, "ratio", dear, clients, reference)
+            if e.value == e.value and d.value == d.value and e.value < d.value:
+                return dear, d
+    return None
 
 
 def is_aa(configuration: str) -> bool:

@@ -404,20 +404,22 @@ def cost_figures(reg: RegressionFindings, floors: pd.DataFrame | None) -> dict[s
     return figs
 
 
+def physical_orders(studies: dict[str, StudyData]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Each study's PHYSICAL_ORDER (pairs whose first does strictly less work), for the screen and the claims."""
+    return {name: tuple(getattr(studies_registry.module(name), "PHYSICAL_ORDER", ()))
+            for name in studies if _spec(name) is not None}
+
+
 def anomaly_findings(studies: dict[str, StudyData]) -> pd.DataFrame:
-    """The anomaly screen over every study (logbench.anomalies); a study's PHYSICAL_ORDER names its ordered pairs."""
-    orders = {}
-    for name in studies:
-        spec = _spec(name)
-        if spec is not None:
-            orders[name] = tuple(getattr(studies_registry.module(name), "PHYSICAL_ORDER", ()))
-    return anomalies_mod.screen(studies, cell_columns, orders)
+    """The anomaly screen over every study (logbench.anomalies)."""
+    return anomalies_mod.screen(studies, cell_columns, physical_orders(studies))
 
 
 def claim_findings(studies: dict[str, StudyData], regression_table: pd.DataFrame | None,
                    claims_file: Path | str = claims_mod.CLAIMS_FILE) -> tuple[pd.DataFrame, pd.DataFrame]:
     table = claims_mod.with_published(claims_mod.load(claims_file), reference_values())
-    return claims_mod.evaluate(table, studies, cores=machine_cores(studies), regression=regression_table)
+    return claims_mod.evaluate(table, studies, cores=machine_cores(studies), regression=regression_table,
+                               orders=physical_orders(studies))
 
 
 def write_findings(tables: dict[str, pd.DataFrame], figures: dict[str, object], *,
