@@ -105,6 +105,9 @@ def check_build(build: Path, processed: Path) -> None:
     text = pdf_text(build / "logbench.pdf")
     flat = squash(text)
     check_headings(build)
+    # typst markup printed as text: an `else` on its own line after `]` ends the `if`, and its `[...]` is content
+    leaked = re.findall(r"(?:^|\s)(?:else \[|#if |#n\(|#let )", text)
+    assert not leaked, f"typst source printed in the paper: {leaked}"
     # 2. every in-text number: its spec re-read from the processed files gives the same value and text
     assert doc["numbers"], "no numbers were generated"
     for key, item in doc["numbers"].items():
