@@ -630,8 +630,7 @@ def requirement_mismatch(req: Requirement, runs: pd.DataFrame, environment: dict
 
 
 def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
-                  regression: pd.DataFrame | None, orders: dict | None = None) -> tuple[dict, list[dict]]:
-    orders = orders or {}
+                  regression: pd.DataFrame | None, orders: dict) -> tuple[dict, list[dict]]:
     rule = claim_rules.rule_for(c["claim_id"])
     c = c.copy()
     for col in ("study", "where", "configuration", "reference", "clients"):

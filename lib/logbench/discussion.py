@@ -38,27 +38,25 @@ def grows(lower: pd.Series, upper: pd.Series, column: str = COLUMN) -> bool:
     return bool(upper[f"{column}_ci_low"] > lower[f"{column}_ci_high"])
 
 
-def run_seconds(runs_file: Path) -> float:
-    """A run's measured seconds (the study's duration)."""
-    return float(pd.read_csv(runs_file, usecols=["duration_s"])["duration_s"].max())
-
-
-def collector_share(nums, src: Path, runs_file: Path, cfg: str, clients: int, row: pd.Series) -> str | None:
-    """The logging collector's CPU at ``clients`` as a percentage of one core (its CPU seconds per run over the
-    run's seconds), registered with its CI; None where the runs did not record it (before 2026-11-25, or no
-    collector: the syslog destinations alone)."""
-    if ("collector_cpu_s_mean" not in row.index or pd.isna(row["collector_cpu_s_mean"]) or not runs_file.exists()
-            or not COLLECTED & set(cfg.split(","))):
-        return None
-    key = f"discussion.{cfg}.collector"
-    seconds = {"kind": "agg", "source": runs_file.name, "column": "duration_s", "agg": "max"}
+def add_estimate(nums, key: str, of, factor: float, sig: int) -> str:
+    """Register ``key``.estimate/.ci_low/.ci_high: ``of(part)`` is the spec of the summary's ``_mean``, ``_ci_low``
+    or ``_ci_high`` value, printed times ``factor``."""
     for part in ("mean", "ci_low", "ci_high"):
         nums.add(f"{key}.{'estimate' if part == 'mean' else part}",
-                 {"kind": "scale", "factor": 100, "sig": 2,
-                  "of": {"kind": "div", "b": seconds,
-                         "a": {"kind": "cell", "source": src.name, "column": f"collector_cpu_s_{part}",
-                               "where": {"configuration": cfg, "clients": clients}}}})
+                 {"kind": "scale", "factor": factor, "sig": sig, "of": of(part)})
     return key
+
+
+def collector_share(nums, src: Path, seconds: dict | None, cfg: str, clients: int, row: pd.Series) -> str | None:
+    """The logging collector's CPU at ``clients`` as a percentage of one core (its CPU seconds per run over the
+    run's seconds, ``seconds`` their spec), registered with its CI; None where the runs did not record it (before
+    2026-11-25, or no collector: the syslog destinations alone)."""
+    if ("collector_cpu_s_mean" not in row.index or pd.isna(row["collector_cpu_s_mean"]) or seconds is None
+            or not COLLECTED & set(cfg.split(","))):
+        return None
+    return add_estimate(nums, f"discussion.{cfg}.collector", lambda part: {
+        "kind": "div", "b": seconds, "a": {"kind": "cell", "source": src.name, "column": f"collector_cpu_s_{part}",
+                                           "where": {"configuration": cfg, "clients": clients}}}, 100, 2)
 
 
 def add(doc: dict, nums, processed_dir: Path, *, baseline: str = "none") -> None:
@@ -77,36 +75,33 @@ def add(doc: dict, nums, processed_dir: Path, *, baseline: str = "none") -> None
     levels = sorted(int(c) for c in summary["clients"].unique())
     if not cores or len(levels) < 2:
         return
+    # a run's measured seconds (the study's duration), read once
+    seconds = ({"kind": "agg", "source": runs_file.name, "column": "duration_s", "agg": "max"}
+               if runs_file.exists() else None)
+    run_s = float(pd.read_csv(runs_file, usecols=["duration_s"])["duration_s"].max()) if seconds else None
+
+    def cell(column: str, cfg: str, clients: int):
+        return lambda part: {"kind": "cell", "source": src.name, "column": f"{column}_{part}",
+                             "where": {"configuration": cfg, "clients": clients}}
+
     rows = []
     for cfg in rate_rows(summary, baseline):
         here = summary[summary["configuration"] == cfg].set_index("clients")
         if not all(c in here.index for c in levels):
             continue
-        cells = []
-        for c in levels:
-            key = f"discussion.{cfg}.at{c}"
-            for part in ("mean", "ci_low", "ci_high"):
-                name = "estimate" if part == "mean" else part
-                nums.add(f"{key}.{name}", {"kind": "scale", "factor": 0.001, "sig": 3,
-                                          "of": {"kind": "cell", "source": src.name, "column": f"{COLUMN}_{part}",
-                                                 "where": {"configuration": cfg, "clients": c}}})
-            cells.append(key)
+        cells = [add_estimate(nums, f"discussion.{cfg}.at{c}", cell(COLUMN, cfg, c), 0.001, 3) for c in levels]
         top = here.loc[levels[-1]]
-        key = collector_share(nums, src, runs_file, cfg, levels[-1], top)
+        key = collector_share(nums, src, seconds, cfg, levels[-1], top)
         rows.append({"configuration": cfg, "cells": cells, "grew": grows(here.loc[levels[-2]], top),
                      "collector": key,
                      # its interval reaches a whole core: the one process could have been the limit by its CPU
-                     "collector_whole": bool(key) and bool(top["collector_cpu_s_ci_high"] >= run_seconds(runs_file))})
+                     "collector_whole": bool(key) and bool(top["collector_cpu_s_ci_high"] >= run_s)})
     base = summary[summary["configuration"] == baseline].set_index("clients")
     if not rows or not all(c in base.index for c in levels):
         return
     # Whether the cores themselves were the limit: the baseline's throughput between the same two levels
     for c in levels[-2:]:
-        for part in ("mean", "ci_low", "ci_high"):
-            nums.add(f"discussion.{baseline}.at{c}.{'estimate' if part == 'mean' else part}",
-                     {"kind": "scale", "factor": 0.001, "sig": 3,
-                      "of": {"kind": "cell", "source": src.name, "column": f"tps_{part}",
-                             "where": {"configuration": baseline, "clients": c}}})
+        add_estimate(nums, f"discussion.{baseline}.at{c}", cell("tps", baseline, c), 0.001, 3)
     nums.add("discussion.cores", {"kind": "env", "source": env_file.name, "key": "cpu_count"})
     doc["discussion"] = {"levels": [{"clients": c, "per_core": f"{c / cores:g}"} for c in levels],
                          "upper": [f"{c / cores:g}" for c in levels[-2:]], "rows": rows,
