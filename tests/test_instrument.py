@@ -64,3 +64,81 @@ def test_anomaly_verdict_names_the_idle_state_only_when_the_control_separates_it
     # neither separates
     rows[3] = _row("hold", "stderr", 1, 0.95, 0.8, 1.1, 23000)
     assert "undecided" in instrument.anomaly_verdict(pd.DataFrame(rows))
+
+
+# -- the designs part with placement as a factor (design_comparison) ------------------------------------------
+
+def test_a_placement_the_designs_part_does_not_know_is_refused_before_anything_starts():
+    with pytest.raises(ParameterError, match="design_placements"):
+        instrument.define(profile="smoke", design_placements=["none", "far"])
+    with pytest.raises(ParameterError, match="design_placements"):
+        instrument.define(profile="smoke", design_placements=["split", "split"])
+    assert instrument.define(profile="smoke", design_placements=["none", "split"]).designs.placements == (
+        "none", "split")
+
+
+def test_every_round_holds_every_level_design_and_placement_once():
+    from logbench.studies import design_comparison as dc
+
+    order = dc.session_order([1, 4], 3, seed=7, placements=("none", "split"))
+    assert len(order) == 3 * 2 * 2 * 2
+    for rnd in range(3):
+        cells = [o[1:] for o in order if o[0] == rnd]
+        assert sorted(cells) == sorted((c, d, p) for c in (1, 4) for d in dc.DESIGNS for p in ("none", "split"))
+    # one placement: the order the designs part had before placement was a factor (the committed runs' order)
+    rng = np.random.default_rng([7, 0xD5])
+    before = [(r, *[(c, d) for c in (1, 4) for d in dc.DESIGNS][int(i)]) for r in range(3) for i in rng.permutation(4)]
+    assert [o[:3] for o in dc.session_order([1, 4], 3, seed=7)] == before
+
+
+def test_the_placement_a_record_ran_under():
+    from logbench.studies.design_comparison import placement_mode
+
+    assert placement_mode("split: server 0, load 1") == "split"
+    assert placement_mode("none") == "none"
+    assert placement_mode(None) == "none"  # recorded before placement was
+    assert placement_mode("unavailable: one CPU") == "unavailable"
+
+
+def _estimates(rows):
+    return pd.DataFrame([{"design": d, "placement": p, "clients": 4, "session": s, "arm": a, "log_ratio": v, "n": 4}
+                         for d, p, a, vals in rows for s, v in enumerate(vals)])
+
+
+def test_the_placement_effect_is_the_ratio_of_the_two_placements_estimates():
+    from logbench.studies.design_comparison import placement_effect
+
+    split, none = math.log(0.5), math.log(0.6)
+    est = _estimates([("switchback", "split", "stderr", [split - 0.01, split + 0.01]),
+                      ("switchback", "none", "stderr", [none - 0.02, none + 0.02]),
+                      ("switchback", "split", "none_again", [0.0, 0.01])])
+    t = placement_effect(est)
+    assert len(t) == 1
+    r = t.iloc[0]
+    assert r["design"] == "switchback" and r["split / none"] == pytest.approx(0.5 / 0.6)
+    assert r["split ratio"] == pytest.approx(0.5) and r["none ratio"] == pytest.approx(0.6)
+    # Welch: se = sqrt(0.01^2 * 2 / 2 + 0.02^2 * 2 / 2) on the log scale; df by Welch-Satterthwaite
+    se = math.sqrt(0.0001 + 0.0004)
+    df = se ** 4 / (0.0001 ** 2 + 0.0004 ** 2)
+    from scipy import stats as sps
+    half = sps.t.ppf(0.975, df) * se
+    assert r["ci_low"] == pytest.approx(0.5 / 0.6 * math.exp(-half))
+    assert r["ci_high"] == pytest.approx(0.5 / 0.6 * math.exp(half))
+    # one placement only: nothing to compare
+    assert len(placement_effect(est[est["placement"] == "none"])) == 0
+
+
+def test_the_designs_efficiency_is_per_placement():
+    from logbench.studies.design_comparison import efficiency
+
+    est = _estimates([("switchback", "split", "none_again", [0.01, -0.01, 0.0]),
+                      ("blocks", "split", "none_again", [0.02, -0.02, 0.0]),
+                      ("switchback", "none", "none_again", [0.04, -0.04, 0.0]),
+                      ("blocks", "none", "none_again", [0.02, -0.02, 0.0])])
+    sessions = pd.DataFrame([{"round": r, "clients": 4, "design": d, "placement": p, "seconds": 60.0}
+                             for r in range(3) for d in ("switchback", "blocks") for p in ("none", "split")])
+    t = efficiency(est, sessions, "none_again").set_index("placement")
+    # equal minutes: blocks / switchback is the ratio of the variances
+    assert t.loc["split", "blocks / switchback"] == pytest.approx(4.0)
+    assert t.loc["none", "blocks / switchback"] == pytest.approx(0.25)
+    assert t.loc["split", "switchback minutes per session"] == pytest.approx(1.0)

@@ -555,3 +555,26 @@ def test_the_discussion_tells_a_logger_limit_from_the_cores_limit(tmp_path):
     doc = {}
     discussion.add(doc, report.Numbers(empty), empty)
     assert doc["discussion"] is None
+
+
+def test_the_designs_comparison_names_each_placement_it_ran(tmp_path):
+    """Notebook 00's designs part with placement as a factor: the paper's table and verdict per placement."""
+    import pandas as pd
+
+    gen = tmp_path / "gen"
+    gen.mkdir()
+    doc = {"tables": []}
+    pd.DataFrame({"placement": ["none", "split"], "clients": [4, 4], "switchback sessions": [6, 6],
+                  "blocks sessions": [6, 6], "blocks / switchback": [0.2, 5.0], "ci_low": [0.05, 1.5],
+                  "ci_high": [0.8, 20.0]}).to_csv(tmp_path / "instrument_designs_efficiency.csv", index=False)
+    pd.DataFrame({"placement": ["none", "split"], "clients": [4, 4], "arm": ["stderr", "stderr"],
+                  "switchback / blocks": [1.1, 1.0], "diff ci_low": [1.02, 0.97],
+                  "diff ci_high": [1.2, 1.03]}).to_csv(tmp_path / "instrument_designs_bias.csv", index=False)
+    report.designs_section(doc, tmp_path, gen)
+    assert doc["designs_verdict"] == (
+        "With the scheduler's placement: the block design was more efficient with confidence at 4 client(s); "
+        "switching moved the logging arm's ratio at 4 client(s); with the server and pgbench on separate CPUs: "
+        "switching was more efficient with confidence at 4 client(s); switching did not move the logging arm's "
+        "ratio at any level.")
+    table = pd.read_csv(gen / "designs.csv")
+    assert list(table["placement"]) == ["with the scheduler's placement", "with the server and pgbench on separate CPUs"]

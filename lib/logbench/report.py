@@ -960,6 +960,7 @@ DIGEST_ROWS = 12
 
 # Written by notebook 00's designs part: the switchback and the block design at equal machine time.
 DESIGNS = ("instrument_designs_efficiency.csv", "instrument_designs_bias.csv")
+PLACEMENT_TEXT = {"none": "with the scheduler's placement", "split": "with the server and pgbench on separate CPUs"}
 
 
 def designs_section(doc: dict, processed_dir: Path, gen: Path) -> None:
@@ -970,27 +971,40 @@ def designs_section(doc: dict, processed_dir: Path, gen: Path) -> None:
     if not (eff_csv.exists() and bias_csv.exists()):
         return
     eff, bias = pd.read_csv(eff_csv), pd.read_csv(bias_csv)
-    rows = [{"clients": int(e["clients"]),
+    # notebook 00's runs before placement was a factor of the designs part ran with the scheduler's placement
+    eff, bias = (t if "placement" in t else t.assign(placement="none") for t in (eff, bias))
+    placed = set(eff["placement"]) != {"none"}
+    rows = [{"clients": int(e["clients"]), **({"placement": PLACEMENT_TEXT.get(e["placement"], e["placement"])}
+                                              if placed else {}),
              "sessions per design": f"{int(e['switchback sessions'])} / {int(e['blocks sessions'])}",
              "A/A variance × minutes, blocks / switchback": _ci_text(e["blocks / switchback"], e["ci_low"],
                                                                       e["ci_high"]),
              "arm": b["arm"],
              "its ratio, switchback / blocks": _ci_text(b["switchback / blocks"], b["diff ci_low"],
                                                         b["diff ci_high"])}
-            for _, e in eff.iterrows() for _, b in bias[bias["clients"] == e["clients"]].iterrows()]
+            for _, e in eff.iterrows()
+            for _, b in bias[(bias["clients"] == e["clients"]) & (bias["placement"] == e["placement"])].iterrows()]
 
     def levels(mask) -> str:
         c = sorted({int(x) for x in mask})
         return " and ".join(f"{x} client(s)" for x in c) if c else ""
 
-    sb_wins, bl_wins = levels(eff[eff["ci_low"] > 1]["clients"]), levels(eff[eff["ci_high"] < 1]["clients"])
-    moved = levels(bias[(bias["diff ci_low"] > 1) | (bias["diff ci_high"] < 1)]["clients"])
-    parts = ([f"switching was more efficient with confidence at {sb_wins}"] if sb_wins else []) \
-        + ([f"the block design was more efficient with confidence at {bl_wins}"] if bl_wins else []) \
-        + ([] if sb_wins or bl_wins else ["neither design was more efficient with confidence at any level"]) \
-        + [f"switching moved the logging arm's ratio at {moved}" if moved else
-           "switching did not move the logging arm's ratio at any level"]
-    text = "; ".join(parts) + "."
+    def verdict(eff: pd.DataFrame, bias: pd.DataFrame) -> str:
+        sb_wins, bl_wins = levels(eff[eff["ci_low"] > 1]["clients"]), levels(eff[eff["ci_high"] < 1]["clients"])
+        moved = levels(bias[(bias["diff ci_low"] > 1) | (bias["diff ci_high"] < 1)]["clients"])
+        parts = ([f"switching was more efficient with confidence at {sb_wins}"] if sb_wins else []) \
+            + ([f"the block design was more efficient with confidence at {bl_wins}"] if bl_wins else []) \
+            + ([] if sb_wins or bl_wins else ["neither design was more efficient with confidence at any level"]) \
+            + [f"switching moved the logging arm's ratio at {moved}" if moved else
+               "switching did not move the logging arm's ratio at any level"]
+        return "; ".join(parts)
+
+    if placed:
+        text = "; ".join(f"{PLACEMENT_TEXT.get(p, p)}: " + verdict(eff[eff["placement"] == p],
+                                                                   bias[bias["placement"] == p])
+                         for p in sorted(set(eff["placement"]))) + "."
+    else:
+        text = verdict(eff, bias) + "."
     doc["designs_verdict"] = text[0].upper() + text[1:]
     p = gen / "designs.csv"
     _write_csv(pd.DataFrame(rows), p)

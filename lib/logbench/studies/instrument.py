@@ -56,26 +56,28 @@ SPEC = common.StudySpec(
     post="", baseline=f"free{VARIANT_SEP}{BASELINE}", notebook="00_instrument.ipynb", seed=20261123,
     committed={"profile": "standard", "publish": True}, smoke=({"profile": "smoke"},), paper_order=0, measures_logging=False)
 
-# The designs part (design_comparison): per clients level, ``design_rounds`` rounds of one switchback session
-# (a load of ``design_blocks`` blocks of none / stderr / A/A in ``design_window_s`` windows, ``design_guard_s``
-# guard) and one block session (``design_block_repeats`` blocks of separate runs of ``duration`` s after
-# ``warmup`` s) of about the same length; 0 rounds: no designs part.
+# The designs part (design_comparison): per clients level and placement, ``design_rounds`` rounds of one
+# switchback session (a load of ``design_blocks`` blocks of none / stderr / A/A in ``design_window_s`` windows,
+# ``design_guard_s`` guard) and one block session (``design_block_repeats`` blocks of separate runs of
+# ``duration`` s after ``warmup`` s) of about the same length; 0 rounds: no designs part.
 PROFILES: dict[str, dict[str, object]] = {
     "smoke": {"clients": [1], "repeats": 1, "series_s": 6, "anomaly_clients": [1], "anomaly_repeats": 2,
               "duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1,
               "design_clients": [1], "design_rounds": 2, "design_blocks": 2, "design_window_s": 2,
-              "design_guard_s": 1, "design_block_repeats": 1},
-    # ~36 minutes on two cores: 3 controls x 2 levels x 2 blocks of 40 s long runs, then 2 controls x
-    # (3 destinations + A/A) x 2 levels x 5 blocks of 4 s runs (~13 min); then the designs: 6 rounds x 2 levels x
-    # (a ~50 s switchback session + a ~56 s block session) (~23 min)
+              "design_guard_s": 1, "design_block_repeats": 1, "design_placements": ["split"]},
+    # ~38 minutes on two cores: 3 controls x 2 levels x 2 blocks of 40 s long runs, then 2 controls x
+    # (3 destinations + A/A) x 2 levels x 5 blocks of 4 s runs (~13 min); then the designs at 4 clients (2 per
+    # core, where the switchback's window-to-window noise was: issue 21) with the scheduler's placement and with
+    # server and pgbench on separate CPUs: 6 rounds x 2 placements x (a ~50 s switchback session + a ~56 s block
+    # session) (~23 min). The 1-client comparison (no design more efficient there) is in the run of c7c6806.
     "standard": {"clients": [1, 4], "repeats": 2, "series_s": 40, "anomaly_clients": [1, 4],
                  "anomaly_repeats": 5, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.01,
-                 "design_clients": [1, 4], "design_rounds": 6, "design_blocks": 4, "design_window_s": 4,
-                 "design_guard_s": 1, "design_block_repeats": 3},
+                 "design_clients": [4], "design_rounds": 6, "design_blocks": 4, "design_window_s": 4,
+                 "design_guard_s": 1, "design_block_repeats": 3, "design_placements": ["none", "split"]},
     "full": {"clients": [1, 2, 4, 8], "repeats": 4, "series_s": 70, "anomaly_clients": [1, 4],
              "anomaly_repeats": 10, "duration": 8, "warmup": 2, "scale": 10, "sampling_rate": 0.01,
              "design_clients": [1, 2, 4, 8], "design_rounds": 12, "design_blocks": 4, "design_window_s": 4,
-             "design_guard_s": 1, "design_block_repeats": 3},
+             "design_guard_s": 1, "design_block_repeats": 3, "design_placements": ["none", "split"]},
 }
 
 
@@ -109,7 +111,8 @@ def define(profile: str = "standard", controls: object = None, clients: object =
            series_s: object = None, anomaly_clients: object = None, anomaly_repeats: object = None,
            duration: object = None, warmup: object = None, scale: object = None, seed: object = None,
            output_dir: object = None, processed_dir: object = None, publish: object = False,
-           pg_bindir: object = None, design_clients: object = None, design_rounds: object = None) -> InstrumentStudy:
+           pg_bindir: object = None, design_clients: object = None, design_rounds: object = None,
+           design_placements: object = None) -> InstrumentStudy:
     """Check every parameter and freeze both schedules; raises ParameterError before anything starts."""
     d = common.profile_lookup(profile, PROFILES)
     publish = params.boolean("publish", publish)
@@ -140,7 +143,7 @@ def define(profile: str = "standard", controls: object = None, clients: object =
 
     designs = sessions_for(SPEC, PROFILES, profile, engine, out / "designs", rounds=d("design_rounds", design_rounds),
                            clients=d("design_clients", design_clients), seed=seed, warmup=warmup, duration=duration,
-                           lead_in_s=int(round(series.warmup)) + 1)
+                           lead_in_s=int(round(series.warmup)) + 1, placements=design_placements)
     return InstrumentStudy(profile=profile, series=series, anomaly=anomaly, controls=tuple(chosen),
                            processed_dir=common.processed_path(profile, processed_dir, publish=publish, output_dir=out),
                            publish=publish, designs=designs)
@@ -410,6 +413,7 @@ def design_summary(study: InstrumentStudy) -> dict[str, object]:
             "scale": s.scale, "runs planned": len(s.plan()) + len(a.plan()), "seed": s.seed,
             "output": str(Path(s.output_dir).parent),
             **({"designs: clients": list(study.designs.study.clients), "designs: rounds": study.designs.rounds,
+                "designs: placements": list(study.designs.placements),
                 "designs: switchback session": f"{study.designs.study.switchback.blocks} blocks of 3 windows of "
                                                f"{study.designs.study.switchback.window_s} s",
                 "designs: block session": f"{study.designs.block_repeats} blocks of 3 runs of {a.duration} s"}
