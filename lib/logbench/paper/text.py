@@ -1,0 +1,121 @@
+"""How the paper and the findings notebook print an estimate and its confidence interval.
+
+One formatter for estimates: :func:`ci_text` ('mean [low, high]', the tables' form) and :func:`ci_words` (the same
+estimate in a sentence: 'mean µs (95 % CI low to high)'), both over :func:`cell_text` (``claims.fmt``: fixed
+significant digits, '—' where undefined). The notebook's sentences (:func:`regression_text`, :func:`floor_text`,
+:func:`claims_text`) and its display tables (:func:`display_table`) print through them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .. import claims as claims_mod
+from .. import regression
+from ..claims import fmt
+from ..findings import FLOOR_FOR, FLOOR_WORDS, cost_terms
+from ..stats import CONFIDENCE
+
+CI = f"{round(100 * CONFIDENCE)} % CI"
+
+
+def _undefined(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def cell_text(v, sig: int = 3) -> str:
+    """A number with ``sig`` significant digits; '—' where undefined."""
+    if _undefined(v):
+        return "—"
+    return fmt(float(v), sig)
+
+
+def ci_text(mean, low, high, sig: int = 3, factor: float = 1.0) -> str:
+    """'mean [low, high]' (the CI omitted where undefined), each value times ``factor``."""
+    def scaled(v):
+        return v if _undefined(v) else float(v) * factor
+    if _undefined(low):
+        return cell_text(scaled(mean), sig)
+    return f"{cell_text(scaled(mean), sig)} [{cell_text(scaled(low), sig)}, {cell_text(scaled(high), sig)}]"
+
+
+def ci_words(mean, low, high, unit: str = "µs") -> str:
+    """The estimate in a sentence: 'mean µs (95 % CI low to high)'."""
+    return f"{fmt(mean)} {unit} ({CI} {fmt(low)} to {fmt(high)})"
+
+
+# --- sentences for the notebook (numbers printed from data, never typed) -------------------------------------
+
+
+def _fit_paragraph(c: pd.DataFrame, d: pd.Series) -> str:
+    """One fit's paragraph: the cost of a line per destination family and per level, of a kB, the fit."""
+    def est(r) -> str:
+        return ci_words(r["estimate"], r["ci_low"], r["ci_high"])
+
+    parts = [f"**{d['engine']}, environment {d['env_id']}** ({d['studies']}; {int(d['n'])} runs, "
+             f"weighted R² = {fmt(d['r2'], 2)}, {d['cov_type']} standard errors)"]
+    for fam in regression.FAMILIES:
+        main = c[(c["model"] == "main") & (c["term"] == regression.family_term(fam))]
+        if not len(main):
+            continue
+        typical = c[(c["model"] == "main") & (c["term"] == regression.typical_term(fam))]
+        _, per = cost_terms(c, fam)
+        levels = "; ".join(f"{int(r['clients'])} clients: {est(r)}" for _, r in per.iterrows())
+        parts.append((f"a typical line to {regression.FAMILY_LABELS[fam]} ({fmt(typical.iloc[0]['bytes'])} bytes) "
+                      f"costs {est(typical.iloc[0])}, its line term " if len(typical) else
+                      f"a line to {regression.FAMILY_LABELS[fam]} costs ")
+                     + est(main.iloc[0]) + (f" (per level — {levels})" if levels else ""))
+    kb = c[(c["model"] == "main") & (c["term"] == "kb_per_tx")]
+    if len(kb):
+        parts.append(f"a logged kB {est(kb.iloc[0])}")
+    parts.append(f"{int(d['n_influential'])} runs exceed Cook's distance {regression.COOKS_FACTOR}/n")
+    return parts[0] + ": " + "; ".join(parts[1:]) + "."
+
+
+def regression_text(coefficients: pd.DataFrame, diagnostics: pd.DataFrame) -> str:
+    """One Markdown paragraph per (engine, environment): the cost of a line per destination family and per
+    concurrency level, the cost of a kB, the fit."""
+    if not len(coefficients):
+        return "No regression: no engine has both a baseline and a logging configuration in the processed data."
+    return "\n\n".join(
+        _fit_paragraph(coefficients[coefficients["fit"] == key],
+                       diagnostics[(diagnostics["fit"] == key) & (diagnostics["model"] == "main")].iloc[0])
+        for key in sorted(coefficients["fit"].unique()))
+
+
+def floor_text(floors: pd.DataFrame, coefficients: pd.DataFrame) -> str:
+    """The floors, and each family's cost as a multiple of the floor named for it (:data:`FLOOR_FOR`)."""
+    lines = []
+    for _, f in floors.iterrows():
+        lines.append(f"One `write()` of {int(f['nbytes'])} bytes to a {f['target']}: "
+                     f"{ci_words(f['median_us'], f['ci_low'], f['ci_high'])}.")
+    if len(coefficients):
+        # the floor is one write() of a typical line's size: set against the typical line's cost
+        main = coefficients[(coefficients["model"] == "main")
+                            & coefficients["term"].astype(str).str.startswith(regression.TYPICAL)]
+        for _, r in main.iterrows():
+            target = FLOOR_FOR.get((r["engine"], r["family"]))
+            fl = floors[floors["target"] == target] if target else floors.iloc[:0]
+            if len(fl) and r["ci_low"] > 0:
+                lines.append(f"For {r['fit']} a typical line to {regression.FAMILY_LABELS[r['family']]} costs "
+                             f"{fmt(r['estimate'] / fl.iloc[0]['median_us'], 2)} times {FLOOR_WORDS[target]}.")
+    return " ".join(lines)
+
+
+def claims_text(summary: pd.DataFrame) -> str:
+    counts = summary["verdict"].value_counts()
+    parts = [f"{int(counts.get(v, 0))} {v}" for v in claims_mod.VERDICTS]
+    return f"Of {len(summary)} claims: " + ", ".join(parts) + "."
+
+
+def display_table(df: pd.DataFrame, sig: int = 3) -> pd.DataFrame:
+    """Floats as fixed significant-digit strings (what the paper prints; stable across BLAS summation order)."""
+    out = df.copy()
+    for col in out.columns:
+        if pd.api.types.is_float_dtype(out[col]):
+            vals = out[col].dropna()
+            whole = bool(len(vals)) and bool((vals == vals.round()).all()) and bool((vals.abs() < 1e15).all())
+            out[col] = [("—" if pd.isna(v) else str(int(v))) if whole else fmt(v, sig) for v in out[col]]
+    return out
