@@ -117,3 +117,61 @@ def test_summary_reports_the_relative_halfwidth():
     assert math.isnan(s.loc[("none", 1), "ratio_halfwidth"])  # the baseline has no interval of its own
     row = s.loc[("none_again", 1)]
     assert row["ratio_halfwidth"] == pytest.approx((row["ratio_ci_high"] - row["ratio_ci_low"]) / 2 / row["ratio"])
+
+
+# -- the block design's ratio within blocks --------------------------------------------------------------------
+
+def _blocks(values: dict[str, list[float]]) -> pd.DataFrame:
+    return pd.DataFrame([{"configuration": c, "clients": 1, "repeat": k, "tps": v}
+                         for c, vals in values.items() for k, v in enumerate(vals)])
+
+
+def test_a_paired_ratio_is_the_mean_log_ratio_with_a_t_interval_by_hand():
+    from scipy import stats as sps
+
+    from logbench.stats import paired_ratio_ci
+
+    r = _blocks({"a": [110.0, 90.0, 105.0], "none": [100.0, 100.0, 100.0]})
+    e = paired_ratio_ci(r[r.configuration == "a"], r[r.configuration == "none"], "tps", "repeat")
+    logs = [math.log(1.1), math.log(0.9), math.log(1.05)]
+    m = sum(logs) / 3
+    sd = math.sqrt(sum((x - m) ** 2 for x in logs) / 2)
+    half = sps.t.ppf(0.975, 2) * sd / math.sqrt(3)
+    assert e.n == 3
+    assert e.value == pytest.approx(math.exp(m))
+    assert (e.low, e.high) == (pytest.approx(math.exp(m - half)), pytest.approx(math.exp(m + half)))
+
+
+def test_drift_that_moves_whole_blocks_leaves_the_paired_ratio_exact():
+    """Every block at another speed (the host's drift), the configuration always 0.8 of its block's baseline:
+    within blocks the ratio is exact, where the independent means' interval is wide."""
+    from logbench.stats import INDEPENDENT, PAIRED, cell_ratio
+
+    speed = [100.0, 140.0, 70.0, 120.0]
+    r = _blocks({"a": [0.8 * s for s in speed], "none": speed})
+    a, b = r[r.configuration == "a"], r[r.configuration == "none"]
+    e, how = cell_ratio(a, b, "tps", "repeat")
+    assert how == PAIRED and (e.value, e.low, e.high) == (pytest.approx(0.8), pytest.approx(0.8), pytest.approx(0.8))
+    f, how = cell_ratio(a, b, "tps", None)
+    assert how == INDEPENDENT and f.value == pytest.approx(0.8) and f.high - f.low > 0.3
+
+
+def test_runs_that_cannot_be_paired_fall_back_to_fieller():
+    from logbench.stats import INDEPENDENT, cell_ratio, paired_ratio_ci
+
+    one = _blocks({"a": [90.0, 95.0], "none": [100.0]})  # one pair only
+    assert paired_ratio_ci(one[one.configuration == "a"], one[one.configuration == "none"], "tps", "repeat") is None
+    twice = _blocks({"a": [90.0, 95.0, 93.0], "none": [100.0, 98.0, 99.0]}).assign(repeat=[0, 0, 1, 0, 1, 2])
+    a, b = twice[twice.configuration == "a"], twice[twice.configuration == "none"]
+    assert paired_ratio_ci(a, b, "tps", "repeat") is None  # block 0 holds two runs of one side
+    assert cell_ratio(a, b, "tps", "repeat")[1] == INDEPENDENT
+
+
+def test_summarise_says_how_each_ratio_was_made():
+    from logbench.stats import PAIRED, summarise
+
+    r = _blocks({"a": [90.0, 80.0, 85.0], "none": [100.0, 90.0, 95.0], "none_again": [101.0, 88.0, 96.0]})
+    s = summarise(r, by=["configuration", "clients"], baseline="none", block="repeat").set_index("configuration")
+    assert s.loc["a", "ratio_method"] == PAIRED and s.loc["none", "ratio_method"] == ""
+    assert s.loc["a", "ratio"] == pytest.approx(math.exp((math.log(0.9) + math.log(80 / 90) + math.log(85 / 95)) / 3))
+    assert "ratio_method" not in summarise(r, by=["configuration", "clients"], baseline="none").columns

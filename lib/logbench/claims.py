@@ -417,16 +417,15 @@ def metric(study: StudyData, name: str, configuration: str, clients: int, refere
     cell = _cell(study, configuration, clients)
     if name == "ratio" and _is_switchback(study):
         return switchback_ratio(study, configuration, clients, reference, confidence)
-    if name == "ratio":
-        ref = _cell(study, reference or study.baseline, clients)
-        return stats.ratio_ci(cell["tps"].astype(float), ref["tps"].astype(float), confidence)
-    if name.startswith(RATIO_OF):
-        col = name[len(RATIO_OF):]
+    if name == "ratio" or name.startswith(RATIO_OF):
+        # the block design's ratio within its blocks, as the study's summary makes it (stats.cell_ratio)
+        col = "tps" if name == "ratio" else name[len(RATIO_OF):]
         ref = _cell(study, reference or study.baseline, clients)
         if col not in cell.columns:
             return Estimate(math.nan, math.nan, math.nan, 0)
-        return stats.ratio_ci(pd.to_numeric(cell[col], errors="coerce"), pd.to_numeric(ref[col], errors="coerce"),
-                              confidence)
+        pair = [c for c in ("repeat",) if c in cell.columns]
+        a, b = (f[pair].assign(v=pd.to_numeric(f[col], errors="coerce").astype(float)) for f in (cell, ref))
+        return stats.cell_ratio(a, b, "v", pair[0] if pair else None, confidence)[0]
     if name.startswith(DIFFERENCE_OF):
         col = name[len(DIFFERENCE_OF):]
         ref = _cell(study, reference or study.baseline, clients)

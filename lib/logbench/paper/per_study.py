@@ -87,6 +87,11 @@ def run_numbers(doc: dict, processed_dir: Path, nums, s: StudyData, entry: dict)
         doc["switchback_studies"].append(name)
         nums.add(f"{name}.loads", {"kind": "agg", "source": f"{name}.csv", "column": "n_loads", "agg": "max",
                                    "int": True})
+    elif s.summary is not None and "ratio_method" in s.summary.columns:
+        # a block-design summary made since ratios are paired by block says per row how each was made
+        from ..stats import PAIRED
+
+        entry["paired"] = bool((s.summary["ratio_method"] == PAIRED).any())
 
 
 def add_ratio(nums, key: str, name: str, where: dict) -> None:

@@ -275,15 +275,17 @@ def split_variant(runs: pd.DataFrame) -> pd.DataFrame:
 
 def summary_per_variant(runs: pd.DataFrame, baseline: str, also: tuple[str, ...], order: list[str],
                         by: tuple[str, ...] = ("configuration", "clients")) -> pd.DataFrame:
-    """Mean ± CI and the ratio to the baseline ± Fieller CI per ``by`` cell — per variant, each against
-    its own baseline, when the schedule spanned several servers (never pooled across environments)."""
+    """Mean ± CI and the ratio to the baseline per ``by`` cell, within the block design's blocks (``repeat``;
+    Fieller's CI on independent means where a cell's runs cannot be paired: stats.cell_ratio) — per variant,
+    each against its own baseline, when the schedule spanned several servers (never pooled across
+    environments)."""
     from .. import environment, stats
 
     measured = split_variant(runs)
     parts = []
     for variant, g in measured.groupby("variant", sort=False):
         environment.check_poolable(g)
-        s = stats.summarise(g, by=list(by), baseline=baseline, also=also)
+        s = stats.summarise(g, by=list(by), baseline=baseline, also=also, block="repeat")
         parts.append(s.assign(variant=variant)[["variant", *s.columns]] if variant else s)
     out = pd.concat(parts, ignore_index=True)
     keys = list(by) + (["variant"] if "variant" in out else [])

@@ -471,13 +471,14 @@ def expand(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
-    """Per method × clients: tps ± CI and ratio to no rotation (Fieller); dip, deficit, stall, rotation time and
+    """Per method × clients: tps ± CI and ratio to no rotation (within blocks: stats.cell_ratio); dip, deficit, stall, rotation time and
     record counts, each mean ± CI."""
     measured = expand(runs[~runs["warmup"].astype(bool)])
     environment.check_poolable(measured)
     out = stats.summarise(measured, by=["configuration", "clients"], baseline=baseline,
                           also=("dip", "deficit_s", "tracer_stall_ms", "rotation_s", "records_missing", "log_loss",
-                                "tracer_lost", "tracer_lost_by_design", "tracer_duplicated", "tracer_sent"))
+                                "tracer_lost", "tracer_lost_by_design", "tracer_duplicated", "tracer_sent"),
+                          block="repeat")
     order = {m: i for i, m in enumerate(METHODS)}
     return out.sort_values(["configuration", "clients"], key=lambda s: s.map(order) if s.name == "configuration" else s,
                            ignore_index=True)

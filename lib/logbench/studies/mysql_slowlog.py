@@ -392,7 +392,7 @@ def expand(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
-    """Per regime × workload × configuration × clients: tps and qps mean ± CI, ratio to ``off`` ± Fieller CI,
+    """Per regime × workload × configuration × clients: tps and qps mean ± CI, ratio to ``off`` ± CI (block design: within blocks, stats.cell_ratio),
     records, log rate and server CPU per query."""
     from .. import switchwindows
 
@@ -408,7 +408,7 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
         out = out[["regime", "test", *[c for c in out.columns if c not in ("regime", "test")]]]
     else:
         out = stats.summarise(measured, by=["regime", "test", "configuration", "clients"], baseline=baseline,
-                              also=also)
+                              also=also, block="repeat")
     order = {c: i for i, c in enumerate(CONFIGURATIONS)}
     rorder = {r: i for i, r in enumerate(REGIMES)}
     worder = {w: i for i, w in enumerate(WORKLOADS)}

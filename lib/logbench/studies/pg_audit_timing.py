@@ -148,7 +148,7 @@ ALSO_WINDOWS = ("latency_mean_ms", "log_loss", "log_lines_per_s", "us_per_tx", "
 
 def summary(runs: pd.DataFrame, cores: int) -> pd.DataFrame:
     """Per configuration × clients: tps and its ratio to none, loss, and the contention evidence (block design:
-    Fieller's interval; switchback: the switchback estimator's, common.switchback_summary)."""
+    the ratio within blocks, stats.cell_ratio; switchback: the switchback estimator's, common.switchback_summary)."""
     from .. import switchwindows
 
     measured = contention.with_evidence(runs[~runs["warmup"].astype(bool)])

@@ -127,7 +127,7 @@ def measured(runs: pd.DataFrame) -> pd.DataFrame:
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Per configuration and clients: tps and its ratio to the smallest max_connections without sessions
-    (Fieller CI), sessions open, server memory."""
+    (CI within blocks: stats.cell_ratio), sessions open, server memory."""
     base = runs["configuration"].iloc[0] if len(runs) else ""
     order = [name_of(m, k) for m in sorted({parse(c)[0] for c in runs["configuration"]}) for k in KINDS]
     baseline = min((c for c in runs["configuration"].unique() if parse(c)[1] == "none" and not c.endswith("_again")),
