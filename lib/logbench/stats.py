@@ -11,8 +11,12 @@ says honestly when the denominator is too uncertain for a bounded interval
 In the block design every block runs every configuration once, the baseline among them, in a random order, so
 a configuration's ratio is estimated within blocks (:func:`paired_ratio_ci`): the mean of the per-block
 log-ratios with a t interval, which removes what moves a whole block (the host's drift between blocks) and
-keeps the order's randomization as the interval's justification. On study 02's committed runs of 2026-11-25 the
-A/A control's half-width at 1 client went from 12.8 % (Fieller, independent means) to 3.9 % by pairing.
+keeps the order's randomization as the interval's justification. It narrows an interval where drift between
+blocks dominates and widens it where it does not (its t has n - 1 degrees of freedom, Welch's more): on study
+02's runs of 2026-11-24/25 the A/A half-width at 1 client went from 12.8 % (Fieller) to 3.9 %, on the re-run of
+the evening of 2026-11-25 the median A/A half-width of 02 went from 9.0 % to 10.7 % and of study 05 (3 blocks)
+from 28.6 % to 38.5 %. A block intercept with the residual variance pooled over a level's configurations would
+keep the pairing with more degrees of freedom (not done).
 """
 
 from __future__ import annotations
