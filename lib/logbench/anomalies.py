@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .regression import is_aa
+from .settings import is_aa
 from .settings import aa_name
 
 # A block whose configurations ran, in their median, this much below their cell medians, every one below its own.

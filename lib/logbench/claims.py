@@ -57,7 +57,7 @@ import pandas as pd
 from scipy import stats as sstats
 
 from . import claim_rules, paths, stats
-from .settings import aa_name
+from .settings import aa_name, is_aa
 from .claim_rules import ClaimRule, Requirement
 from .stats import Estimate
 
@@ -813,11 +813,6 @@ def inverted(study: StudyData, order: tuple[tuple[str, str], ...], metric_name: 
             if e.value == e.value and d.value == d.value and e.value < d.value:
                 return dear, d
     return None
-
-
-def is_aa(configuration: str) -> bool:
-    """An A/A control row (``<baseline>_again``): the baseline again, never a logging configuration."""
-    return str(configuration).endswith("_again")
 
 
 def _why(verdict: str, rule: str, deciding: str = "") -> str:

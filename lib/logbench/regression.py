@@ -78,6 +78,7 @@ from statsmodels.stats.outliers_influence import OLSInfluence
 from scipy import stats as sstats
 
 from . import paths, switchwindows
+from .settings import is_aa
 from .stats import CONFIDENCE
 
 # Destination (as a run records it in ``destinations``) -> family. A run without a destination that still
@@ -110,8 +111,6 @@ NOT_LINE_COST = {
                        "record) and the logging collector (another path for the same line); its own notebook "
                        "sets each against none per concurrency level",
 }
-AA_SUFFIX = "_again"
-
 MODELS = ("main", "per_clients")
 # The sensitivity refit of "main" without the runs flagged by Cook's distance.
 WITHOUT_INFLUENTIAL = "main_without_influential"
@@ -148,11 +147,6 @@ def text_column(r: pd.DataFrame, name: str) -> pd.Series:
 def fit_regime(label: object) -> str:
     """A fit's regime from a run's or a cell's regime label."""
     return IO_BOUND if label in IO_REGIMES else CACHED
-
-
-def is_aa(configuration: str) -> bool:
-    """An A/A control row: the baseline run again under the name ``<baseline>_again`` (logs what the baseline logs)."""
-    return str(configuration).endswith(AA_SUFFIX)
 
 
 def _destinations(value) -> tuple[str, ...]:

@@ -131,6 +131,11 @@ def aa_name(baseline: str) -> str:
     return f"{baseline}{AA_SUFFIX}"
 
 
+def is_aa(configuration: object) -> bool:
+    """An A/A control row (``<baseline>_again``): the baseline again, never a logging configuration."""
+    return str(configuration).endswith(AA_SUFFIX)
+
+
 @dataclass(frozen=True)
 class CatalogEntry:
     name: str

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import regression
+from ..settings import is_aa
 from ..claims import StudyData
 from ..findings import STUDY_FINDINGS, cell_columns, cell_label, cell_slug, cells, in_cell, study_info
 from .tables import add_figure, add_table, statements, study_table
@@ -104,7 +104,7 @@ def resolution(nums, s: StudyData) -> list[dict]:
     """The study's A/A rows (its baseline measured against itself): one per cell and clients level."""
     out = []
     cfg = s.summary["configuration"].astype(str)
-    aa = s.summary[cfg.map(regression.is_aa)] if "ratio" in s.summary.columns else s.summary.iloc[:0]
+    aa = s.summary[cfg.map(is_aa)] if "ratio" in s.summary.columns else s.summary.iloc[:0]
     for _, r in aa.iterrows():
         cell = {c: str(r[c]) for c in cell_columns(s.summary)}
         rk = f"{s.name}{cell_slug(cell)}.{int(r['clients'])}.aa"
@@ -118,7 +118,7 @@ def cheapest(nums, s: StudyData) -> list[dict]:
     """Per cell and clients level: the logging configurations with the highest and lowest ratio (``best``,
     ``worst``), and whether the best lies above 1 beyond its CI."""
     cfg = s.summary["configuration"].astype(str)
-    summ = s.summary[(cfg != s.baseline) & ~cfg.map(regression.is_aa)]
+    summ = s.summary[(cfg != s.baseline) & ~cfg.map(is_aa)]
     if "ratio" not in summ.columns or not len(summ):
         return []
     out = []

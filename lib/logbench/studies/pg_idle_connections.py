@@ -24,6 +24,7 @@ from .. import params, paths, records, stats
 from ..benches import pg_sessions
 from ..benches import postgres as pg
 from ..errors import ParameterError
+from ..settings import AA_SUFFIX, is_aa
 from . import common
 
 NAME = "pg_idle_connections"
@@ -51,7 +52,7 @@ def name_of(m: int, kind: str) -> str:
 
 def parse(name: str) -> tuple[int, str]:
     """'max500_sleep' -> (500, 'sleep'); the A/A control is its baseline's."""
-    head, _, kind = name.removesuffix("_again").removeprefix("max").partition("_")
+    head, _, kind = name.removesuffix(AA_SUFFIX).removeprefix("max").partition("_")
     return int(head), kind or "none"
 
 
@@ -130,7 +131,7 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
     (CI within blocks: stats.cell_ratio), sessions open, server memory."""
     base = runs["configuration"].iloc[0] if len(runs) else ""
     order = [name_of(m, k) for m in sorted({parse(c)[0] for c in runs["configuration"]}) for k in KINDS]
-    baseline = min((c for c in runs["configuration"].unique() if parse(c)[1] == "none" and not c.endswith("_again")),
+    baseline = min((c for c in runs["configuration"].unique() if parse(c)[1] == "none" and not is_aa(c)),
                    key=lambda c: parse(c)[0], default=base)
     return common.summary_per_variant(common.measured_columns(runs, SessionNumbers), baseline,
                                       ("sessions", "server_pss_mb", "server_uss_mb", "latency_p95_ms"), order)
