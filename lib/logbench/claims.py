@@ -423,9 +423,9 @@ def metric(study: StudyData, name: str, configuration: str, clients: int, refere
         ref = _cell(study, reference or study.baseline, clients)
         if col not in cell.columns:
             return Estimate(math.nan, math.nan, math.nan, 0)
-        pair = [c for c in ("repeat",) if c in cell.columns]
-        a, b = (f[pair].assign(v=pd.to_numeric(f[col], errors="coerce").astype(float)) for f in (cell, ref))
-        return stats.cell_ratio(a, b, "v", pair[0] if pair else None, confidence)[0]
+        block = "repeat" if "repeat" in cell.columns else None
+        a, b = (f.assign(v=pd.to_numeric(f[col], errors="coerce").astype(float)) for f in (cell, ref))
+        return stats.cell_ratio(a, b, "v", block, confidence)[0]
     if name.startswith(DIFFERENCE_OF):
         col = name[len(DIFFERENCE_OF):]
         ref = _cell(study, reference or study.baseline, clients)

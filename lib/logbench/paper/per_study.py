@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..settings import is_aa
+from ..stats import PAIRED
 from ..claims import StudyData
 from ..findings import STUDY_FINDINGS, cell_columns, cell_label, cell_slug, cells, in_cell, study_info
 from .tables import add_figure, add_table, statements, study_table
@@ -89,8 +90,6 @@ def run_numbers(doc: dict, processed_dir: Path, nums, s: StudyData, entry: dict)
                                    "int": True})
     elif s.summary is not None and "ratio_method" in s.summary.columns:
         # a block-design summary made since ratios are paired by block says per row how each was made
-        from ..stats import PAIRED
-
         entry["paired"] = bool((s.summary["ratio_method"] == PAIRED).any())
 
 

@@ -339,10 +339,11 @@ def finding(tables: dict[str, pd.DataFrame]) -> str:
              f"{e['blocks sessions']} of {e['blocks minutes per session']:.2f} min); variance per machine-minute, "
              f"blocks / switchback {ci(e['blocks / switchback'], lo, hi)}: {which}.")
         for _, r in b.iterrows():
-            moved = r.get("diff ci_low", math.nan) > 1 or r.get("diff ci_high", math.nan) < 1
+            d = [r.get(k, math.nan) for k in ("switchback / blocks", "diff ci_low", "diff ci_high")]
+            moved = d[1] > 1 or d[2] < 1
             s += (f" {r['arm']}/none {ci(r['switchback ratio'], r['switchback ci_low'], r['switchback ci_high'])}"
                   f" by switching, {ci(r['blocks ratio'], r['blocks ci_low'], r['blocks ci_high'])} by separate "
-                  f"runs; switchback / blocks {ci(r.get('switchback / blocks', math.nan), r.get('diff ci_low', math.nan), r.get('diff ci_high', math.nan))}"
+                  f"runs; switchback / blocks {ci(*d)}"
                   f" ({'switching moved it' if moved else 'not moved beyond the noise'}).")
         out.append(s)
     for _, r in place.iterrows():

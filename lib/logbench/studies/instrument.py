@@ -294,7 +294,8 @@ def per_run_controls(runs: pd.DataFrame) -> pd.DataFrame:
 # -- the anomaly test -----------------------------------------------------------------------------
 
 def anomaly_summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """Ratio to `none` with its CI (within blocks: stats.cell_ratio) per control × destination × clients (each control its own baseline)."""
+    """Ratio to `none` with its CI (within blocks: stats.cell_ratio) per control × destination × clients (each
+    control its own baseline)."""
     out = common.summary_per_variant(runs, BASELINE, also=("latency_mean_ms", "log_loss", "server_cpu_s",
                                                            "logger_cpu_s"), order=list(ANOMALY_DESTINATIONS))
     return out.rename(columns={"variant": "control"})

@@ -471,8 +471,8 @@ def expand(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
-    """Per method × clients: tps ± CI and ratio to no rotation (within blocks: stats.cell_ratio); dip, deficit, stall, rotation time and
-    record counts, each mean ± CI."""
+    """Per method × clients: tps ± CI and ratio to no rotation (within blocks: stats.cell_ratio); dip, deficit,
+    stall, rotation time and record counts, each mean ± CI."""
     measured = expand(runs[~runs["warmup"].astype(bool)])
     environment.check_poolable(measured)
     out = stats.summarise(measured, by=["configuration", "clients"], baseline=baseline,

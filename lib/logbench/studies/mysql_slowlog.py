@@ -392,8 +392,8 @@ def expand(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
-    """Per regime × workload × configuration × clients: tps and qps mean ± CI, ratio to ``off`` ± CI (block design: within blocks, stats.cell_ratio),
-    records, log rate and server CPU per query."""
+    """Per regime × workload × configuration × clients: tps and qps mean ± CI, ratio to ``off`` ± CI (block
+    design: within blocks, stats.cell_ratio), records, log rate and server CPU per query."""
     from .. import switchwindows
 
     also = ("qps", "latency_p95_ms", "latency_p99_ms", "log_records_expected", "log_records_received", "log_loss",

@@ -173,8 +173,9 @@ def run(study: pg.PgStudy, *, progress: bool = True) -> common.StudyResult:
 
 
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
-    """tps mean ± CI, ratio to the baseline ± CI (within blocks: stats.cell_ratio), loss and log rates, per configuration × clients
-    (and per variant, each against its own baseline, when the study spans several servers)."""
+    """tps mean ± CI, ratio to the baseline ± CI (within blocks: stats.cell_ratio), loss and log rates, per
+    configuration × clients (and per variant, each against its own baseline, when the study spans several
+    servers)."""
     also = ("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s", "logger_cpu_s")
     from .. import switchwindows
 
