@@ -503,7 +503,8 @@ def test_post_000s_cached_claims_read_the_run_made_as_the_post_ran():
     s = pg_destinations.define(profile="post000")
     assert s.syslog_rate_limit is True and s.query_mode == "prepared"
     assert tuple(s.clients) == C.concurrency_here((1, 4, 8), C.claim_rules.ClaimRule(), 4, 2).here
-    assert [c.name for c in s.configurations] == ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp"]
+    assert [c.name for c in s.configurations] == ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp",
+                                                  "stderr_sample_1pct", "stderr_sample_10pct"]
     assert pg_destinations.define(profile="post000", syslog_rate_limit=False).syslog_rate_limit is False
     assert pg_destinations.define(profile="standard").syslog_rate_limit is False
     # the post's ratios sit at the same clients per core in the notebook's comparison (1 worker on 4 cores: 1 here)
@@ -513,6 +514,25 @@ def test_post_000s_cached_claims_read_the_run_made_as_the_post_ran():
     assert sorted(set(pub["clients"])) == sorted(C.concurrency_here((1, 4, 8), C.claim_rules.ClaimRule(), 4,
                                                                     os.cpu_count() or 1).here)
     assert {"post000": stem}.items() <= {p: common.stem(pg_destinations.NAME, p) for p in pg_destinations.PROFILE_POSTS}.items()
+
+
+def test_the_comment_on_production_rates_is_judged_on_a_sampled_arm_with_no_record_due():
+    """000-comment-typical: 1 % of the statements sampled to the file (log_min_duration_sample = 0), against no
+    logging, in the post000 run; a random subset has no due count, so no loss is computed for it."""
+    from logbench.studies import common, pg_destinations
+
+    rule = C.claim_rules.rule_for("000-comment-typical")
+    assert (rule.study, rule.configuration, rule.reference) == (common.stem(pg_destinations.NAME, "post000"),
+                                                                "stderr_sample_1pct", "none")
+    s = pg_destinations.define(profile="post000")
+    arm = next(c for c in s.configurations if c.name == "stderr_sample_1pct")
+    merged = s.base.merged(arm.settings)
+    assert (merged.get("log_min_duration_sample"), merged.get("log_statement_sample_rate")) == ("0", "0.01")
+    assert merged.get("log_min_duration_statement") == "-1" and arm.destinations == ("stderr",)
+    assert [r.kind for r in arm.records] == ["duration+statement (sampled)"]  # counted where it lands
+    assert arm.expected_records(transactions=1000, connections=2) == 0
+    # the standard run keeps every destination at full rate, without the sampled arms
+    assert not {c.name for c in pg_destinations.define(profile="standard").configurations} & set(pg_destinations.pg.SAMPLED)
 
 
 def test_post_004s_syslog_cpu_is_judged_per_line_from_the_posts_own_numbers():

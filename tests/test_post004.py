@@ -31,6 +31,7 @@ def server(log_dir, **settings) -> LocalPostgres:
     (lambda: pg_destinations.define(profile="smoke", backend="local", statement_logging="log_all"),
      "statement_logging"),
     (lambda: pg_wal_level.define(profile="post004"), "profile"),
+    (lambda: pg_wal_level.define(profile="smoke", import_scale=0), "import_scale"),
 ])
 def test_bad_input_names_the_parameter(build, parameter):
     with pytest.raises(ParameterError) as e:
@@ -50,6 +51,15 @@ def test_a_named_profile_has_its_own_stem():
     std = pg_destinations.define(profile="standard", backend="local")
     assert std.name == "pg_destinations" and std.query_mode == "prepared"
     assert all(c.settings.get("log_min_duration_statement") == "0" for c in std.configurations if c.name != "none")
+
+
+def test_the_import_runs_at_its_own_scale_the_posts_in_the_committed_profile():
+    """The import's WAL ratio is a function of the scale (minimal's hardly grows): the standard profile imports at
+    the post's 100 while its OLTP dataset stays at 20; an explicit import_scale wins."""
+    std = pg_wal_level.define(profile="standard")
+    assert (std.import_scale, std.scale) == (100, 20)
+    assert pg_wal_level.define(profile="smoke", import_scale=3).import_scale == 3
+    assert pg_wal_level.design_summary(std)["import scale"] == 100
 
 
 # -- WAL -----------------------------------------------------------------------------------------------------

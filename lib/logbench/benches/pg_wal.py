@@ -148,9 +148,9 @@ class ImportBench:
     workload = "pgbench -i (step by step)"
     query_mode = "simple"
 
-    def __init__(self, study: PgStudy, generate: str, fillfactor: int, server_version: str):
+    def __init__(self, study: PgStudy, generate: str, fillfactor: int, server_version: str, scale: int):
         self.study, self.generate, self.fillfactor = study, generate, fillfactor
-        self.scale, self.server_version = study.scale, server_version
+        self.scale, self.server_version = scale, server_version
         self.switches: list[tuple[str, float]] = []
 
     def apply(self, configuration: Configuration) -> _Switch:
@@ -203,7 +203,7 @@ class OltpBench(ImportBench):
     workload = "pgbench TPC-B-like (-t)"
 
     def __init__(self, study: PgStudy, server: pgserver.LocalPostgres, transactions: int, fillfactor: int):
-        super().__init__(study, "g", fillfactor, server.version())
+        super().__init__(study, "g", fillfactor, server.version(), study.scale)
         self.server, self.transactions = server, transactions
 
     def apply(self, configuration: Configuration):
@@ -240,8 +240,9 @@ class OltpBench(ImportBench):
 
 
 def start(study: PgStudy, stack: contextlib.ExitStack, *, transactions: int, fillfactor: int,
-          generate: str) -> tuple[dict[str, object], dict]:
-    """The OLTP server (its dataset imported once with -F fillfactor) and both benches; the environment record."""
+          generate: str, import_scale: int) -> tuple[dict[str, object], dict]:
+    """The OLTP server (its dataset, ``study.scale``, imported once with -F fillfactor) and both benches, the
+    import runs at ``import_scale``; the environment record."""
     log_dir = cleanup.private_dir("logbench-log-", paths.scratch_root())
     stack.callback(shutil.rmtree, log_dir, True)
     server = stack.enter_context(pgserver.LocalPostgres(study.base, log_dir=log_dir, bindir=study.pg_bindir))
@@ -253,7 +254,7 @@ def start(study: PgStudy, stack: contextlib.ExitStack, *, transactions: int, fil
                                          text=True).stdout.strip(),
                "postgres": environment.tool_version([str(server.binary("postgres")), "--version"])},
         extra={"pgbench_init_s": init_s, "backend": "local", "fillfactor": fillfactor})
-    return {"import": ImportBench(study, generate, fillfactor, oltp.server_version), "oltp": oltp}, env
+    return {"import": ImportBench(study, generate, fillfactor, oltp.server_version, import_scale), "oltp": oltp}, env
 
 
 def base_settings(shared_buffers: str) -> Settings:

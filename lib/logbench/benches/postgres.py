@@ -76,6 +76,15 @@ DESTINATIONS: dict[str, tuple[dict, tuple[str, ...]]] = {
     "syslog,csvlog": ({**_SYSLOG, "log_destination": "syslog,csvlog", "syslog_facility": FACILITY_FILE}, ("syslog", "csvlog")),
 }
 
+# Statement logging as a DBA runs it in production (PostgreSQL 13+): every statement's duration is checked, a random
+# share of them logged (log_min_duration_sample = 0 with log_statement_sample_rate, each protocol message drawn
+# apart), nothing else; to the collector's file like "stderr". No record is due (a random subset: the log's own
+# count says what was written). Name -> (settings over BASE, sinks), as DESTINATIONS.
+SAMPLED: dict[str, tuple[dict, tuple[str, ...]]] = {
+    f"stderr_sample_{label}": ({"log_min_duration_sample": 0, "log_statement_sample_rate": rate,
+                                "log_destination": "stderr"}, ("stderr",))
+    for label, rate in (("1pct", 0.01), ("10pct", 0.1))
+}
 
 # How every statement is logged (study 02's ``statement_logging``): post 000's log_min_duration_statement = 0
 # (statement and duration in one record, after execution), or post 004's log_statement = all (a statement
@@ -203,7 +212,9 @@ def statement_records(settings: Settings, query_mode: str) -> tuple[RecordShape,
       per transaction; the set-up statements have other text;
     - ``log_duration = on`` (without the above): a bare "duration: … ms" line per protocol message, the
       set-up statements' included (they cannot be told apart);
-    - both of the last two: both kinds. A threshold above 0 logs an unpredictable subset: none is due.
+    - both of the last two: both kinds. A threshold above 0 logs an unpredictable subset: none is due;
+    - ``log_min_duration_sample = 0`` (without the first): the first kind's lines for a random share of the
+      protocol messages (``log_statement_sample_rate``): counted, none due (a random subset).
     """
     statement_all = settings.get("log_statement") == "all"
     min_duration = settings.get("log_min_duration_statement", "-1")
@@ -216,6 +227,8 @@ def statement_records(settings: Settings, query_mode: str) -> tuple[RecordShape,
         return (RecordShape("duration+statement", (b"duration:", _MARK), per_transaction=per_tx,
                             per_connection=per_conn),)
     shapes = []
+    if settings.get("log_min_duration_sample", "-1") == "0":
+        shapes.append(RecordShape("duration+statement (sampled)", (b"duration:", _MARK)))
     if statement_all:
         shapes.append(RecordShape("statement", (_MARK,), absent=(b"duration:",), per_transaction=1))
     if durations:

@@ -26,6 +26,9 @@ BASELINE = "none"
 POST = "000_d12f15a856ad9e5d.txt"  # the post this study redoes (shared/seeds)
 BASE = pg.BASE
 DESTINATIONS = pg.DESTINATIONS
+# Every arm the study can run: each destination at full rate (the default set) and the sampled production-style
+# logging (benches.postgres.SAMPLED; the post000 profile runs them for the post's reader comment).
+ARMS = {**pg.DESTINATIONS, **pg.SAMPLED}
 
 PROFILES: dict[str, dict[str, object]] = {
     # seconds: what tests and nbval run (the block design; the switchback design's own smoke test is in tests/)
@@ -60,10 +63,13 @@ PROFILES: dict[str, dict[str, object]] = {
 }
 # Post 000's cached half as the post ran it (its own stem): its five configurations at its 1 / 4 / 8 workers on 4
 # cores mapped per core (1 / 2 / 4 here), with its rsyslog's input rate limit (5 s / 200 messages per process, what
-# the distributions of its time shipped; the post's syslog kept 0.5 % of its records). ~7 min of blocks (6
-# configurations with the A/A control x 3 levels x 4 blocks of ~5.9 s runs), then up to 4 min of adaptive blocks.
+# the distributions of its time shipped; the post's syslog kept 0.5 % of its records), and a reader's comment's
+# "production logging rates": 1 % and 10 % of the statements sampled to the file (benches.postgres.SAMPLED).
+# ~9.5 min of blocks (8 configurations with the A/A control x 3 levels x 4 blocks of ~5.9 s runs), then up to
+# 4 min of adaptive blocks.
 PROFILES["post000"] = {**{k: v for k, v in PROFILES["standard"].items()},
-                       "destinations": ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp"],
+                       "destinations": ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp",
+                                        "stderr_sample_1pct", "stderr_sample_10pct"],
                        "clients": [1, 2, 4], "syslog_rate_limit": True}
 # The post's IO-bound half (scale 2000, 29 GB, simple protocol, its five configurations) made on a small dataset:
 # the server's processes get a memory cgroup limit (page cache included) far under the data, with the data
@@ -106,13 +112,13 @@ def define(profile: str = "standard", destinations: object = None, scale: object
     d = common.profile_lookup(profile, PROFILES)
     own = PROFILES[profile]
     chosen = params.name_list("destinations", own.get("destinations", list(DESTINATIONS)) if destinations is None
-                              else destinations, DESTINATIONS)
+                              else destinations, ARMS)
     if not [c for c in chosen if c != BASELINE]:
         # its notebook compares destinations with the baseline; the baseline against itself alone is notebook 00's
         raise ParameterError("destinations", destinations, "a list with at least one destination besides "
-                             f"{BASELINE!r}, of: " + ", ".join(repr(x) for x in DESTINATIONS if x != BASELINE))
+                             f"{BASELINE!r}, of: " + ", ".join(repr(x) for x in ARMS if x != BASELINE))
     mechanism = own.get("statement_logging", "min_duration_0") if statement_logging is None else statement_logging
-    table = pg.with_statement_logging(DESTINATIONS, mechanism)
+    table = pg.with_statement_logging(ARMS, mechanism)
     query_mode = own.get("query_mode", "prepared") if query_mode is None else query_mode
     engine = pg.pg_fields(backend=backend, image=image, scale=d("scale", scale), query_mode=query_mode,
                           syslog_rate_limit=own.get("syslog_rate_limit", False) if syslog_rate_limit is None
@@ -185,8 +191,8 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
         also = (*also, "collector_cpu_s")
 
     if switchwindows.is_switchback(runs):
-        return common.switchback_summary(runs, baseline, also, list(DESTINATIONS))
-    return common.summary_per_variant(runs, baseline, also, list(DESTINATIONS))
+        return common.switchback_summary(runs, baseline, also, list(ARMS))
+    return common.summary_per_variant(runs, baseline, also, list(ARMS))
 
 
 @dataclass(frozen=True)
@@ -367,7 +373,7 @@ def logger_share(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
         rows.append({"configuration": cfg, "clients": clients, "n": e.n, "logger_share_mean": e.value,
                      "logger_share_ci_low": e.low, "logger_share_ci_high": e.high,
                      "records_expected": int(g["expected"].sum()), "records_received": int(g["received"].sum())})
-    return common.configuration_order(pd.DataFrame(rows), ["configuration", "clients"], {"configuration": list(DESTINATIONS)})
+    return common.configuration_order(pd.DataFrame(rows), ["configuration", "clients"], {"configuration": list(ARMS)})
 
 
 def _published(runs: pd.DataFrame | None) -> pd.DataFrame:
