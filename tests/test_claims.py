@@ -535,6 +535,26 @@ def test_the_comment_on_production_rates_is_judged_on_a_sampled_arm_with_no_reco
     assert not {c.name for c in pg_destinations.define(profile="standard").configurations} & set(pg_destinations.pg.SAMPLED)
 
 
+def test_logging_cost_per_transaction_grows_or_not_in_machine_time_against_the_lowest_level():
+    """003-contention's metric by hand: 2 cores; at 2 clients 50,000 / 25,000 tps (40 / 80 µs of machine time per
+    transaction: logging adds 40 µs), at 8 clients 40,000 / 16,000 (50 / 125 µs: adds 75): a growth of 35 µs.
+    The lowest level is the reference, no case of its own."""
+    rows = []
+    for k, base, logged in ((2, 50_000.0, 25_000.0), (8, 40_000.0, 16_000.0)):
+        for b, wobble in enumerate((0.99, 1.0, 1.01)):
+            rows += [{"configuration": "none", "clients": k, "repeat": b, "tps": base * wobble},
+                     {"configuration": "log_duration", "clients": k, "repeat": b, "tps": logged * wobble}]
+    study = C.StudyData("s", "postgresql", "none", pd.DataFrame(rows), None, {"cpu_count": 2})
+    per_block = C.logging_us_per_tx(study, "log_duration", 2)
+    assert list(per_block.round(6)) == [round(40 / w, 6) for w in (0.99, 1.0, 1.01)]
+    e = C.metric(study, C.COST_GROWTH, "log_duration", 8, "none")
+    assert e.value == pytest.approx(35.0, rel=1e-3) and e.low < 35 < e.high and e.n == 3
+    assert math.isnan(C.metric(study, C.COST_GROWTH, "log_duration", 2, "none").value)
+    s, d = _evaluate(_claim(claim_id="grows", metric=C.COST_GROWTH, configuration="log_duration", reference="none",
+                            low="0"), studies={"hand": study})
+    assert s.iloc[0]["verdict"] == C.CONFIRMED and s.iloc[0]["measured_at"].endswith("@ 8 clients")
+
+
 def test_post_004s_syslog_cpu_is_judged_per_line_from_the_posts_own_numbers():
     """85 % of a core at 91,325 tps (reference 004-009 and 004-011) → 8.2-10.4 µs per line; ours per run."""
     values = pd.read_csv(C.paths.RAW / "reference" / "values_004.csv").set_index("id")

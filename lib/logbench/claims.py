@@ -48,6 +48,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,6 +88,9 @@ RATIO_OF = "ratio_of:"
 # difference_of:<column>: mean of a run column minus the reference configuration's, with Welch's CI
 DIFFERENCE_OF = "difference_of:"
 PREFIX_METRICS = ("env:", "regression:")
+# Logging's machine time per transaction (cores x (1/tps - 1/tps of the reference), µs, block by block) at a level
+# minus at the study's lowest level, Welch's CI: does what logging costs a transaction grow with concurrency?
+COST_GROWTH = "cost_growth_us"
 
 COLUMNS = ("claim_id", "post", "claim", "published", "published_ids", "study", "where", "metric", "configuration",
            "reference", "clients", "regime", "rule", "low", "high", "note")
@@ -433,6 +437,8 @@ def metric(study: StudyData, name: str, configuration: str, clients: int, refere
             return Estimate(math.nan, math.nan, math.nan, 0)
         return difference_ci(pd.to_numeric(cell[col], errors="coerce"), pd.to_numeric(ref[col], errors="coerce"),
                              confidence)
+    if name == COST_GROWTH:
+        return cost_growth(study, configuration, clients, reference, confidence)
     if name == "logger_us_per_line":
         lines = pd.to_numeric(cell["log_lines"], errors="coerce").astype(float)
         return stats.mean_ci((1e6 * cell["logger_cpu_s"].astype(float) / lines).where(lines > 0), confidence)
@@ -440,6 +446,32 @@ def metric(study: StudyData, name: str, configuration: str, clients: int, refere
         wall = cell["wall_s"].astype(float).where(cell["wall_s"].astype(float) > 0, cell["duration_s"].astype(float))
         return stats.mean_ci(cell["logger_cpu_s"].astype(float) / wall, confidence)
     return stats.mean_ci(pd.to_numeric(cell[RUN_METRICS[name]], errors="coerce"), confidence)
+
+
+def logging_us_per_tx(study: StudyData, configuration: str, clients: int, reference: str = "") -> pd.Series:
+    """Per block: what logging adds to a transaction in machine time, cores × 10⁶ × (1/tps − 1/tps of the
+    reference in the same block), µs. A share of throughput falls when the baseline's own transactions get dearer
+    (more clients per core); this does not: it is the time the configuration adds, whatever the transaction costs."""
+    cores = float(study.environment.get("cpu_count") or os.cpu_count() or 1)
+    ref = _cell(study, reference or study.baseline, clients)
+    cell = _cell(study, configuration, clients)
+    if "repeat" not in cell.columns:
+        return pd.Series(dtype=float)
+    tps = [f.assign(t=pd.to_numeric(f["tps"], errors="coerce").astype(float)).groupby("repeat")["t"].mean()
+           for f in (cell, ref)]
+    both = pd.concat(tps, axis=1, keys=("cell", "ref")).dropna()
+    return cores * 1e6 * (1.0 / both["cell"] - 1.0 / both["ref"])
+
+
+def cost_growth(study: StudyData, configuration: str, clients: int, reference: str = "",
+                confidence: float = stats.CONFIDENCE) -> Estimate:
+    """:func:`logging_us_per_tx` at ``clients`` minus at the study's lowest level (Welch's CI over the blocks);
+    NaN at the lowest level itself, which is the comparison's reference."""
+    lowest = min(int(k) for k in study.clients)
+    if int(clients) == lowest:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    return difference_ci(logging_us_per_tx(study, configuration, clients, reference),
+                         logging_us_per_tx(study, configuration, lowest, reference), confidence)
 
 
 def _is_switchback(study: StudyData) -> bool:
@@ -711,6 +743,8 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
     if column and column not in study.runs.columns:
         return done(NOT_MEASURED, f"'{study.name}' records no '{column}'")
     levels = [k for k in (conc.here or study.clients) if k in study.clients]
+    if metric_name == COST_GROWTH:  # each level against the lowest, which is no case of its own
+        levels = [k for k in levels if k != min(study.clients)]
     if not levels:
         return done(NOT_MEASURED, note + f"'{study.name}' did not run {_join(conc.here)} clients (it ran "
                                           f"{_join(study.clients)})")

@@ -175,7 +175,7 @@ class ContainerLogHost(process.Launched):
         self.network = _docker().networks.create(f"logbench-{self.tag}", driver="bridge", ipam=ipam,
                                                  labels={LABEL: self.tag})
         (self.workdir / "remote-conf" / "rsyslog.conf").write_text(
-            remote_config("0.0.0.0", "/var/log/remote/syslog-remote.log", "/var/spool/rsyslog", self.rate_limit))
+            remote_config("0.0.0.0", "/var/log/remote/syslog-remote.log", "/var/spool/rsyslog"))
         self._launch_ready()
 
     def _launch(self) -> None:
