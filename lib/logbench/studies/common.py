@@ -265,7 +265,7 @@ def configuration_order(frame: pd.DataFrame, keys: list[str], orders: Mapping[st
 def split_variant(runs: pd.DataFrame) -> pd.DataFrame:
     """Measured runs with a ``variant`` column ('' for a single server) and plain configuration names
     (a multi-server schedule names its configurations "variant/name", see runner.SplitBench)."""
-    measured = runs[~runs["warmup"].astype(bool)].copy()
+    measured = records.measured(runs).copy()
     parts = measured["configuration"].str.partition(runner.SplitBench.SEP)
     has = parts[1] != ""
     measured["variant"] = parts[0].where(has, "")

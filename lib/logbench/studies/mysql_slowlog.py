@@ -398,7 +398,7 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
 
     also = ("qps", "latency_p95_ms", "latency_p99_ms", "log_records_expected", "log_records_received", "log_loss",
             "log_bytes_per_s", "log_bytes_per_query", "server_cpu_s", "server_cpu_us_per_query")
-    measured = expand(runs[~runs["warmup"].astype(bool)])
+    measured = expand(records.measured(runs))
     environment.check_poolable(measured)
     if switchwindows.is_switchback(measured):
         # each cell its own loads: the switchback estimator per cell (never windows pooled across cells)
