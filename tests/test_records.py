@@ -31,3 +31,14 @@ def test_the_papers_where_spec_selects_the_runs_measured_selects():
     table = pd.DataFrame({"position": [0, 1, 2], "warmup": [True, False, False]})
     spec = {"kind": "agg", "source": "runs", "where": records.MEASURED_WHERE, "agg": "count"}
     assert numbers.resolve(spec, lambda source: table) == len(records.measured(table)) == 2
+
+
+def test_what_the_load_tool_reported_is_recorded_under_the_same_names_and_types():
+    import dataclasses
+    import typing
+
+    from logbench import runner
+
+    run, measurement = typing.get_type_hints(records.Run), typing.get_type_hints(runner.Measurement)
+    assert {k: measurement[k] for k in runner.LOAD_FIELDS} == {k: run[k] for k in runner.LOAD_FIELDS}
+    assert set(runner.LOAD_FIELDS) | {"extra"} == {f.name for f in dataclasses.fields(runner.Measurement)}
