@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 import pymysql
 
-from .. import environment, params, records, stats
+from .. import params, records, stats
 from ..benches import mariadb as mb
 from ..design import PlannedRun, aa_name
 from ..errors import ParameterError
@@ -474,7 +474,6 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """Per method × clients: tps ± CI and ratio to no rotation (within blocks: stats.cell_ratio); dip, deficit,
     stall, rotation time and record counts, each mean ± CI."""
     measured = expand(records.measured(runs))
-    environment.check_poolable(measured)
     out = stats.summarise(measured, by=["configuration", "clients"], baseline=baseline,
                           also=("dip", "deficit_s", "tracer_stall_ms", "rotation_s", "records_missing", "log_loss",
                                 "tracer_lost", "tracer_lost_by_design", "tracer_duplicated", "tracer_sent"),
