@@ -64,6 +64,20 @@ def wait_for_records(proc, runs_file, within_s: float) -> None:
         time.sleep(0.2)
 
 
+def blank_run(position: int, **fields):
+    """A run record with a placeholder in every field without a default, ``position`` and ``fields`` set."""
+    import dataclasses
+    import typing
+
+    from logbench import records
+
+    hints = typing.get_type_hints(records.Run)
+    blank = {int: 0, float: 1.0, str: "x", bool: False, dict: {}, tuple: ()}
+    values = {f.name: blank[hints[f.name]] for f in dataclasses.fields(records.Run)
+              if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    return records.Run(**{**values, "position": position, **fields})
+
+
 def pytest_configure(config):
     # Registered here, not in pyproject.toml: a change there re-installs every .venv at the next set-up.
     config.addinivalue_line(

@@ -67,6 +67,26 @@ def test_logbench_clean_names_what_it_removes(tmp_path):
     assert "nothing left behind" in again.stdout
 
 
+@needs_root
+def test_a_leftover_network_namespace_is_deleted_with_its_veth_pair():
+    """A killed study's namespace, found by its record: the sweep deletes it and the host's end of its pair."""
+    host = netns.NetworkHost().__enter__()
+    try:
+        name, link = host.name, cleanup.host_link(host.name)
+        record = paths.scratch_root() / (cleanup.NETNS_PREFIX + name)
+        _dead_owner(record)  # its study was killed: the record's owner is gone
+        assert name in netns.leftover_namespaces() and _link(link)
+        removed = cleanup.sweep(paths.scratch_root(), owner_pid=cleanup.read_owner(record)["pid"])
+        assert f"network namespace {name}" in removed and f"directory {record}" in removed
+        assert name not in netns.leftover_namespaces() and not _link(link) and not record.exists()
+    finally:
+        host.close()
+
+
+def _link(name: str) -> bool:
+    return subprocess.run(["ip", "link", "show", name], capture_output=True).returncode == 0
+
+
 CHILD = r"""
 import sys, time
 from pathlib import Path

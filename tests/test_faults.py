@@ -2,33 +2,24 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import typing
 
 import pytest
 
+from conftest import blank_run
 from logbench import records
-
-
-def _run(position: int) -> records.Run:
-    hints = typing.get_type_hints(records.Run)
-    blank = {int: 0, float: 1.0, str: "x", bool: False, dict: {}, tuple: ()}
-    values = {f.name: blank[hints[f.name]] for f in dataclasses.fields(records.Run)
-              if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
-    return records.Run(**{**values, "position": position})
 
 
 def _write(path, n):
     for i in range(n):
-        records.append(path, _run(i))
+        records.append(path, blank_run(i))
 
 
 def test_a_truncated_last_line_is_ignored_with_a_warning_and_the_rest_kept(tmp_path):
     path = tmp_path / "runs.jsonl"
     _write(path, 3)
     whole = path.read_bytes()
-    path.write_bytes(whole + _run(3).to_json().encode()[:57])  # power loss in the middle of the fourth write
+    path.write_bytes(whole + blank_run(3).to_json().encode()[:57])  # power loss in the middle of the fourth write
     with pytest.warns(UserWarning, match="last line is truncated.*3 complete runs"):
         runs = records.load(path)
     assert list(runs["position"]) == [0, 1, 2]
@@ -39,7 +30,7 @@ def test_the_next_record_after_a_truncation_starts_on_a_line_of_its_own(tmp_path
     _write(path, 2)
     path.write_bytes(path.read_bytes() + b'{"study": "x", "configu')
     with pytest.warns(UserWarning, match="removed a truncated last line"):
-        records.append(path, _run(7))
+        records.append(path, blank_run(7))
     assert list(records.load(path)["position"]) == [0, 1, 7]
 
 
@@ -47,7 +38,7 @@ def test_a_whole_record_that_lost_only_its_newline_is_kept(tmp_path):
     path = tmp_path / "runs.jsonl"
     _write(path, 2)
     path.write_bytes(path.read_bytes().rstrip(b"\n"))
-    records.append(path, _run(5))
+    records.append(path, blank_run(5))
     assert list(records.load(path)["position"]) == [0, 1, 5]
 
 

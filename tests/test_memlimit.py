@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from logbench import records
 from logbench.servers import memlimit
 
 
@@ -81,7 +82,7 @@ def test_study_02_under_a_memory_limit_records_an_io_bound_regime_run_by_run(tmp
     env = result.environment
     assert env["memory_limit_bytes"] == 80 * 2**20 and env["evicted_bytes"] > 100 * 2**20
     assert not Path(env["memory_cgroup"]).exists()  # removed with the server
-    runs = result.runs[~result.runs["warmup"].astype(bool)]
+    runs = records.measured(result.runs)
     assert len(runs) == 2  # the baseline and stderr
     for e in runs["extra"]:
         # misses of shared buffers, read from storage: the page cache filled (or the limit reclaimed it)

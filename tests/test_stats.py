@@ -91,6 +91,17 @@ def _aa_runs(shift: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def test_summarise_refuses_runs_of_two_environments():
+    from logbench.errors import EnvironmentMismatch
+
+    runs = _aa_runs(1.0)
+    one = stats.summarise(runs.assign(env_id="a"), by=["configuration", "clients"], baseline="none")
+    assert one.equals(stats.summarise(runs, by=["configuration", "clients"], baseline="none"))
+    two = runs.assign(env_id=["a", "b"] * (len(runs) // 2))
+    with pytest.raises(EnvironmentMismatch, match="2 environments"):
+        stats.summarise(two, by=["configuration", "clients"], baseline="none")
+
+
 def test_resolution_is_the_aa_ratio_per_clients_level():
     s = stats.summarise(_aa_runs(1.0), by=["configuration", "clients"], baseline="none")
     res = stats.resolution(s, "none").set_index("clients")

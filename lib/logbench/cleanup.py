@@ -37,6 +37,10 @@ import psutil
 OWNER_FILE = ".logbench-owner"
 PREFIX = "logbench-"
 NETNS_PREFIX = "logbench-netns-"  # a namespace's own record directory: logbench-netns-<namespace name>
+# Our network namespaces (servers.netns) are lbns-<tag>, the host's end of each one's veth pair lbh<tag>: named
+# here, where a killed study's namespace is removed with `ip` (as its containers are with `docker`), so that this
+# module, which every server imports to claim its directories, imports no server.
+NAMESPACE_PREFIX, HOST_LINK_PREFIX = "lbns-", "lbh"
 CONTAINER_LABEL = "org.logbench.study"
 GUARD_POLL_S = 0.2
 
@@ -207,17 +211,36 @@ def _remove_containers(directory: Path) -> list[str]:
     return removed
 
 
+def host_link(namespace: str) -> str:
+    """The host's end of the veth pair of our namespace ``namespace``."""
+    return HOST_LINK_PREFIX + namespace[len(NAMESPACE_PREFIX):]
+
+
+def leftover_namespaces() -> list[str]:
+    """Our network namespaces that exist now (a test checks there are none after a failure)."""
+    try:
+        names = os.listdir("/run/netns")
+    except FileNotFoundError:
+        return []
+    return [n for n in names if n.startswith(NAMESPACE_PREFIX)]
+
+
+def remove_namespace(name: str) -> None:
+    """Delete our namespace ``name`` and the host's end of its veth pair, each quietly if it is gone (deleting
+    the namespace deletes its own end, and with it the pair, unless the pair was made but not yet split)."""
+    for args in (("netns", "delete", name), ("link", "delete", host_link(name))):
+        subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
+
+
 def remove(directory: Path) -> list[str]:
     """Stop and remove everything of one leftover work directory; what was removed, one phrase each."""
     directory = Path(directory)
     done = _stop_processes(_processes_in(directory))
     done += _remove_containers(directory)
     if directory.name.startswith(NETNS_PREFIX):
-        from .servers import netns
-
         name = directory.name[len(NETNS_PREFIX):]
-        if name in netns.leftover_namespaces():
-            netns.NetworkHost(name=name).close()
+        if name in leftover_namespaces():
+            remove_namespace(name)
             done.append(f"network namespace {name}")
     shutil.rmtree(directory, ignore_errors=True)
     done.append(f"directory {directory}")

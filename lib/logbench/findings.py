@@ -24,7 +24,7 @@ import pandas as pd
 from . import anomalies as anomalies_mod
 from . import claim_rules
 from . import claims as claims_mod
-from . import headline, paths, plots, regression
+from . import headline, paths, plots, records, regression
 from . import studies as studies_registry
 from .claims import StudyData
 
@@ -97,12 +97,6 @@ def _baseline(name: str, summary: pd.DataFrame | None, runs: pd.DataFrame) -> st
     return "none"
 
 
-def _measured(runs: pd.DataFrame) -> pd.DataFrame:
-    if "warmup" not in runs.columns:
-        return runs
-    return runs[~runs["warmup"].astype(str).str.lower().isin(("true", "1"))].reset_index(drop=True)
-
-
 def study_names(processed_dir: Path) -> list[str]:
     """Known studies first (in their order), then any other ``<study>_runs.csv`` found."""
     names = [s.name for s in KNOWN_STUDIES]
@@ -124,7 +118,7 @@ def load_studies(processed_dir: Path | str = paths.PROCESSED) -> tuple[dict[str,
             row["note"] = f"{runs_file.name} not found: the study has not been run (non-smoke) yet"
             status.append(row)
             continue
-        runs = _measured(pd.read_csv(runs_file))
+        runs = records.measured(pd.read_csv(runs_file)).reset_index(drop=True)
         summary_file = processed_dir / f"{name}.csv"
         summary = pd.read_csv(summary_file) if summary_file.exists() else None
         env_file = processed_dir / f"{name}_environment.json"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import regression
+from . import records, regression
 from .settings import aa_name
 
 
@@ -159,6 +159,6 @@ def _daemon(nums, summary: pd.DataFrame, source: str, runs_file: Path, h: Headli
         nums.add(key, {"kind": "div", "sig": 2,
                        "a": {"kind": "cell", "source": source, "where": where, "column": "logger_cpu_s_mean"},
                        "b": {"kind": "agg", "source": runs_file.name, "agg": "median", "column": "duration_s",
-                             "where": {c: v for c, v in {**where, "warmup": "False"}.items() if c in columns}}})
+                             "where": {c: v for c, v in {**where, **records.MEASURED_WHERE}.items() if c in columns}}})
         levels.append({"key": key, "clients": k})
     return {"words": words, "levels": levels} if levels else None

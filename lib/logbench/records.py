@@ -145,6 +145,20 @@ def load(path: Path) -> pd.DataFrame:
     return df
 
 
+def measured(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` without its warm-up runs (a table without a ``warmup`` column has none): the runs every summary,
+    finding and fit is made of. The flag is read as text, so a table read back from CSV filters as the records
+    do in memory (``astype(bool)`` would take the text "False" for true and drop every run)."""
+    if "warmup" not in runs.columns:
+        return runs
+    return runs[~runs["warmup"].astype(str).str.lower().isin(("true", "1"))]
+
+
+# :func:`measured` as a where-spec of the paper's numbers (paper.numbers.resolve compares the cells' text), kept
+# in numbers.json with each number it selects; restricted to the columns a table has, as measured() is.
+MEASURED_WHERE = {"warmup": "False"}
+
+
 def _default(f) -> object:
     if f.default is not MISSING:
         return f.default

@@ -77,7 +77,7 @@ import statsmodels.formula.api as smf
 from statsmodels.stats.outliers_influence import OLSInfluence
 from scipy import stats as sstats
 
-from . import paths, switchwindows
+from . import paths, records, switchwindows
 from .settings import is_aa
 from .stats import CONFIDENCE
 
@@ -181,10 +181,9 @@ def _family_shares(destinations: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
-def _measured(runs: pd.DataFrame) -> pd.DataFrame:
-    r = runs
-    if "warmup" in r.columns:
-        r = r[~r["warmup"].astype(str).str.lower().isin(("true", "1"))]
+def _observations(runs: pd.DataFrame) -> pd.DataFrame:
+    """The fit's observations: measured runs (records.measured) that are separate runs and moved a transaction."""
+    r = records.measured(runs)
     if "extra" in r.columns:
         # A switchback window is seconds of one continuous load, correlated with its neighbours: not a run the
         # pooled fit's HC3 errors can treat as independent (its own estimator, switchstats, accounts for that).
@@ -195,7 +194,7 @@ def _measured(runs: pd.DataFrame) -> pd.DataFrame:
 def prepare(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per measured run (warm-ups, A/A rows and studies in :data:`NOT_LINE_COST` dropped) with the
     regression's variables and its WLS weight."""
-    r = _measured(runs)
+    r = _observations(runs)
     r = r[~r["study"].astype(str).isin(NOT_LINE_COST) & ~r["configuration"].astype(str).map(is_aa)]
     expected = pd.to_numeric(r["log_records_expected"], errors="coerce").fillna(0)
     if "tracer_sent" in r.columns:  # tracers are queries a study adds, not the workload's statements

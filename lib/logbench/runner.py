@@ -47,6 +47,11 @@ class Measurement:
     extra: dict
 
 
+# What the load tool reported goes into the run record as it is: these are fields of records.Run too (tested);
+# ``extra`` is merged with what the runner adds.
+LOAD_FIELDS = tuple(f.name for f in dataclasses.fields(Measurement) if f.name != "extra")
+
+
 class Bench(Protocol):
     """The engine- and workload-specific half of a study."""
 
@@ -346,12 +351,9 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         study=study.name, configuration=planned.configuration, settings=bench.effective_settings(cfg),
         destinations=tuple(s.name for s in sinks), engine=bench.engine, server_version=bench.server_version,
         backend=bench.backend, workload=bench.workload, query_mode=bench.query_mode, scale=bench.scale,
-        clients=planned.clients, threads=m.threads, repeat=planned.block, position=planned.position,
-        warmup=planned.warmup, seed=study.seed, started_at=started, duration_s=study.duration, wall_s=m.wall_s,
-        switch=switch.kind, switch_s=switch.seconds,
-        transactions=m.transactions, failed=m.failed, tps=m.tps, latency_mean_ms=m.latency_mean_ms,
-        latency_stddev_ms=m.latency_stddev_ms, latency_p50_ms=m.latency_p50_ms, latency_p95_ms=m.latency_p95_ms,
-        latency_p99_ms=m.latency_p99_ms, latency_samples=m.latency_samples,
+        clients=planned.clients, repeat=planned.block, position=planned.position, warmup=planned.warmup,
+        seed=study.seed, started_at=started, duration_s=study.duration, switch=switch.kind, switch_s=switch.seconds,
+        **{k: getattr(m, k) for k in LOAD_FIELDS},
         log_records_expected=expected, log_records_received=total.records,
         log_loss=records.loss(expected, total.records) if loss_defined(bench, cfg) else math.nan,
         log_records_by_destination={k: c.records for k, c in counts.items()},

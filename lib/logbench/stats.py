@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import environment
 from .settings import aa_name
 
 CONFIDENCE = 0.95
@@ -141,7 +142,10 @@ def summarise(runs: pd.DataFrame, *, by: list[str], baseline: str, value: str = 
     """Per group: mean ± CI of ``value``, its ratio to the baseline configuration at the same other keys,
     and mean ± CI of each column in ``also``. ``block``: the column naming each run's block (the block
     design's ``repeat``): ratios within blocks where the runs allow (:func:`cell_ratio`); ``ratio_method``
-    says which interval each row has."""
+    says which interval each row has. Runs of more than one environment (``env_id``) are refused, never pooled
+    (environment.check_poolable); a frame without the column (made by hand) is one environment."""
+    if "env_id" in runs.columns:
+        environment.check_poolable(runs)
     others = [c for c in by if c != config_col]
     rows = []
     for key, g in runs.groupby(by, sort=False, observed=True):

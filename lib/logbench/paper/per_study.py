@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import records
 from ..settings import is_aa
 from ..stats import PAIRED
 from ..claims import StudyData
@@ -69,7 +70,8 @@ def run_numbers(doc: dict, processed_dir: Path, nums, s: StudyData, entry: dict)
     """How many runs, configurations and clients levels; the facts of :data:`RUN_FACTS` the runs have; a
     switchback study's loads."""
     name, src = s.name, f"{s.name}_runs.csv"
-    measured = {"warmup": "False"} if "warmup" in pd.read_csv(processed_dir / src, nrows=1).columns else {}
+    columns = pd.read_csv(processed_dir / src, nrows=1).columns
+    measured = {c: v for c, v in records.MEASURED_WHERE.items() if c in columns}
     nums.add(f"{name}.runs", {"kind": "agg", "source": src, "where": measured, "agg": "count"})
     nums.add(f"{name}.configurations", {"kind": "agg", "source": src, "where": measured, "column": "configuration",
                                         "agg": "nunique"})

@@ -8,17 +8,18 @@ Traffic between them never leaves this machine.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import cleanup, paths
+from ..cleanup import leftover_namespaces  # noqa: F401  (the tests check here that none is left)
 from ..errors import LogbenchError, ToolError
 from . import process
 
-PREFIX = "lbns-"
+PREFIX = cleanup.NAMESPACE_PREFIX
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -45,12 +46,10 @@ class NetworkHost:
         base = (int(tag, 16) % 32768) * 4
         prefix = f"198.{18 + base // 65536}.{(base // 256) % 256}"
         self.host_address, self.address = f"{prefix}.{base % 256 + 1}", f"{prefix}.{base % 256 + 2}"
-        veth, peer = f"lbh{tag}", f"lbp{tag}"
+        veth, peer = cleanup.host_link(self.name), f"lbp{tag}"
         try:
             # A namespace has no directory of its own: this record names its owner, so that a killed
             # study's namespace is found and deleted (logbench.cleanup).
-            from .. import cleanup
-
             self._record().mkdir()
             cleanup.claim(self._record())
             _ip("netns", "add", self.name)
@@ -64,12 +63,9 @@ class NetworkHost:
         except BaseException:
             self.close()
             raise
-        self._veth = veth
         return self
 
     def _record(self) -> Path:
-        from .. import cleanup, paths
-
         return paths.scratch_root() / (cleanup.NETNS_PREFIX + self.name)
 
     def exec_prefix(self) -> list[str]:
@@ -78,20 +74,9 @@ class NetworkHost:
     def close(self) -> None:
         if not self.name:
             return
-        # Deleting the namespace deletes its veth end, and with it the pair.
-        _ip("netns", "delete", self.name, check=False)
-        _ip("link", "delete", getattr(self, "_veth", f"lbh{self.name[len(PREFIX):]}"), check=False)
+        cleanup.remove_namespace(self.name)
         shutil.rmtree(self._record(), ignore_errors=True)
         self.name = ""
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def leftover_namespaces() -> list[str]:
-    """Namespaces of ours that still exist (a test checks there are none after a failure)."""
-    try:
-        names = os.listdir("/run/netns")
-    except FileNotFoundError:
-        return []
-    return [n for n in names if n.startswith(PREFIX)]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import psutil
 
-from .. import paths
+from .. import cleanup, paths
 from ..errors import LogbenchError, ServerStartError, SettingError
 
 # Tried in order when we run as root: PostgreSQL and MariaDB refuse to run as root.
@@ -204,8 +204,6 @@ class Managed(Launched):
     def workdir(self, value: Path | None) -> None:
         self._workdir = None if value is None else Path(value)
         if self._workdir is not None:
-            from .. import cleanup
-
             cleanup.claim(self._workdir)
 
     @property

@@ -265,7 +265,7 @@ def configuration_order(frame: pd.DataFrame, keys: list[str], orders: Mapping[st
 def split_variant(runs: pd.DataFrame) -> pd.DataFrame:
     """Measured runs with a ``variant`` column ('' for a single server) and plain configuration names
     (a multi-server schedule names its configurations "variant/name", see runner.SplitBench)."""
-    measured = runs[~runs["warmup"].astype(bool)].copy()
+    measured = records.measured(runs).copy()
     parts = measured["configuration"].str.partition(runner.SplitBench.SEP)
     has = parts[1] != ""
     measured["variant"] = parts[0].where(has, "")
@@ -279,12 +279,11 @@ def summary_per_variant(runs: pd.DataFrame, baseline: str, also: tuple[str, ...]
     Fieller's CI on independent means where a cell's runs cannot be paired: stats.cell_ratio) — per variant,
     each against its own baseline, when the schedule spanned several servers (never pooled across
     environments)."""
-    from .. import environment, stats
+    from .. import stats
 
     measured = split_variant(runs)
     parts = []
     for variant, g in measured.groupby("variant", sort=False):
-        environment.check_poolable(g)
         s = stats.summarise(g, by=list(by), baseline=baseline, also=also, block="repeat")
         parts.append(s.assign(variant=variant)[["variant", *s.columns]] if variant else s)
     out = pd.concat(parts, ignore_index=True)
@@ -298,10 +297,9 @@ def switchback_summary(runs: pd.DataFrame, baseline: str, also: tuple[str, ...],
     (within-unit paired log-ratios, autocorrelation-robust per load, random effects over loads:
     logbench.switchstats), never Fieller's on windows taken as independent runs. ``n`` counts windows;
     ``n_loads`` the independent loads; ``ratio_method`` says how the interval was made."""
-    from .. import environment, stats, switchwindows
+    from .. import stats, switchwindows
 
     measured = split_variant(switchwindows.in_time(runs))
-    environment.check_poolable(measured)
     s = stats.summarise(measured, by=["configuration", "clients"], baseline=baseline, also=also)
     est = switchwindows.estimates(measured, baseline).rename(columns={"arm": "configuration"})
     keep = ["configuration", "clients", "ratio", "ratio_ci_low", "ratio_ci_high", "halfwidth", "n_loads", "method"]

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 import pymysql
 
-from .. import environment, params, records, stats
+from .. import params, records, stats
 from ..benches import mariadb as mb
 from ..design import PlannedRun, aa_name
 from ..errors import ParameterError
@@ -473,8 +473,7 @@ def expand(runs: pd.DataFrame) -> pd.DataFrame:
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """Per method × clients: tps ± CI and ratio to no rotation (within blocks: stats.cell_ratio); dip, deficit,
     stall, rotation time and record counts, each mean ± CI."""
-    measured = expand(runs[~runs["warmup"].astype(bool)])
-    environment.check_poolable(measured)
+    measured = expand(records.measured(runs))
     out = stats.summarise(measured, by=["configuration", "clients"], baseline=baseline,
                           also=("dip", "deficit_s", "tracer_stall_ms", "rotation_s", "records_missing", "log_loss",
                                 "tracer_lost", "tracer_lost_by_design", "tracer_duplicated", "tracer_sent"),
@@ -488,7 +487,7 @@ def timeline(runs: pd.DataFrame) -> pd.DataFrame:
     """Per method, clients and second relative to the rotation: throughput relative to the seconds before,
     mean ± 95 % CI over the repeats."""
     rows = []
-    for _, r in expand(runs[~runs["warmup"].astype(bool)]).iterrows():
+    for _, r in expand(records.measured(runs)).iterrows():
         tps = r["extra"]["tps_per_s"]
         start = r["extra"]["steps_s"]["start"]
         ref = r["tps_before"]

@@ -398,9 +398,9 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
 
     also = ("qps", "latency_p95_ms", "latency_p99_ms", "log_records_expected", "log_records_received", "log_loss",
             "log_bytes_per_s", "log_bytes_per_query", "server_cpu_s", "server_cpu_us_per_query")
-    measured = expand(runs[~runs["warmup"].astype(bool)])
-    environment.check_poolable(measured)
+    measured = expand(records.measured(runs))
     if switchwindows.is_switchback(measured):
+        environment.check_poolable(measured)  # the cells' own summaries become one table: one environment
         # each cell its own loads: the switchback estimator per cell (never windows pooled across cells)
         out = pd.concat([common.switchback_summary(g, baseline, also, list(CONFIGURATIONS)).assign(
             regime=regime, test=test) for (regime, test), g in measured.groupby(["regime", "test"], sort=False)],

@@ -151,7 +151,7 @@ def summary(runs: pd.DataFrame, cores: int) -> pd.DataFrame:
     the ratio within blocks, stats.cell_ratio; switchback: the switchback estimator's, common.switchback_summary)."""
     from .. import switchwindows
 
-    measured = contention.with_evidence(runs[~runs["warmup"].astype(bool)])
+    measured = contention.with_evidence(records.measured(runs))
     if switchwindows.is_switchback(measured):
         s = common.switchback_summary(measured, BASELINE, ALSO_WINDOWS, list(CONFIGURATIONS))
     else:
@@ -188,7 +188,7 @@ def io_timing_cost(runs: pd.DataFrame, loop_ns: float, summ: pd.DataFrame | None
 
     if switchwindows.is_switchback(runs):
         return _io_timing_from_ratio(summ if summ is not None else summary(runs, 1))
-    r = contention.with_evidence(runs[~runs["warmup"].astype(bool)])
+    r = contention.with_evidence(records.measured(runs))
     rows = []
     for k, g in r.groupby("clients"):
         on, off = g[g["configuration"] == "io_timing"], g[g["configuration"] == BASELINE]

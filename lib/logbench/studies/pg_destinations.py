@@ -221,7 +221,7 @@ def with_regime(runs: pd.DataFrame) -> pd.DataFrame:
 def regime_check(runs: pd.DataFrame) -> pd.DataFrame:
     """Per configuration × clients: the share of shared-buffer misses (pg_stat_database), the memory limit's
     hits, and how many measured runs were IO-bound by their own counters. Empty without a memory limit."""
-    r = with_regime(runs[~runs["warmup"].astype(bool)])
+    r = with_regime(records.measured(runs))
     if "regime" not in r:
         return pd.DataFrame()
     g = r.groupby(["configuration", "clients"], sort=False)
