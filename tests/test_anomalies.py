@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from logbench import anomalies as A
+from logbench import claims
 
 
 def _summary(rows):
@@ -72,5 +73,23 @@ def test_switchback_windows_are_not_blocks_and_the_screen_joins_every_study():
     out = A.screen({"s": S}, lambda summary: [])
     assert list(out["kind"]) == ["aa_excludes_1", "contaminated_block"] and list(out.columns) == list(A.COLUMNS)
     assert "2 × " not in A.text(out) and "A/A excludes 1 (s)" in A.text(out)
-    table = A.paper_table(out)
-    assert table.iloc[0]["value [95 % CI]"] == "1.2 [1.1, 1.3]" and table.iloc[1]["kind"] == "contaminated block"
+    # the paper's table prints the estimate by the paper's one formatter (paper.text.ci_text)
+    from logbench.paper.sections import screen_table
+
+    table = screen_table(out)
+    assert table.iloc[0]["value [95 % CI]"] == "1.20 [1.10, 1.30]" and table.iloc[1]["kind"] == "contaminated block"
+    lo, hi = out.iloc[1]["ci_low"], out.iloc[1]["ci_high"]
+    assert table.iloc[1]["value [95 % CI]"] == (f"{claims.fmt(out.iloc[1]['value'])} [{claims.fmt(lo)} – "
+                                                f"{claims.fmt(hi)}]")
+
+
+def test_logging_faster_within_the_aa_spread_says_so():
+    # at 2 clients the A/A reaches |ln 0.85| = 0.1625 from 1; the logging arm's 1.10 [1.02, 1.20] (|ln 1.10| = 0.0953)
+    # is above 1 beyond its CI, an anomaly still, but no farther from 1 than the baseline against itself
+    s = _summary([("none", 2, 1.0, math.nan, math.nan), ("none_again", 2, 1.0, 0.85, 1.15),
+                  ("devnull", 2, 1.10, 1.02, 1.20)])
+    rows = A.summary_anomalies("s", s, "none", [])
+    assert [r["kind"] for r in rows] == ["logging_faster"] and "within the A/A spread" in rows[0]["note"]
+    # beyond the A/A's reach (|ln 1.3| = 0.262), the note is the plain anomaly
+    s.loc[2, ["ratio", "ratio_ci_low", "ratio_ci_high"]] = [1.3, 1.2, 1.4]
+    assert A.summary_anomalies("s", s, "none", [])[0]["note"] == "logging faster than not logging, beyond the CI"

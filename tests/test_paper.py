@@ -578,3 +578,27 @@ def test_the_designs_comparison_names_each_placement_it_ran(tmp_path):
         "ratio at any level.")
     table = pd.read_csv(gen / "designs.csv")
     assert list(table["placement"]) == ["with the scheduler's placement", "with the server and pgbench on separate CPUs"]
+
+
+def test_a_ratio_inside_its_levels_aa_spread_is_not_printed_as_an_effect(tmp_path):
+    """Issue 22: the study table says per ratio whether it reads as an effect (stats.effect_reading) and the A/A
+    row gives its band; the text's highest and lowest ratios say 'within the A/A spread' where their intervals
+    alone would read as an effect."""
+    from logbench.paper import per_study
+
+    nan = math.nan
+    summary = pd.DataFrame({
+        "configuration": ["none", "none", "a", "a", "b", "none_again"], "clients": [1, 2, 1, 2, 1, 1], "n": 3,
+        "ratio": [1.0, 1.0, 0.85, 0.85, 0.7, 1.05], "ratio_ci_low": [nan, nan, 0.80, 0.80, 0.6, 0.95],
+        "ratio_ci_high": [nan, nan, 0.90, 0.90, 0.8, 1.2]})
+    # the A/A at 1 client reaches ln 1.2 = 0.1823 from 1: ratios in exp(-+0.1823) = 0.833 to 1.20 are not read;
+    # a's |ln 0.85| = 0.1625 lies within it, b's |ln 0.7| = 0.3567 beyond; at 2 clients there is no A/A
+    table = report.study_table(summary, "none")
+    assert list(table["an effect? (CI and A/A)"]) == [
+        "—", "—", "no: within the A/A spread", "no: no A/A at this level", "yes", "A/A spread 0.833–1.20"]
+    assert "an effect? (CI and A/A)" not in report.study_table(summary).columns  # no baseline named, no reading
+    summary.to_csv(tmp_path / "s.csv", index=False)
+    study = claims.StudyData(name="s", engine="postgresql", baseline="none", runs=pd.DataFrame(), summary=summary)
+    at1, at2 = per_study.cheapest(report.Numbers(tmp_path), study)
+    assert (at1["best_note"], at1["worst_note"]) == ("within the A/A spread", "")
+    assert at2["best_note"] == at2["worst_note"] == "no A/A at this level" and not at1["above_one"]

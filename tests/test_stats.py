@@ -186,3 +186,57 @@ def test_summarise_says_how_each_ratio_was_made():
     assert s.loc["a", "ratio_method"] == PAIRED and s.loc["none", "ratio_method"] == ""
     assert s.loc["a", "ratio"] == pytest.approx(math.exp((math.log(0.9) + math.log(80 / 90) + math.log(85 / 95)) / 3))
     assert "ratio_method" not in summarise(r, by=["configuration", "clients"], baseline="none").columns
+
+
+# -- the A/A rule: a ratio is an effect only beyond its level's A/A spread ------------------------------------
+
+def test_the_aa_reach_is_how_far_its_interval_lands_from_1_in_log_terms():
+    # [0.8, 1.1]: |ln 0.8| = 0.223144 > ln 1.1 = 0.095310
+    assert stats.aa_reach(0.8, 1.1) == pytest.approx(0.223144, abs=1e-6)
+    # symmetric in log terms (the paired estimator): |ln ratio| + half-width, ln 1.05 + 0.1 = 0.148790
+    assert stats.aa_reach(math.exp(math.log(1.05) - 0.1), math.exp(math.log(1.05) + 0.1)) == pytest.approx(
+        0.148790, abs=1e-6)
+    assert math.isnan(stats.aa_reach(math.nan, math.nan))  # one run: no interval, no reach
+    assert stats.aa_reach(-math.inf, math.inf) == math.inf  # Fieller unbounded: every ratio is within it
+
+
+def test_an_effect_needs_its_ci_to_exclude_1_and_the_ratio_beyond_the_aa_reach():
+    reach = stats.aa_reach(0.8, 1.1)  # 0.223144
+    # outside: |ln 0.7| = 0.356675 > 0.223144
+    assert stats.effect_reading(0.7, 0.6, 0.8, reach) == stats.EFFECT
+    assert stats.effect_reading(1.3, 1.25, 1.35, reach) == stats.EFFECT  # faster beyond it too (an anomaly)
+    # inside: the CI [0.80, 0.90] excludes 1, but |ln 0.85| = 0.162519 <= 0.223144
+    assert stats.effect_reading(0.85, 0.80, 0.90, reach) == stats.WITHIN_AA
+    # exactly at the reach (0.8 = the A/A's low end) is within it
+    assert stats.effect_reading(0.8, 0.7, 0.9, reach) == stats.WITHIN_AA
+    # a CI touching 1 includes it, whatever the A/A
+    assert stats.effect_reading(0.9, 0.81, 1.0, reach) == stats.CI_INCLUDES_1
+    assert stats.effect_reading(0.5, 0.2, 1.0, 0.01) == stats.CI_INCLUDES_1
+    # no A/A interval at this level: the instrument's spread is unknown, so no effect is read
+    assert stats.effect_reading(0.7, 0.6, 0.8, math.nan) == stats.NO_AA
+    assert stats.effect_reading(0.9, 0.8, 1.05, math.nan) == stats.CI_INCLUDES_1
+    # an unbounded A/A reads nothing as an effect; a ratio without an interval is none
+    assert stats.effect_reading(0.1, 0.05, 0.2, math.inf) == stats.WITHIN_AA
+    assert stats.effect_reading(0.7, math.nan, math.nan, reach) == stats.NO_CI
+    assert stats.effect_note(stats.WITHIN_AA) == stats.WITHIN_AA and stats.effect_note(stats.NO_AA) == stats.NO_AA
+    assert stats.effect_note(stats.EFFECT) == stats.effect_note(stats.CI_INCLUDES_1) == ""
+
+
+def test_effects_reads_every_ratio_against_the_aa_of_its_own_cell_and_level():
+    nan = math.nan
+    s = pd.DataFrame({
+        "regime": ["cpu"] * 6 + ["io"] * 3,
+        "configuration": ["off", "log", "off_again", "off", "log", "off_again", "off", "log", "off_again"],
+        "clients": [1, 1, 1, 4, 4, 4, 1, 1, 4],
+        "n": 3,
+        "ratio": [1.0, 0.85, 1.02, 1.0, 0.85, 0.99, 1.0, 0.85, 1.0],
+        "ratio_ci_low": [nan, 0.80, 0.95, nan, 0.80, 0.97, nan, 0.80, 0.5],
+        "ratio_ci_high": [nan, 0.90, 1.10, nan, 0.90, 1.01, nan, 0.90, 2.0]})
+    out = stats.effects(s, "off")
+    # cpu at 1: reach ln 1.1 = 0.0953 < |ln 0.85| = 0.1625; cpu at 4: reach |ln 0.97| = 0.0305; io at 1: no A/A
+    # (io's A/A is at 4 clients, and cpu's at 1 is another cell's)
+    assert list(out["effect"]) == ["", stats.EFFECT, "", "", stats.EFFECT, "", "", stats.NO_AA, ""]
+    assert out["aa_reach"].iloc[1] == pytest.approx(math.log(1.1)) and math.isnan(out["aa_reach"].iloc[7])
+    # a wide A/A at cpu, 4 clients: the same 0.85 [0.80, 0.90] is within its spread
+    s.loc[5, ["ratio", "ratio_ci_low", "ratio_ci_high"]] = [1.0, 0.8, 1.25]
+    assert stats.effects(s, "off")["effect"].iloc[4] == stats.WITHIN_AA

@@ -6,7 +6,8 @@ notebook and the paper print them), none is ever a finding:
 - ``aa_excludes_1``: the A/A control (the baseline run again) has a ratio interval that excludes 1: at that
   level the instrument is biased, and the study's ratios there prove nothing.
 - ``logging_faster``: a configuration that does more work than the baseline (it logs) has its whole ratio
-  interval above 1.
+  interval above 1; its note says where the ratio lies within its level's A/A spread
+  (:func:`logbench.stats.effect_reading`), where the baseline against itself strays as far.
 - ``inversion``: of two configurations whose physical order is known (a study's ``PHYSICAL_ORDER``: the first
   does strictly less work, e.g. the slow log to /dev/null against the same slow log to a file), the cheaper one's
   ratio point lies below the dearer one's; ``beyond its CI`` when the two intervals do not overlap.
@@ -22,8 +23,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .settings import is_aa
-from .settings import aa_name
+from .settings import aa_name, is_aa
+from .stats import WITHIN_AA, effects
 
 # A block whose configurations ran, in their median, this much below their cell medians, every one below its own.
 BLOCK_DROP = 0.10
@@ -66,6 +67,7 @@ def summary_anomalies(study: str, summary: pd.DataFrame, baseline: str, cell_col
         return []
     out = []
     aa = aa_name(baseline)
+    read = effects(summary, baseline, keys=[c for c in cell_columns if c in summary.columns] + ["clients"])["effect"]
     for cell, g in _cells(summary, cell_columns):
         fast = set(faster_than_baseline(g, baseline).index)
         for r in g.itertuples():
@@ -75,7 +77,9 @@ def summary_anomalies(study: str, summary: pd.DataFrame, baseline: str, cell_col
                                 "the baseline against itself: the instrument is biased at this level"))
             elif r.Index in fast:
                 out.append(_row(study, cell, r.clients, "logging_faster", f"{r.configuration}/{baseline}", r.ratio,
-                                r.ratio_ci_low, r.ratio_ci_high, "logging faster than not logging, beyond the CI"))
+                                r.ratio_ci_low, r.ratio_ci_high, "logging faster than not logging, beyond the CI"
+                                + (", but within the A/A spread: the baseline against itself strays as far here"
+                                   if read[r.Index] == WITHIN_AA else "")))
         for cheap, dear in order:
             for clients, h in g.groupby("clients", sort=True):
                 a, b = h[h["configuration"] == cheap], h[h["configuration"] == dear]
@@ -145,16 +149,3 @@ def text(anomalies: pd.DataFrame) -> str:
     return ("The screen finds " + "; ".join(parts) + ". None of them is read as a finding: each cell is "
             "discussed where its study's numbers are used, and a claim judged on a biased level is inconclusive.")
 
-
-def paper_table(anomalies: pd.DataFrame) -> pd.DataFrame:
-    """The screen as the paper prints it: the value with its interval (a block: its configurations' range)."""
-    def value(r) -> str:
-        if math.isnan(r["ci_low"]):
-            return f"{r['value']:.3g}"
-        sep = " – " if r["kind"] == "contaminated_block" else ", "
-        return f"{r['value']:.3g} [{r['ci_low']:.3g}{sep}{r['ci_high']:.3g}]"
-
-    return pd.DataFrame({"study": anomalies["study"], "cell": anomalies["cell"].replace("", "–"),
-                         "clients": anomalies["clients"].astype(str), "kind": anomalies["kind"].map(LABELS),
-                         "what": anomalies["what"], "value [95 % CI]": anomalies.apply(value, axis=1),
-                         "note": anomalies["note"]})

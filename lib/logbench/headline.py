@@ -20,6 +20,7 @@ import pandas as pd
 
 from . import records, regression
 from .settings import aa_name
+from .stats import effect_note, effects
 
 
 @dataclass(frozen=True)
@@ -90,18 +91,22 @@ def _entry(nums, spec, h: Headline, summary: pd.DataFrame, source: Path, env: di
             nums.add(f"{key}.{name}", {"kind": "cell", "source": source.name, "where": where, "column": col,
                                        "sig": 3})
         entry["unresolved"].append({"key": key, "per_core": _per_core(k, cores)})
+    # a share is printed with its interval; one inside the A/A spread of its level, or without an A/A to check, is
+    # also said not to be an effect (stats.effect_reading), which its interval alone does not show
+    read = effects(summary, spec.baseline)
     for cfg, label in h.arms:
-        rows = summary[(summary["configuration"] == cfg) & ~summary["clients"].astype(int).isin(unresolved)]
+        rows = read[(read["configuration"] == cfg) & ~read["clients"].astype(int).isin(unresolved)]
         rows = rows.sort_values("clients")
         if not len(rows) or "ratio" not in rows.columns:
             continue
         arm = {"label": label, "levels": []}
-        for k in rows["clients"].astype(int):
+        for k, effect in zip(rows["clients"].astype(int), rows["effect"]):
             key = f"{prefix}.{cfg}.at{k}"
             where = {**h.cell, "configuration": cfg, "clients": k}
             for col, name in (("ratio", "estimate"), ("ratio_ci_low", "ci_low"), ("ratio_ci_high", "ci_high")):
                 nums.add(f"{key}.{name}", _percent(source.name, where, col))
-            arm["levels"].append({"key": key, "clients": k, "per_core": _per_core(k, cores)})
+            arm["levels"].append({"key": key, "clients": k, "per_core": _per_core(k, cores),
+                                  "note": effect_note(effect)})
         entry["arms"].append(arm)
     entry["typical"] = _typical(nums, coefs, coefs_name, spec.engine, env, h, prefix)
     entry["daemon"] = _daemon(nums, summary, source.name, runs_file, h, prefix)

@@ -24,6 +24,8 @@ def theme() -> None:
 
 def fmt_ci(mean: float, low: float, high: float, n: int | None = None, digits: int = 3) -> str:
     """'mean [low, high] (n=…)' with a fixed number of significant digits; '–' where undefined."""
+    # Not yet paper.text.ci_text (issue 24 item 5): the committed notebooks print through this one, and changing
+    # its digits or dash changes their outputs; merge the two when those notebooks are next re-run.
     def f(v: float) -> str:
         if v is None or (isinstance(v, float) and math.isnan(v)):
             return "–"

@@ -17,6 +17,9 @@ blocks dominates and widens it where it does not (its t has n - 1 degrees of fre
 the evening of 2026-11-25 the median A/A half-width of 02 went from 9.0 % to 10.7 % and of study 05 (3 blocks)
 from 28.6 % to 38.5 %. A block intercept with the residual variance pooled over a level's configurations would
 keep the pairing with more degrees of freedom (not done).
+
+A ratio is read as an effect only beyond its study's A/A spread (:func:`effect_reading`, issue 22): its interval
+excludes 1 and it lies farther from 1 than the A/A's interval reaches at the same study, cell and clients level.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import pandas as pd
 from scipy import stats
 
 from . import environment
-from .settings import aa_name
+from .settings import aa_name, is_aa
 
 CONFIDENCE = 0.95
 
@@ -206,3 +209,90 @@ def resolution(summary: pd.DataFrame, baseline: str, *, config_col: str = "confi
     cols = keys + ["aa_ratio", "ci_low", "ci_high", "half_width", "relative_half_width", "n", "baseline_n",
                    "contains_1", "warning"]
     return pd.DataFrame(out, columns=cols)
+
+
+# --- what a ratio may be read as: the A/A rule ------------------------------------------------------------------
+
+# How a configuration's ratio to its baseline reads under :func:`effect_reading`, in the words the paper prints.
+EFFECT = "effect"
+CI_INCLUDES_1 = "its interval includes 1"
+WITHIN_AA = "within the A/A spread"
+NO_AA = "no A/A at this level"
+NO_CI = "no interval"
+
+
+def aa_reach(low: float, high: float) -> float:
+    """How far from 1 an A/A ratio's interval reaches, in log terms: max(|ln low|, |ln high|).
+
+    For an interval symmetric in log terms (the paired and the switchback estimators: exp of a t interval on
+    log-ratios) this is the A/A's |ln ratio| plus its half-width in log terms; for Fieller's interval, asymmetric
+    around the ratio, it is the reach of its farther end. NaN where the A/A has no interval (one run), infinite
+    where its interval is unbounded or reaches 0 (Fieller with a too uncertain denominator)."""
+    if _undefined(low) or _undefined(high):
+        return math.nan
+    if low <= 0 or math.isinf(high):
+        return math.inf
+    return max(abs(math.log(low)), abs(math.log(high)))
+
+
+def _undefined(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def effect_reading(value: float, low: float, high: float, reach: float) -> str:
+    """Whether a configuration's ratio to its baseline (``value`` [``low``, ``high``]) may be read as an effect,
+    given the A/A's :func:`aa_reach` at the same study, cell and clients level.
+
+    The rule: an effect only if the ratio's interval excludes 1 (strictly: an interval ending at 1 includes it)
+    AND the ratio lies farther from 1 in log terms than the A/A's interval reaches (strictly: a ratio exactly at
+    the reach is within it). The A/A is the baseline measured against itself in the same blocks or loads, so its
+    true ratio is 1 and how far its interval lands from 1 is what the instrument alone produces at that level
+    (drift the design did not remove, a bias like study 07's import time): a ratio no farther from 1 than that
+    may be the instrument's, whatever its own interval says. Why the A/A's reach (its |ln ratio| plus its
+    half-width in log terms, :func:`aa_reach`) and not a test of the configuration against the A/A: the two
+    ratios share the baseline's runs and the summaries do not hold their covariance, and one A/A estimate is one
+    draw of the instrument's error, whose interval, not its point, says how far that error goes. The ratio's
+    point, not its interval's near end, is set against it: its interval already had to exclude 1.
+
+    Returns :data:`EFFECT`, or why not: :data:`NO_CI` (no interval), :data:`CI_INCLUDES_1`, :data:`NO_AA` (no A/A
+    interval at this level: without it the instrument's spread is unknown, so the ratio is not called an effect
+    whatever its interval), :data:`WITHIN_AA`.
+    """
+    if _undefined(value) or _undefined(low) or _undefined(high):
+        return NO_CI
+    if low <= 1 <= high:
+        return CI_INCLUDES_1
+    if _undefined(reach):
+        return NO_AA
+    if abs(math.log(value)) <= reach:
+        return WITHIN_AA
+    return EFFECT
+
+
+def effect_note(effect: str) -> str:
+    """What a sentence adds after a ratio it prints with its interval: why it is not an effect where the interval
+    alone does not show it (:data:`WITHIN_AA`, :data:`NO_AA`); '' otherwise."""
+    return effect if effect in (WITHIN_AA, NO_AA) else ""
+
+
+def effects(summary: pd.DataFrame, baseline: str, *, keys: list[str] | None = None,
+            config_col: str = "configuration") -> pd.DataFrame:
+    """``summary`` with two columns more: ``aa_reach`` (the A/A's :func:`aa_reach` at the row's ``keys``: the
+    columns other than the configuration that a level is made of; default, as :func:`resolution`, the grouping
+    keys before ``n``) and ``effect`` (:func:`effect_reading` of the row's ratio; '' for the baseline and the
+    A/A rows, which are not configurations under test)."""
+    out = summary.copy()
+    if keys is None:
+        cols = list(summary.columns)
+        keys = [c for c in cols[:cols.index("n")] if c != config_col] if "n" in cols else ["clients"]
+    if "ratio" not in summary.columns or not len(summary):
+        return out.assign(aa_reach=math.nan, effect="")
+    cfg = summary[config_col].astype(str)
+    aa = summary[cfg == aa_name(baseline)]
+    reach = {tuple(str(r[k]) for k in keys): aa_reach(r["ratio_ci_low"], r["ratio_ci_high"])
+             for _, r in aa.iterrows()}
+    out["aa_reach"] = [reach.get(tuple(str(r[k]) for k in keys), math.nan) for _, r in summary.iterrows()]
+    out["effect"] = ["" if c == baseline or is_aa(c) else
+                     effect_reading(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"], a)
+                     for c, (_, r), a in zip(cfg, summary.iterrows(), out["aa_reach"])]
+    return out

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .. import records
 from ..settings import is_aa
-from ..stats import PAIRED
+from ..stats import PAIRED, effect_note, effects
 from ..claims import StudyData
 from ..findings import STUDY_FINDINGS, cell_columns, cell_label, cell_slug, cells, in_cell, study_info
 from .tables import add_figure, add_table, statements, study_table
@@ -55,7 +55,7 @@ def study_entry(doc: dict, processed_dir: Path, gen: Path, nums, s: StudyData, f
                 entry["figures"].append({"path": rel, "cell": cell_label(cell)})
     run_numbers(doc, processed_dir, nums, s, entry)
     if s.summary is not None:
-        entry["table"] = add_table(doc, gen, study_table(s.summary), f"study_{name}")
+        entry["table"] = add_table(doc, gen, study_table(s.summary, s.baseline), f"study_{name}")
         entry["resolution"] = resolution(nums, s)
         entry["cheapest"] += cheapest(nums, s)
     # A study's own statements (its code printed each number from its data), under its section.
@@ -117,10 +117,14 @@ def resolution(nums, s: StudyData) -> list[dict]:
 
 def cheapest(nums, s: StudyData) -> list[dict]:
     """Per cell and clients level: the logging configurations with the highest and lowest ratio (``best``,
-    ``worst``), and whether the best lies above 1 beyond its CI."""
-    cfg = s.summary["configuration"].astype(str)
-    summ = s.summary[(cfg != s.baseline) & ~cfg.map(is_aa)]
-    if "ratio" not in summ.columns or not len(summ):
+    ``worst``), whether the best lies above 1 beyond its CI, and for each of the two why it is not an effect
+    where its interval alone does not show it (``best_note``, ``worst_note``: ``stats.effect_note``)."""
+    if "ratio" not in s.summary.columns:
+        return []
+    read = effects(s.summary, s.baseline, keys=cell_columns(s.summary) + ["clients"])
+    cfg = read["configuration"].astype(str)
+    summ = read[(cfg != s.baseline) & ~cfg.map(is_aa)]
+    if not len(summ):
         return []
     out = []
     for cell in cells(s.summary):
@@ -131,14 +135,16 @@ def cheapest(nums, s: StudyData) -> list[dict]:
                 continue
             base = f"{s.name}{cell_slug(cell)}.{int(k)}"
             best = at.loc[at["ratio"].idxmax()]
+            entry = {"key": base, "label": (cell_label(cell) + ", " if cell else "") + f"{int(k)} clients",
+                     # Logging faster than not logging, beyond the CI: not a cost, the anomaly (see its section).
+                     "above_one": bool(best["ratio_ci_low"] > 1)}
             for which, r in (("best", best), ("worst", at.loc[at["ratio"].idxmin()])):
                 where = {**cell, "configuration": str(r["configuration"]), "clients": int(k)}
                 nums.add(f"{base}.{which}.configuration", {
                     "kind": "cell", "source": f"{s.name}.csv", "where": where, "column": "configuration"})
                 add_ratio(nums, f"{base}.{which}", s.name, where)
-            # Logging faster than not logging, beyond the CI: not a cost, the anomaly (see its section).
-            out.append({"key": base, "label": (cell_label(cell) + ", " if cell else "") + f"{int(k)} clients",
-                        "above_one": bool(best["ratio_ci_low"] > 1)})
+                entry[f"{which}_note"] = effect_note(r["effect"])
+            out.append(entry)
     return out
 
 

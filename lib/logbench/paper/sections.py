@@ -18,8 +18,9 @@ from .. import claims as claims_mod
 from ..claims import fmt
 from ..findings import cell_columns, cell_label, in_cell
 from ..settings import aa_name
-from .tables import add_table, statements
-from .text import CI, ci_text
+from ..stats import effects
+from .tables import EFFECT_HEADER, add_table, statements
+from .text import CI, cell_text, ci_text, effect_cell
 
 # Written by the instrument study (issue 10) when it exists: one row per finding, ``item`` and ``statement`` (a
 # sentence whose numbers its code printed from its data). The paper's section "Instrument resolution and the
@@ -60,7 +61,21 @@ def screen_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
     for k in anomalies_mod.KINDS:
         nums.add(f"screen.{k}", {"kind": "agg", "source": ANOMALIES, "where": {"kind": k}, "agg": "count"})
     if len(screen):
-        doc["screen_table"] = add_table(doc, gen, anomalies_mod.paper_table(screen), "anomalies")
+        doc["screen_table"] = add_table(doc, gen, screen_table(screen), "anomalies")
+
+
+def screen_table(anomalies: pd.DataFrame) -> pd.DataFrame:
+    """The screen as the paper prints it: the value with its interval (:func:`.text.ci_text`; a block: its
+    configurations' range)."""
+    def value(r) -> str:
+        if r["kind"] == "contaminated_block":
+            return f"{cell_text(r['value'])} [{cell_text(r['ci_low'])} – {cell_text(r['ci_high'])}]"
+        return ci_text(r["value"], r["ci_low"], r["ci_high"])
+
+    return pd.DataFrame({"study": anomalies["study"], "cell": anomalies["cell"].replace("", "–"),
+                         "clients": anomalies["clients"].astype(str),
+                         "kind": anomalies["kind"].map(anomalies_mod.LABELS), "what": anomalies["what"],
+                         f"value [{CI}]": anomalies.apply(value, axis=1), "note": anomalies["note"]})
 
 
 def anomaly_section(doc: dict, processed_dir: Path, gen: Path, nums, studies: dict) -> None:
@@ -69,7 +84,8 @@ def anomaly_section(doc: dict, processed_dir: Path, gen: Path, nums, studies: di
     aa_col, ratio_col = f"A/A ratio [{CI}]", f"ratio to baseline [{CI}]"
     for name, s in studies.items():
         fast = anomalies_mod.faster_than_baseline(s.summary, s.baseline)
-        for _, r in fast.iterrows():
+        read = effects(s.summary, s.baseline, keys=cell_columns(s.summary) + ["clients"]) if len(fast) else None
+        for i, r in fast.iterrows():
             cell = {c: str(r[c]) for c in cell_columns(s.summary) if c in r.index}
             k = int(r["clients"])
             # what else the cell says: the CPU idle state its runs held, and its baseline measured against itself
@@ -82,8 +98,11 @@ def anomaly_section(doc: dict, processed_dir: Path, gen: Path, nums, studies: di
                          "clients": str(k), ratio_col: ci_text(r["ratio"], r["ratio_ci_low"], r["ratio_ci_high"]),
                          "idle state": idle or "–",
                          aa_col: (ci_text(aa["ratio"].iloc[0], aa["ratio_ci_low"].iloc[0], aa["ratio_ci_high"].iloc[0])
-                                  if len(aa) else "–")})
-    df = pd.DataFrame(rows, columns=["study", "cell", "configuration", "clients", ratio_col, "idle state", aa_col])
+                                  if len(aa) else "–"),
+                         EFFECT_HEADER: effect_cell(str(r["configuration"]), s.baseline, read.loc[i, "effect"],
+                                                    read.loc[i, "aa_reach"])})
+    df = pd.DataFrame(rows, columns=["study", "cell", "configuration", "clients", ratio_col, "idle state", aa_col,
+                                     EFFECT_HEADER])
     doc["anomaly_table"] = ""
     if len(df):
         doc["anomaly_table"] = add_table(doc, gen, df, "anomaly")

@@ -9,7 +9,8 @@ import pandas as pd
 from .. import regression
 from ..claims import StudyData
 from ..findings import ENVIRONMENT_COLUMNS, cell_columns, summary_keys
-from .text import CI, ci_text
+from ..stats import effects
+from .text import CI, ci_text, effect_cell
 
 GENERATED = "generated"
 FIGURES = "figures"
@@ -59,8 +60,14 @@ STUDY_TABLE_COLUMNS = (
 )
 
 
-def study_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """A study's summary as display strings: its key and cell columns, n, then mean [CI] per quantity."""
+# The study table's column that says whether each ratio reads as an effect (stats.effect_reading).
+EFFECT_HEADER = "an effect? (CI and A/A)"
+
+
+def study_table(summary: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
+    """A study's summary as display strings: its key and cell columns, n, then mean [CI] per quantity; with the
+    ``baseline`` named, after the ratio whether it reads as an effect (:func:`logbench.stats.effect_reading`
+    against the A/A of its cell and level; the A/A row gives its spread)."""
     keys = summary_keys(summary)
     keys = [c for c in cell_columns(summary) if c not in keys] + keys
     out = pd.DataFrame({k: summary[k].astype(str) for k in keys})
@@ -71,6 +78,10 @@ def study_table(summary: pd.DataFrame) -> pd.DataFrame:
             continue
         low, high = f"{stem}_ci_low", f"{stem}_ci_high"
         out[header] = [ci_text(r[mean], r.get(low), r.get(high), sig, factor) for _, r in summary.iterrows()]
+        if stem == "ratio" and baseline is not None:
+            read = effects(summary, baseline, keys=cell_columns(summary) + ["clients"])
+            out[EFFECT_HEADER] = [effect_cell(c, baseline, e, a) for c, e, a in
+                                  zip(summary["configuration"].astype(str), read["effect"], read["aa_reach"])]
     return out
 
 

@@ -2,7 +2,8 @@
 
 One formatter for estimates: :func:`ci_text` ('mean [low, high]', the tables' form) and :func:`ci_words` (the same
 estimate in a sentence: 'mean µs (95 % CI low to high)'), both over :func:`cell_text` (``claims.fmt``: fixed
-significant digits, '—' where undefined). The notebook's sentences (:func:`regression_text`, :func:`floor_text`,
+significant digits, '—' where undefined); :func:`effect_cell` says in a study table whether a ratio reads as an
+effect (``stats.effect_reading``). The notebook's sentences (:func:`regression_text`, :func:`floor_text`,
 :func:`claims_text`) and its display tables (:func:`display_table`) print through them.
 """
 
@@ -16,7 +17,8 @@ from .. import claims as claims_mod
 from .. import regression
 from ..claims import fmt
 from ..findings import FLOOR_FOR, FLOOR_WORDS, cost_terms
-from ..stats import CONFIDENCE
+from ..settings import is_aa
+from ..stats import CONFIDENCE, EFFECT
 
 CI = f"{round(100 * CONFIDENCE)} % CI"
 
@@ -44,6 +46,25 @@ def ci_text(mean, low, high, sig: int = 3, factor: float = 1.0) -> str:
 def ci_words(mean, low, high, unit: str = "µs") -> str:
     """The estimate in a sentence: 'mean µs (95 % CI low to high)'."""
     return f"{fmt(mean)} {unit} ({CI} {fmt(low)} to {fmt(high)})"
+
+
+def aa_band(reach: float) -> str:
+    """The ratios an A/A's reach (:func:`logbench.stats.aa_reach`) leaves unread: 'low–high' around 1."""
+    if _undefined(reach):
+        return "—"
+    if math.isinf(reach):
+        return "unbounded"
+    return f"{cell_text(math.exp(-reach))}–{cell_text(math.exp(reach))}"
+
+
+def effect_cell(configuration: str, baseline: str, effect: str, reach: float) -> str:
+    """A study table's effect column: 'yes', or 'no: why' (:func:`logbench.stats.effect_reading`); the A/A row
+    gives the band of ratios its spread leaves unread, the baseline row a dash."""
+    if configuration == baseline:
+        return "—"
+    if is_aa(configuration):
+        return f"A/A spread {aa_band(reach)}"
+    return "yes" if effect == EFFECT else f"no: {effect}"
 
 
 # --- sentences for the notebook (numbers printed from data, never typed) -------------------------------------
