@@ -202,6 +202,14 @@ _MARK = RECORD_MARKER.encode()
 _STATEMENT_TEXT = (_MARK, b"statement: ", b"parse ", b"bind ", b"execute ")
 
 
+# Post 000's PostgreSQL 9.2.4 wrote the same records per prepared statement as 15 does, so counting two per
+# transaction is the post's shape too: in 9.2 (and 9.3) src/backend/tcop/postgres.c, exec_bind_message and
+# exec_execute_message each call check_log_duration, which returns 2 ("log the statement") whenever
+# log_min_duration_statement = 0 and log_statement did not log it already, and each then logs
+# "duration: %s ms  bind|execute <name>: <text>" with errdetail_params; pgbench -M prepared calls PQprepare once
+# per connection and PQsendQueryPrepared (Bind, Describe, Execute, Sync) per statement. Post 000's "number of
+# queries logged" comes to about one per transaction if its cached runs were 3 x 300 s like its IO-bound ones
+# (it does not say); then it counted statements, not the records its server wrote.
 def statement_records(settings: Settings, query_mode: str) -> tuple[RecordShape, ...]:
     """The records pgbench -S's statements leave under ``settings`` (the effective ones: base and
     configuration merged), as PostgreSQL 15 writes them (tests/fixtures/pg15_*.log are captured runs).
