@@ -67,8 +67,11 @@ def test_dry_run_lists_the_whole_suite(tmp_path):
     assert not any(p.exists() for p in tmp_path.iterdir() if p.name != ".snakemake"), "a dry run wrote files"
     # one benchmark at a time on this machine, by the resource every study job takes (this machine's one
     # unit: test_smoke_profile_end_to_end)
-    assert all("host=1" in block for block in re.split(r"\n(?=(?:local)?rule )", r.stdout)
-               if re.match(r"(?:local)?rule study:", block))
+    blocks = [b for b in re.split(r"\n(?=(?:local)?rule )", r.stdout) if re.match(r"(?:local)?rule study:", b)]
+    assert all("host=1" in block for block in blocks)
+    # a package study's job takes its whole package as input (editing study 07's bench makes it out of date)
+    wal = next(b for b in blocks if re.search(r"wildcards: .*stem=pg_wal_level\b", b))
+    assert all(str(p) in wal for p in studies.sources("pg_wal_level")), wal
 
 
 def test_committed_target_lists_every_committed_run(tmp_path):
@@ -125,6 +128,21 @@ def test_source_hash_is_the_code_not_the_outputs(tmp_path):
     nb.cells[1].source = "x + 1"
     nbformat.write(nb, p)
     assert jobs.source_hash(p) != before
+
+
+def test_a_study_s_input_is_its_module_or_its_whole_package():
+    """Issue 24: editing a package study's bench or analysis makes that study out of date, as editing its module
+    does for a one-module study."""
+    packages = []
+    for r in jobs.profile_runs("smoke") + jobs.committed_runs():
+        mod = studies.module(r.study)
+        if hasattr(mod, "__path__"):
+            packages.append(r.study)
+            files = set(Path(mod.__file__).parent.rglob("*.py"))
+            assert files <= set(r.sources), f"{r.stem}: {sorted(map(str, files - set(r.sources)))} not inputs"
+        else:
+            assert r.sources == (Path(mod.__file__),)
+    assert "pg_wal_level" in packages, "study 07 is a package (lib/logbench/studies/pg_wal_level/)"
 
 
 def test_a_committed_run_refuses_changed_code_not_the_outputs_of_earlier_runs(tmp_path):

@@ -43,9 +43,10 @@ class StudyRun:
         return str(self.parameters.get("profile", "standard"))
 
     @property
-    def module(self) -> Path:
-        """The study's module: an input of its run (editing it makes the run out of date)."""
-        return Path(studies.module(self.study).__file__)
+    def sources(self) -> tuple[Path, ...]:
+        """The study's code, inputs of its run (editing one makes the run out of date): its module, or every
+        source file of its package (``studies.sources``)."""
+        return studies.sources(self.study)
 
     @property
     def committed_notebook(self) -> Path:

@@ -1,11 +1,12 @@
-"""The studies, one module each, and their registry.
+"""The studies, one module or package each, and their registry.
 
-A study module declares ``SPEC`` (a :class:`~logbench.studies.common.StudySpec`); the registry
-finds every module of this package that does, so the report, the claims, the tests' notebook list
-and the workflow (``Snakefile``, through :mod:`logbench.jobs`; ``python -m logbench.studies --committed``
-prints the same committed runs) read one list.
+A study module (or package: its ``__init__`` re-exports what callers use) declares ``SPEC`` (a
+:class:`~logbench.studies.common.StudySpec`); the registry finds every module and package of this package
+that does, so the report, the claims, the tests' notebook list and the workflow (``Snakefile``, through
+:mod:`logbench.jobs`; ``python -m logbench.studies --committed`` prints the same committed runs) read one list.
 
-A new study is one module here plus a thin notebook; it touches no other study. Its parts:
+A new study is one module or package here plus a thin notebook; it touches no other study (a package keeps
+its bench and analysis beside it: ``pg_wal_level/``, issue 24). Its parts:
 
 - ``SPEC = common.StudySpec(name=..., engine=..., title=..., post=..., baseline=..., notebook=..., seed=...,
   published=..., committed=..., extra_committed=..., smoke=..., paper_order=...)``;
@@ -27,11 +28,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
+from pathlib import Path
 from types import ModuleType
 
 from .common import StudySpec
 
-__all__ = ["StudySpec", "module", "spec", "specs"]
+__all__ = ["StudySpec", "module", "sources", "spec", "specs"]
 
 _NOT_STUDIES = {"common", "__main__"}
 
@@ -63,6 +65,22 @@ def spec(name: str) -> StudySpec:
 
 
 def module(name: str) -> ModuleType:
-    """The module of study ``name`` (its define/run/summary/findings)."""
+    """The module (or package) of study ``name`` (its define/run/summary/findings)."""
     spec(name)
     return _modules()[name]
+
+
+# What a study package ships (pyproject's package-data beside its modules): an editor's swap or backup file
+# beside them is no input (it would make the study out of date, then be missing).
+_SOURCE_PATTERNS = ("*.py", "*.sh", "*.conf.in")
+
+
+def sources(name: str) -> tuple[Path, ...]:
+    """The files of study ``name``'s code, the workflow's input for its runs (editing one makes them out of
+    date): its module, or every source file of its package (its bench and analysis are its code too)."""
+    mod = module(name)
+    if not hasattr(mod, "__path__"):
+        return (Path(mod.__file__),)
+    root = Path(mod.__file__).parent
+    return tuple(sorted({p for pattern in _SOURCE_PATTERNS for p in root.rglob(pattern)
+                         if "__pycache__" not in p.relative_to(root).parts}))

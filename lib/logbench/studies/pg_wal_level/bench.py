@@ -1,4 +1,5 @@
-"""PostgreSQL WAL volume: what each wal_level requires, WAL counters, an import on a fresh instance, OLTP by count.
+"""Study 07's bench, PostgreSQL WAL volume: what each wal_level requires, WAL counters, an import on a fresh
+instance, OLTP by count.
 
 WAL is measured two ways on every run: the LSN difference (every byte inserted, by any process) and the
 difference of ``pg_stat_wal`` (records, full-page images, bytes). Counters are read only after every client
@@ -21,15 +22,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import cleanup, environment, params, paths
-from ..errors import ToolError
-from ..runner import Measurement
-from ..servers import postgres as pgserver
-from ..servers import process
-from ..settings import Configuration, Settings
-from ..workloads.pgbench import parse_output
-from .backend import filesystem_of
-from .postgres import PgStudy
+from ... import cleanup, environment, params, paths
+from ...benches.backend import filesystem_of
+from ...benches.postgres import PgStudy
+from ...errors import ToolError
+from ...runner import Measurement
+from ...servers import postgres as pgserver
+from ...servers import process
+from ...settings import Configuration, Settings
+from ...workloads.pgbench import parse_output
 
 # What each level requires (post 004's archive / hot_standby are replica since PostgreSQL 9.6):
 # minimal refuses to start with WAL senders or archiving configured; archiving is off for every level in the

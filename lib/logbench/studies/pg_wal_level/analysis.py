@@ -1,64 +1,20 @@
-"""Study 07: how much WAL does each wal_level write? (post 004, Cybertec, wal_level part, redone)
-
-Two phases in one interleaved schedule (runner.SplitBench labels ``import/…`` and ``oltp/…``):
-
-- **import** — a fresh instance per run at the level (the post's "freshly created test instance"), then
-  ``pgbench -i -F 70`` one step at a time: WAL bytes (LSN difference and ``pg_stat_wal``), full-page images,
-  import time per step, and whether the WAL-skip path was taken;
-- **oltp** — one server restarted to change the level, a checkpoint before each run, a fixed number of
-  transactions of pgbench's TPC-B-like default script: WAL bytes per transaction and tps.
-
-Ratios replica/minimal and logical/replica (Fieller CIs, :mod:`logbench.stats`) stand beside the post's 35×.
-The post's ``archive`` and ``hot_standby`` are both ``replica`` since PostgreSQL 9.6; ``logical`` is newer than
-the post.
-"""
+"""Study 07's analysis of recorded runs: the summary, the level ratios beside the post's, the import's steps and
+skip path, the findings' statements, the processed tables, and the notebook's tables of them."""
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from .. import params, paths, records, stats
-from ..benches import pg_wal
-from ..benches import postgres as pg
-from ..errors import ParameterError
-from ..plots import fmt_ci
-from . import common
+from ... import paths, records, stats
+from ...plots import fmt_ci
+from .. import common
+from . import bench
+from .spec import BASELINE, LEVELS, NAME
 
-NAME = "pg_wal_level"
-BASELINE = "minimal"
-POST = "004_5cd3e575f4305811.txt"
-LEVELS = tuple(pg_wal.WAL_LEVELS)
-PHASES = ("import", "oltp")
 POST_IMPORT_RATIO = 35.0  # "a 35 fold increase in the amount of xlog" (minimal -> archive), reference 004-002
-
-# duration: nominal seconds of a run, for the runner's pacing only (runs are fixed-size, not timed).
-# scale: the OLTP dataset; import_scale: the import runs' (the post imported scale 100). minimal's WAL hardly grows
-# with the data while replica's does, so the import's ratio is a function of the scale: only the post's scale
-# answers its claim.
-PROFILES: dict[str, dict[str, object]] = {
-    "smoke": {"clients": [1], "repeats": 1, "duration": 1, "warmup": 0, "scale": 1, "import_scale": 1,
-              "transactions": 200},
-    # ~15-20 min on two cores (estimate): 8 runs a block (3 levels + A/A, 2 phases) x 5 blocks; an import run
-    # (initdb, start, scale 100 step by step, stop) ~25-45 s (scale 20 took ~6 s), an OLTP run (restart, checkpoint,
-    # 2 s warm-up, 15,000 transactions at ~1,000-2,000 tps on 2 clients) ~12-19 s
-    "standard": {"clients": [2], "repeats": 5, "duration": 15, "warmup": 2, "scale": 20, "import_scale": 100,
-                 "transactions": 15_000},
-    # the post's scale 100 and its 160,000 transactions per OLTP run
-    "full": {"clients": [2], "repeats": 5, "duration": 160, "warmup": 5, "scale": 100, "import_scale": 100,
-             "transactions": 160_000},
-}
-
-
-@dataclass(frozen=True, kw_only=True)
-class WalLevelStudy(pg.PgStudy):
-    transactions: int = 1
-    import_scale: int = 1
-    fillfactor: int = 70
-    generate: str = "g"
 
 
 @dataclass(frozen=True)
@@ -76,46 +32,6 @@ class WalNumbers:
     wal_fpi_per_tx: float
     import_s: float
     data_bytes: float
-
-
-def define(profile: str = "standard", levels: object = None, scale: object = None, import_scale: object = None,
-           transactions: object = None, fillfactor: object = 70, generate: str = "g", shared_buffers: str = "128MB", extra_settings: object = None,
-           pg_bindir: object = None, **shared: object) -> WalLevelStudy:
-    """Check every parameter and freeze the study (ParameterError before any server starts)."""
-    d = common.profile_lookup(profile, PROFILES)
-    chosen = params.name_list("levels", list(LEVELS) if levels is None else levels, LEVELS)
-    tx = params.positive_int("transactions", d("transactions", transactions))
-    imported = params.positive_int("import_scale", d("import_scale", import_scale))
-    ff = params.positive_int("fillfactor", fillfactor)
-    if not 10 <= ff <= 100:
-        raise ParameterError("fillfactor", ff, "a whole number from 10 to 100 (pgbench -F)")
-    params.choice("generate", generate, pg_wal.GENERATE)
-    extra = {**pg_wal.WAL_BASE, **params.mapping("extra_settings", extra_settings)}
-    engine = pg.pg_fields(backend="local", image=None, scale=d("scale", scale), query_mode="simple",
-                          syslog_rate_limit=False, log_dir_on="disk", sampling_rate=1.0, shared_buffers=shared_buffers,
-                          extra_settings=extra, pg_bindir=pg_bindir)
-    clash = sorted(set(extra) & {k for s in pg_wal.WAL_LEVELS.values() for k in s})
-    if clash:
-        raise ParameterError("extra_settings", clash, "settings other than those each wal_level sets itself")
-    fields = common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared)
-    if fields["clients"] and tx < max(fields["clients"]):
-        raise ParameterError("transactions", tx, f"at least one per client (≥ {max(fields['clients'])})")
-    study = WalLevelStudy(
-        **fields, **engine, transactions=tx, import_scale=imported, fillfactor=ff, generate=generate,
-        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), pg_wal.level_settings(LEVELS),
-                                         engine["pg_bindir"], engine["base"], "simple"))
-    return pg.with_variants(study, [(p, "local", None, None) for p in PHASES])
-
-
-def run(study: WalLevelStudy, *, progress: bool = True) -> common.StudyResult:
-    def start(study, stack: contextlib.ExitStack):
-        benches, env = pg_wal.start(study, stack, transactions=study.transactions, fillfactor=study.fillfactor,
-                                    generate=study.generate, import_scale=study.import_scale)
-        from ..runner import SplitBench
-
-        return SplitBench(benches, {k: env for k in benches}), env
-
-    return common.run_study(study, start, processed_tables, progress=progress)
 
 
 def measured(runs: pd.DataFrame) -> pd.DataFrame:
@@ -166,7 +82,7 @@ def steps(runs: pd.DataFrame) -> pd.DataFrame:
     m = m[m["phase"] == "import"]
     rows = []
     for cfg, g in m.groupby("configuration", sort=False):
-        for step in pg_wal.STEPS:
+        for step in bench.STEPS:
             row = {"configuration": cfg, "step": step}
             for what in ("wal_lsn_bytes", "wal_fpi", "seconds"):
                 e = stats.mean_ci(g["extra"].map(lambda x, k=f"{step}_{what}": x.get(k)).astype(float))
@@ -174,7 +90,7 @@ def steps(runs: pd.DataFrame) -> pd.DataFrame:
             rows.append(row)
     out = pd.DataFrame(rows)
     return (common.configuration_order(out, ["configuration", "step"], {"configuration": list(LEVELS),
-                                                                           "step": list(pg_wal.STEPS)})
+                                                                           "step": list(bench.STEPS)})
             if len(out) else out)
 
 
@@ -203,7 +119,7 @@ def findings(runs: pd.DataFrame) -> pd.DataFrame:
                     f"`{row.configuration}`: the WAL-skip path was taken in {row.skipped} of {row.runs} imports."})
     if len(st) and {"minimal", "replica"} <= set(st["configuration"]):
         w = st.pivot(index="step", columns="configuration", values="wal_lsn_bytes_mean")
-        skipped = [s for s in pg_wal.STEPS if w.loc[s, "replica"] > 0 and w.loc[s, "minimal"] < pg_wal.SKIP_FRACTION
+        skipped = [s for s in bench.STEPS if w.loc[s, "replica"] > 0 and w.loc[s, "minimal"] < bench.SKIP_FRACTION
                    * w.loc[s, "replica"]]
         out.append({"item": "skip.steps", "statement":
                     "pgbench -i steps whose WAL under minimal is below a tenth of replica's: "
@@ -232,24 +148,7 @@ def per_level(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["phase", "configuration", "clients"])
 
 
-def design_summary(study: WalLevelStudy) -> dict[str, object]:
-    return {**pg.design_summary(study), "levels": [c.name for c in study.configurations],
-            "import scale": study.import_scale, "transactions per OLTP run": study.transactions, "fillfactor": study.fillfactor,
-            "generation step": study.generate}
-
-
-def level_table() -> pd.DataFrame:
-    """What each level sets (what it requires) over the base."""
-    return pd.DataFrame([{"level": n, "settings": ", ".join(f"{k}={v}" for k, v in s.items())}
-                         for n, s in pg_wal.WAL_LEVELS.items()]).set_index("level")
-
-
 def environment_table(result: common.StudyResult) -> pd.DataFrame:
     return common.environment_table(result, {"settings (all levels)": ", ".join(
-        f"{k}={v}" for k, v in pg_wal.WAL_BASE.items())})
+        f"{k}={v}" for k, v in bench.WAL_BASE.items())})
 
-
-SPEC = common.StudySpec(
-    name=NAME, engine="postgresql", title="PostgreSQL WAL volume by wal_level", post=POST, baseline=BASELINE,
-    notebook="07_pg_wal_level.ipynb", seed=20140321, committed={"profile": "standard", "publish": True},
-    paper_order=7)

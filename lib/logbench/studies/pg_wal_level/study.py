@@ -1,0 +1,67 @@
+"""Study 07's plan and run: ``define`` checks every parameter and freezes the study (ParameterError before any
+server starts), ``run`` executes it; the plan's tables for the notebook (``design_summary``, ``level_table``)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pandas as pd
+
+from ... import params
+from ...benches import postgres as pg
+from ...errors import ParameterError
+from ...runner import SplitBench
+from .. import common
+from . import bench
+from .analysis import processed_tables
+from .spec import BASELINE, LEVELS, PHASES, PROFILES, SPEC, WalLevelStudy
+
+
+def define(profile: str = "standard", levels: object = None, scale: object = None, import_scale: object = None,
+           transactions: object = None, fillfactor: object = 70, generate: str = "g", shared_buffers: str = "128MB", extra_settings: object = None,
+           pg_bindir: object = None, **shared: object) -> WalLevelStudy:
+    """Check every parameter and freeze the study (ParameterError before any server starts)."""
+    d = common.profile_lookup(profile, PROFILES)
+    chosen = params.name_list("levels", list(LEVELS) if levels is None else levels, LEVELS)
+    tx = params.positive_int("transactions", d("transactions", transactions))
+    imported = params.positive_int("import_scale", d("import_scale", import_scale))
+    ff = params.positive_int("fillfactor", fillfactor)
+    if not 10 <= ff <= 100:
+        raise ParameterError("fillfactor", ff, "a whole number from 10 to 100 (pgbench -F)")
+    params.choice("generate", generate, bench.GENERATE)
+    extra = {**bench.WAL_BASE, **params.mapping("extra_settings", extra_settings)}
+    engine = pg.pg_fields(backend="local", image=None, scale=d("scale", scale), query_mode="simple",
+                          syslog_rate_limit=False, log_dir_on="disk", sampling_rate=1.0, shared_buffers=shared_buffers,
+                          extra_settings=extra, pg_bindir=pg_bindir)
+    clash = sorted(set(extra) & {k for s in bench.WAL_LEVELS.values() for k in s})
+    if clash:
+        raise ParameterError("extra_settings", clash, "settings other than those each wal_level sets itself")
+    fields = common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared)
+    if fields["clients"] and tx < max(fields["clients"]):
+        raise ParameterError("transactions", tx, f"at least one per client (≥ {max(fields['clients'])})")
+    study = WalLevelStudy(
+        **fields, **engine, transactions=tx, import_scale=imported, fillfactor=ff, generate=generate,
+        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), bench.level_settings(LEVELS),
+                                         engine["pg_bindir"], engine["base"], "simple"))
+    return pg.with_variants(study, [(p, "local", None, None) for p in PHASES])
+
+
+def run(study: WalLevelStudy, *, progress: bool = True) -> common.StudyResult:
+    def start(study, stack: contextlib.ExitStack):
+        benches, env = bench.start(study, stack, transactions=study.transactions, fillfactor=study.fillfactor,
+                                   generate=study.generate, import_scale=study.import_scale)
+        return SplitBench(benches, {k: env for k in benches}), env
+
+    return common.run_study(study, start, processed_tables, progress=progress)
+
+
+def design_summary(study: WalLevelStudy) -> dict[str, object]:
+    return {**pg.design_summary(study), "levels": [c.name for c in study.configurations],
+            "import scale": study.import_scale, "transactions per OLTP run": study.transactions, "fillfactor": study.fillfactor,
+            "generation step": study.generate}
+
+
+def level_table() -> pd.DataFrame:
+    """What each level sets (what it requires) over the base."""
+    return pd.DataFrame([{"level": n, "settings": ", ".join(f"{k}={v}" for k, v in s.items())}
+                         for n, s in bench.WAL_LEVELS.items()]).set_index("level")
