@@ -25,9 +25,9 @@ PHASES = ("import", "oltp")
 PROFILES: dict[str, dict[str, object]] = {
     "smoke": {"clients": [1], "repeats": 1, "duration": 1, "warmup": 0, "scale": 1, "import_scale": 1,
               "transactions": 200},
-    # ~15-20 min on two cores (estimate): 8 runs a block (3 levels + A/A, 2 phases) x 5 blocks; an import run
-    # (initdb, start, scale 100 step by step, stop) ~25-45 s (scale 20 took ~6 s), an OLTP run (restart, checkpoint,
-    # 2 s warm-up, 15,000 transactions at ~1,000-2,000 tps on 2 clients) ~12-19 s
+    # ~6 min on two cores (the committed run of 2026-11-25): 8 runs a block (3 levels + A/A, 2 phases) x 5 blocks;
+    # an import run (initdb, start, scale 100 step by step, stop) 8-12 s, an OLTP run (restart, checkpoint,
+    # 2 s warm-up, 15,000 transactions on 2 clients) ~5-6 s
     "standard": {"clients": [2], "repeats": 5, "duration": 15, "warmup": 2, "scale": 20, "import_scale": 100,
                  "transactions": 15_000},
     # the post's scale 100 and its 160,000 transactions per OLTP run
