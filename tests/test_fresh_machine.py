@@ -23,6 +23,11 @@ exercised inside by the workflow's dry-run tests), and the long real loads (mark
 loads of both engines, study 05's, the log rotations under load), whose programs the shorter integration tests run
 inside too. The host runs all of them.
 
+Every test that passed inside (``-rp``: a line per passed test) is not run a second time on the host when the
+host's tree is HEAD, the commit the container ran (``tests/conftest.py``; this check then runs first): the same
+test on the same code, once, on the machine with only what set-up installs. The host runs what could not pass
+inside (the container backend's tests), what is left out inside (above), and anything that failed there.
+
 The host's ``/sys/fs/cgroup`` is mounted read-write when the container cannot be ``--privileged`` (this VM's
 runc refuses it): a fresh machine's root can make a memory cgroup (study 02's IO-bound regime), a container
 sees its cgroups read-only otherwise. Its ``/var/tmp`` is a directory of the host's disk, as a machine's is on its
@@ -52,6 +57,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import PASSED_INSIDE
 from logbench import paths
 
 BASE_IMAGE = "logbench/debian:bookworm"
@@ -157,7 +163,7 @@ bash scripts/setup.sh || { echo "FRESH: set-up failed"; exit 90; }
 t1=$(date +%s)
 echo "FRESH: set-up took $((t1 - t0)) s"
 LOGBENCH_DOCKER=0 bash run.sh test -q -p no:cacheprovider --ignore=tests/test_interrupts.py \
-  -m "not workflow_smoke and not long_load" --durations=15
+  -m "not workflow_smoke and not long_load" --durations=15 -rap
 rc=$?
 echo "FRESH: tests took $(( $(date +%s) - t1 )) s, exit $rc"
 exit $rc
@@ -168,7 +174,7 @@ _REASON = _why_not_runnable()
 
 
 @pytest.mark.skipif(_REASON is not None, reason=_REASON or "")
-def test_readme_commands_pass_in_a_clean_container(tmp_path):
+def test_readme_commands_pass_in_a_clean_container(tmp_path, request):
     clone = tmp_path / "logbench"
     head = _clone_head(clone)
     cfg = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
@@ -213,6 +219,12 @@ def test_readme_commands_pass_in_a_clean_container(tmp_path):
     text = log.read_text(errors="replace")
     timings = "; ".join(re.findall(r"^FRESH: (.*)$", text, re.M))
     print(f"fresh machine at {head[:10]}: {wall:.0f} s in all ({timings}); log {log}")
+    # What passed inside is not run again on the host (conftest.py: only on a tree that is HEAD); taken before the
+    # verdict, so after a failure inside the host still runs the failed test and the rest, not what passed.
+    passed = set(re.findall(r"^PASSED (tests/\S.*?)\s*$", text, re.M))
+    if PASSED_INSIDE in request.config.stash:
+        request.config.stash[PASSED_INSIDE] |= passed
+    text = re.sub(r"^PASSED .*\n", "", text, flags=re.M)  # the tail below shows failures and skips, not passes
     assert r.returncode == 0, f"in a clean container ({timings}):\n{text[-8000:]}"
     skipped = re.findall(r"^SKIPPED \[\d+\] (.*)$", text, re.M)
     # The posts' texts go in only if this clone has them beside it (../shared/seeds): a clone elsewhere skips their

@@ -181,14 +181,15 @@ def test_wchan_sampler_sees_backends_blocked_on_a_stopped_collector(scratch):
 @needs_root
 def test_a_switchback_run_counts_each_windows_records_and_estimates_every_arm(tmp_path):
     """none, log_duration, both with track_io_timing and the A/A control switched by reload inside one load,
-    2 clients, 2 blocks, 2 loads (~1.5 min; marked long_load): a logging window holds its own arm's records (by their timestamps,
-    up to the few that cross an edge), the baseline's none; every arm gets the switchback estimator's interval;
-    track_io_timing's cost comes from its ratio, and the contention finding says why it has no evidence."""
+    2 clients, 2 blocks, 2 loads of 2 s windows (~1 min; marked long_load): a logging window holds its own arm's
+    records (by their timestamps, up to the few that cross an edge), the baseline's none; every arm gets the
+    switchback estimator's interval; track_io_timing's cost comes from its ratio, and the contention finding says
+    why it has no evidence."""
     from logbench import switchwindows
 
     study = study_mod.define(profile="switchback", clients=[2], configurations=[
         "none", "log_duration", "log_statement_all_duration_io_timing", "io_timing"], blocks=2, loads=2, max_loads=2,
-        scale=1, warmup=1, timing_repeats=1, output_dir=tmp_path / "out")
+        window_s=2, scale=1, warmup=1, timing_repeats=1, output_dir=tmp_path / "out")
     result = study_mod.run(study, progress=False)
     w = switchwindows.windows_frame(result.runs)
     assert set(w["arm"]) == {"none", "none_again", "log_duration", "log_statement_all_duration_io_timing",

@@ -147,10 +147,11 @@ def test_control_switches_through_the_included_file_and_hands_back_to_alter_syst
 @pytest.mark.long_load
 @needs_root
 def test_real_switchback_load(tmp_path):
-    """none / stderr / the A/A control in 3 s windows (1 s guard), 3 blocks, 2 loads, 2 clients: ~1 min."""
+    """none / stderr / the A/A control in 2 s windows (1 s guard: one whole pgbench report measured, the shortest
+    window the design allows), 3 blocks, 2 loads, 2 clients: ~1 min."""
     study = pg_destinations.define(profile="standard", design="switchback", destinations=["none", "stderr"],
                                    clients=[2], scale=1,
-                                   backend="local", blocks=3, loads=2, max_loads=2, window_s=3, guard_s=1, warmup=1,
+                                   backend="local", blocks=3, loads=2, max_loads=2, window_s=2, guard_s=1, warmup=1,
                                    output_dir=tmp_path / "out")
     result = pg_destinations.run(study, progress=False)
     runs = result.runs

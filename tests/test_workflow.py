@@ -25,16 +25,16 @@ import pandas as pd
 import pytest
 from nbval import plugin as nbval_plugin
 
-from logbench import jobs, paths, studies
+from logbench import cleanup, jobs, paths, studies
 
 FRESH_INSIDE = "LOGBENCH_FRESH_MACHINE_INSIDE"  # tests/test_fresh_machine.py: no engine there, by design
 SNAKEFILE = paths.ROOT / "workflow" / "Snakefile"
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE)]
 
 
-def snakemake(workdir: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
 
 
 def planned(out: str) -> list[tuple[str, dict[str, str]]]:
@@ -270,14 +270,16 @@ def smoke_run(tmp_path_factory):
     left = [r.study for r in jobs.profile_runs("smoke") if not (without and needs_docker(r))]
     if without:
         args.append("studies=[" + ", ".join(left) + "]")
+    # what the studies' guardians remove: what a study's own teardown left (test_nothing_was_left_behind)
+    guardian_log = work / "guardian.log"
     t0 = time.monotonic()
-    r = snakemake(work, *args, timeout=SMOKE_TIMEOUT_S)
+    r = snakemake(work, *args, timeout=SMOKE_TIMEOUT_S, env={**os.environ, cleanup.GUARDIAN_LOG: str(guardian_log)})
     wall = time.monotonic() - t0
     logs = "\n".join(f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted(work.glob("results/smoke/**/*.log")))
     assert r.returncode == 0, f"{r.stdout[-5000:]}\n{r.stderr[-5000:]}\n{logs}"
     print(f"workflow smoke profile: {wall:.0f} s")
     return SimpleNamespace(dir=work, out=work / "results" / "smoke", args=args, studies=left, without=without,
-                           wall=wall, log=r.stdout + r.stderr)
+                           wall=wall, log=r.stdout + r.stderr, guardian_log=guardian_log)
 
 
 @pytest.mark.integration
@@ -310,6 +312,48 @@ def test_smoke_notebook_matches_the_committed_one_under_nbval(smoke_run, name):
     executed = smoke_run.out / "any" / run.stem / f"{run.stem}.ipynb"
     differences = nbval_differences(executed, paths.NOTEBOOKS / run.notebook)
     assert not differences, f"{run.notebook} (smoke, {dict(run.parameters)}):\n" + "\n".join(differences)
+
+
+@pytest.mark.integration
+@pytest.mark.workflow_smoke
+def test_nothing_was_left_behind(smoke_run):
+    """Every study's own teardown stopped and removed what it started: when its kernel ended, its guardian
+    (logbench.cleanup) found nothing to remove. (The study's processes and directories are gone either way; the
+    guardian would have removed what the teardown left before this test could look.)"""
+    deadline = time.monotonic() + 60
+    while _guardians_writing_to(smoke_run.guardian_log) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _guardians_writing_to(smoke_run.guardian_log), "guardians still running after 60 s"
+    left = smoke_run.guardian_log.read_text() if smoke_run.guardian_log.exists() else ""
+    assert not left, f"the guardians of the smoke run's studies removed what their teardown left:\n{left}"
+
+
+def _guardians_writing_to(log: Path) -> list[int]:
+    import psutil
+
+    found = []
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if "logbench.cleanup" in " ".join(p.info["cmdline"] or []) and \
+                    p.environ().get(cleanup.GUARDIAN_LOG) == str(log):
+                found.append(p.info["pid"])
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return found
+
+
+@pytest.mark.integration
+@pytest.mark.workflow_smoke
+def test_log_rotations_every_method_once_under_load(smoke_run):
+    """tests/test_log_rotation.py's real run of study 06 is the smoke run's study: asserted on its runs here (that test
+    runs it itself only when the workflow's smoke run is not part of the session)."""
+    from logbench import records
+    from logbench.studies import log_rotation as rot
+    from test_log_rotation import check_every_method_once
+
+    run = next(r for r in jobs.profile_runs("smoke") if r.study == rot.NAME and not r.extra)
+    out = smoke_run.out / "any" / run.stem
+    check_every_method_once(rot.define(**dict(run.parameters), output_dir=out), records.load(out / "runs.jsonl"))
 
 
 @pytest.mark.integration

@@ -35,6 +35,10 @@ from pathlib import Path
 import psutil
 
 OWNER_FILE = ".logbench-owner"
+# A file a guardian appends what it removed to, one line each; unset, it says nothing (it has no terminal). A test of
+# studies run in other processes (the workflow's smoke run) reads it: their guardians remove what a study's own
+# teardown left before the test could look.
+GUARDIAN_LOG = "LOGBENCH_GUARDIAN_LOG"
 PREFIX = "logbench-"
 NETNS_PREFIX = "logbench-netns-"  # a namespace's own record directory: logbench-netns-<namespace name>
 # Our network namespaces (servers.netns) are lbns-<tag>, the host's end of each one's veth pair lbh<tag>: named
@@ -88,6 +92,13 @@ def claim(directory: Path, *, guard: bool = True) -> None:
         for line in sweep():
             print(f"logbench: removed a leftover of an earlier study: {line}", file=sys.stderr)
         start_guardian(rec)
+
+
+def _guardian_report(line: str) -> None:
+    path = os.environ.get(GUARDIAN_LOG)
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
 
 
 def private_dir(prefix: str, root: Path | None = None) -> Path:
@@ -280,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         # Ignore the interrupts meant for the study: the guardian must outlive them to clean up.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        guard(int(a.guard[0]), float(a.guard[1]), root=a.root)
+        guard(int(a.guard[0]), float(a.guard[1]), root=a.root, report=_guardian_report)
         return 0
     found = leftovers(a.root)
     if not found:
