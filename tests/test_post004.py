@@ -92,6 +92,9 @@ def test_minimal_takes_the_skip_path_on_import(log_dir):
     # the data itself (~19 MB at scale 1, fillfactor 70) is in replica's WAL, not in minimal's
     assert got["replica"]["gen_wal_lsn_bytes"] > 0.5 * got["replica"]["data_bytes"]
     assert got["minimal"]["gen_wal_lsn_bytes"] < pg_wal.SKIP_FRACTION * got["replica"]["gen_wal_lsn_bytes"]
+    # the position after the import holds initdb's WAL too: beyond the import's own bytes on a fresh instance
+    for level in got:
+        assert got[level]["wal_position_end"] > got[level]["wal_lsn_bytes"] > 0
 
 
 # -- sessions held open --------------------------------------------------------------------------------------

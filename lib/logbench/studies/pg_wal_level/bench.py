@@ -125,6 +125,9 @@ def import_steps(server: pgserver.PostgresServer, scale: int, fillfactor: int, g
             out["data_bytes"] = data_bytes(server)
         before = after
     out.update(after.minus(first))
+    # The position itself, what pg_current_wal_lsn() shows after initdb and the import: the post read "how much
+    # xlog we have written" "after running initdb and pgbench", which may be this rather than the difference.
+    out["wal_position_end"] = after.lsn
     out["import_s"] = seconds
     out["wal_skipped"] = bool(out["gen_wal_lsn_bytes"] < SKIP_FRACTION * out["data_bytes"])
     return out
