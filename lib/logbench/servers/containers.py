@@ -155,8 +155,8 @@ class ContainerLogHost(process.Launched):
     what = "the rsyslog container"
     start_timeout = 30.0
 
-    def __init__(self, workdir: Path, rate_limit: bool):
-        self.workdir, self.rate_limit = workdir, rate_limit
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
         self.file = workdir / "remote" / "syslog-remote.log"
         self.address = ""
         self.network = None

@@ -122,8 +122,8 @@ class Rsyslog(process.ChildProcess):
 class NamespaceLogHost:
     """The remote log host as a network namespace of our own running rsyslogd."""
 
-    def __init__(self, workdir: Path, rate_limit: bool):
-        self.workdir, self.rate_limit = workdir, rate_limit
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
         self.netns: NetworkHost | None = None
         self.daemon: Rsyslog | None = None
         self.file = workdir / "remote" / "syslog-remote.log"
@@ -177,7 +177,7 @@ def remote_config(address: str, file: Path | str, spool: Path | str) -> str:
 class SyslogPair(process.Managed):
     """The local daemon and, if wanted, the remote log host; a context manager.
 
-    ``remote_host`` builds the log host from (workdir, rate_limit): a network
+    ``remote_host`` builds the log host from its work directory: a network
     namespace by default; the container backend passes a container on a Docker network.
     """
 
@@ -205,7 +205,7 @@ class SyslogPair(process.Managed):
         self.log_dir.mkdir(parents=True, exist_ok=True)
         forward = ""
         if self.remote_wanted:
-            self.host = self.remote_host_factory(self.workdir, self.rate_limit)
+            self.host = self.remote_host_factory(self.workdir)
             self.host.start()
             target = self.host.address
             forward = (
