@@ -108,6 +108,13 @@ def test_a_run_is_io_bound_only_when_its_misses_came_from_storage():
     assert io_regime(10, 990, 5, 0) == "cached" and io_regime(0, 0, 0, 0) == "cached"
 
 
+def test_reads_that_bypass_the_page_cache_count_from_the_paced_disk():
+    # O_DIRECT (InnoDB): no page cache grows and no limit is hit; the read-limited cgroup counted the disk's reads
+    assert memlimit.io_bound(300, 1000, limit_hits=0, page_cache_growth=0, page_bytes=16384, disk_reads=300)
+    assert not memlimit.io_bound(300, 1000, limit_hits=0, page_cache_growth=0, page_bytes=16384, disk_reads=10)
+    assert not memlimit.io_bound(300, 1000, limit_hits=0, page_cache_growth=0, page_bytes=16384)
+
+
 def test_io_bound_profile_is_refused_where_it_cannot_be_io_bound():
     from logbench.errors import ParameterError
     from logbench.studies import pg_destinations as m

@@ -500,20 +500,13 @@ class PgBench:
         return filesystem_of(self.log_dir)
 
 
-# A run is IO-bound when at least this share of the blocks it needed missed shared buffers (pg_stat_database)
-# and those misses came from storage, not the page cache: the memory limit was reached while it ran (the cache
-# was full and reclaiming), or its page cache grew by at least half the bytes of the blocks missed (they were
-# read in during the run).
-IO_BOUND_MISS_SHARE = 0.1
 BLOCK_BYTES = 8192
 
 
 def io_regime(blks_read: int, blks_hit: int, limit_hits: int, page_cache_growth: int) -> str:
-    """'io_bound' or 'cached' for one run, by the server's own counters (see IO_BOUND_MISS_SHARE)."""
-    total = blks_read + blks_hit
-    missed = total > 0 and blks_read / total >= IO_BOUND_MISS_SHARE
-    from_storage = limit_hits > 0 or page_cache_growth >= 0.5 * blks_read * BLOCK_BYTES
-    return "io_bound" if missed and from_storage else "cached"
+    """'io_bound' or 'cached' for one run, by the server's own counters (memlimit.io_bound)."""
+    return "io_bound" if memlimit.io_bound(blks_read, blks_read + blks_hit, limit_hits=limit_hits,
+                                           page_cache_growth=page_cache_growth, page_bytes=BLOCK_BYTES) else "cached"
 
 
 def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,

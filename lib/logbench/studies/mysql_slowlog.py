@@ -11,6 +11,13 @@ with sysbench's ``oltp_read_write`` as the stand-in for DBT2 and
 did not have: the general log, the slow log as a table, and the sampled slow log
 (``log_slow_rate_limit``).
 
+The post's IO-bound runs waited on its disks (1/43 of its cached throughput at 1
+connection); this VM's disk answers in ~0.1 ms. So the io regime is paced as study 02's
+``io_bound`` profile is (servers.memlimit): the server's processes in a memory cgroup
+(page cache included), the data evicted from the page cache when the regime starts,
+their reads from the data's disk capped (``read_iops``); each run records whether it
+was IO-bound by its own counters (InnoDB buffer pool misses, the cgroup's disk reads).
+
 Each (regime, workload) pair is one *cell*: the server restarts into the regime's
 base settings once, then the runner's schedule interleaves every (configuration,
 clients) pair in seeded random blocks. Ratios compare configurations within a
@@ -20,6 +27,7 @@ cell, never across cells.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +43,7 @@ from ..errors import ParameterError
 from ..headline import Headline
 from ..runner import Measurement
 from ..servers import mariadb as mdb
+from ..servers import memlimit
 from ..servers.process import tree_cpu_seconds  # noqa: F401  (the tests read the server's CPU through it)
 from ..settings import Configuration, Settings, validate_mariadb
 from ..workloads.sysbench import Sysbench
@@ -85,15 +94,25 @@ PROFILES: dict[str, dict[str, object]] = {
     "smoke": {"cells": ["cpu/oltp_point_select"], "clients": [2], "repeats": 2, "duration": 1,
               "warmup": 0, "tables": 1, "table_size": 2000, "buffer_pool_cpu": "64M", "buffer_pool_io": "8M",
               "restart_warmup": 0, "target_halfwidth": None},
-    # the committed run: ~13 minutes on two cores (data ~100 MB); the post's two regimes with the DBT2
+    # the committed run: ~11 minutes on two cores (data ~100 MB); the post's two regimes with the DBT2
     # stand-in, and the highest statement rate (point selects) where the data is cached; the post's
     # 1 / 20 / 100 connections on 4 cores, mapped by connections per core (POST_CLIENTS)
     "standard": {"cells": ["cpu/oltp_read_write", "io/oltp_read_write", "cpu/oltp_point_select"],
                  "clients": [1, 10, 50], "repeats": 3, "duration": 2, "warmup": 0, "tables": 4,
                  "table_size": 100000, "buffer_pool_cpu": "512M", "buffer_pool_io": "16M", "restart_warmup": 2,
+                 # The io regime paced as the post's disk made it wait (claim_rules.POST_001_IO_PACE): its IO-bound
+                 # NOTPM was 1/43 of its cached at 1 connection (225 / 9,607). Here the cpu cell does ~920 tps at
+                 # 1 client (~1.1 ms a transaction), so the target is ~21 tps (~46 ms a transaction, ~45 ms of it
+                 # waiting on storage); a transaction misses the 16 MB buffer pool ~SMOKE_READS times (the smoke
+                 # run's counters), so the reads are capped at READS/45 ms. The limit: the 16 MB pool and the
+                 # server's own ~SERVER MB, with no room for the 96 MB of data in the page cache (which O_DIRECT
+                 # bypasses anyway).
+                 "memory_limit_mb": 128, "read_iops": 450,
                  # 8 configurations with the A/A control x 3 levels x 3 cells = 72 runs a block at ~2.65 s a
-                 # run (the last committed run: 288 runs in 760 s): 3 blocks ~9.5 min, then up to 3 min of
-                 # adaptive blocks (shared out over the cells) -> ~13 min with the start and the data load
+                 # run (the last committed run: 288 runs in 760 s, ~10 min in all): 3 blocks ~9.5 min, then up to
+                 # 3 min of adaptive blocks (shared out over the cells); the paced io cell's runs end when their
+                 # transactions in flight do, ~WALL s longer at 50 clients (the smoke run) -> ~11 min with the
+                 # start and the data load
                  "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8},
     # The switchback design (logbench.switchback, by SET GLOBAL inside one sysbench load per cell x level: ~20 min):
     # the arms a running session takes at once (benches.mariadb_switchback), the post's two cached cells at its
@@ -107,10 +126,12 @@ PROFILES: dict[str, dict[str, object]] = {
                    "buffer_pool_io": "16M", "restart_warmup": 2, "target_halfwidth": 0.03, "time_budget_s": 120,
                    "max_repeats": 8, "design": "switchback", "window_s": 3, "guard_s": 1, "layout": "permutation",
                    "blocks": 2, "loads": 4, "max_loads": 5},
-    # paper-grade: longer runs, ~2 GB of data, the post's three concurrencies per core
+    # paper-grade: longer runs, ~2 GB of data, the post's three concurrencies per core; the io regime's limit
+    # and read cap as the standard profile's reasoning gives them for its 128 MB pool (to be calibrated by a run)
     "full": {"cells": list(CELLS), "clients": [1, 10, 50],
              "repeats": 5, "duration": 30, "warmup": 5, "tables": 8, "table_size": 1000000,
              "buffer_pool_cpu": "4G", "buffer_pool_io": "128M", "restart_warmup": 10,
+             "memory_limit_mb": 256, "read_iops": 450,
              "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 20},
 }
 
@@ -137,6 +158,12 @@ class MysqlSlowlogStudy(mb.MariaDBStudy):
     buffer_pool_io: str
     sample_rate: int
     restart_warmup: int  # seconds of unrecorded load after each restart (the warm-up runs only then)
+    # The IO-bound regime's pacing (servers.memlimit): a memory cgroup limit (MB, page cache included) on the
+    # server's processes while the io regime runs, and a cap on their reads per second from the data's disk.
+    # None: not limited / not paced. ``pacing_off``: why the profile's pacing was dropped ('' when it was not).
+    memory_limit_mb: int | None = None
+    read_iops: int | None = None
+    pacing_off: str = ""
     cell: int = -1  # -1: the whole study; >= 0: one (regime, workload) cell of it
     # The switchback design (logbench.switchback; benches.mariadb_switchback), or None for blocks.
     switchback: object = None
@@ -146,6 +173,16 @@ class MysqlSlowlogStudy(mb.MariaDBStudy):
         if regime == "cpu":
             return self.base.merged({"innodb_buffer_pool_size": self.buffer_pool_cpu})
         return self.base.merged({"innodb_buffer_pool_size": self.buffer_pool_io, "innodb_flush_method": "O_DIRECT"})
+
+    def resolved(self) -> "MysqlSlowlogStudy":
+        """As mb.MariaDBStudy.resolved; a profile's pacing is dropped (and why recorded) where the backend resolves
+        to a container, whose server the cgroup cannot hold (an explicit one was refused by define)."""
+        study = super().resolved()
+        if study.backend != "local" and study.memory_limit_mb is not None:
+            study = dataclasses.replace(study, memory_limit_mb=None, read_iops=None,
+                                        pacing_off=f"the {study.backend} backend (the limit is a cgroup on a local "
+                                                   "server's processes)")
+        return study
 
     def cells(self) -> list[tuple[str, str]]:
         return [tuple(c.split("/")) for c in self.cell_names]
@@ -176,11 +213,13 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
            sample_rate: object = 100, restart_warmup: object = None, backend: str = "auto", image: object = None,
            mariadbd: object = None, design: object = None, window_s: object = None, guard_s: object = None,
            layout: object = None, blocks: object = None, loads: object = None, max_loads: object = None,
-           **shared: object) -> MysqlSlowlogStudy:
+           memory_limit_mb: object = None, read_iops: object = None, **shared: object) -> MysqlSlowlogStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
     ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...).
     ``configurations`` and the switchback design's parameters: None takes the profile's (every configuration,
-    the block design, where it has none)."""
+    the block design, where it has none). ``memory_limit_mb`` / ``read_iops``: the io regime's pacing (None: the
+    profile's; 0 or "none": off); the profile's is dropped, with the reason recorded, where the backend is a
+    container or this machine allows no cgroup; one asked for explicitly is checked and refused instead."""
     from .. import switchback
     from ..benches import mariadb_switchback
 
@@ -232,11 +271,45 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
             raise ParameterError("buffer_pool_io", study.buffer_pool_io,
                                  f"at most a quarter of the data (~{data / 2**20:.0f} MB), or the IO-bound regime "
                                  "is not IO-bound; add tables or rows instead")
+    study = _paced(study, own, memory_limit_mb, read_iops, io_pool)
     for r in study.regimes:
         validate_mariadb(study.base_for(r), study.mariadbd)
     for c in study.configurations:
         validate_mariadb(c.settings, study.mariadbd)
     return study
+
+
+# The server's own memory besides the buffer pool that the limit must leave room for (MariaDB 10.11 with the
+# io regime's settings at 50 connections; a server over its limit with no page cache left to reclaim is killed).
+SERVER_OVERHEAD_MB = 96
+
+
+def _paced(study: MysqlSlowlogStudy, own: dict, memory_limit_mb: object, read_iops: object,
+           io_pool: int) -> MysqlSlowlogStudy:
+    """The study with its io regime's pacing checked (servers.memlimit), before any server starts."""
+    asked = memory_limit_mb is not None or read_iops is not None
+    limit, iops = memlimit.limit_parameters(own.get("memory_limit_mb") if memory_limit_mb is None else memory_limit_mb,
+                                            own.get("read_iops") if read_iops is None else read_iops,
+                                            study.backend if asked else "local")
+    if limit is None or "io" not in study.regimes:
+        return dataclasses.replace(study, memory_limit_mb=None, read_iops=None)
+    need = io_pool / 2**20 + SERVER_OVERHEAD_MB
+    if limit < need:
+        raise ParameterError("memory_limit_mb", limit, f"at least buffer_pool_io ({study.buffer_pool_io}) + "
+                             f"{SERVER_OVERHEAD_MB} MB = {need:.0f} MB: the server's own memory counts against the "
+                             "limit, and a server over it with no page cache left to reclaim is killed")
+    if not asked and study.backend == "container":
+        return dataclasses.replace(study, memory_limit_mb=None, read_iops=None,
+                                   pacing_off="the container backend (the limit is a cgroup on a local server's "
+                                              "processes)")
+    try:
+        # the server's data directory is made under the scratch root: its disk is the one whose reads are paced
+        memlimit.check_machine(limit, iops, paths.scratch_root())
+    except ParameterError as e:
+        if asked:
+            raise
+        return dataclasses.replace(study, memory_limit_mb=None, read_iops=None, pacing_off=f"this machine ({e})")
+    return dataclasses.replace(study, memory_limit_mb=limit, read_iops=iops)
 
 
 def expected_statement_records(settings: Settings, queries: int) -> int:
@@ -251,14 +324,57 @@ class SlowlogNumbers(mb.SysbenchNumbers):
     regime: str
     cell: int
     slow_file_bytes_during_run: int
+    # Whether the run was IO-bound, by its own counters (io_evidence): InnoDB's page requests and the ones that
+    # missed the buffer pool (SHOW GLOBAL STATUS before and after), and under the io regime's memory limit the
+    # cgroup's: limit hits, page cache growth, reads from the paced disk and their rate.
+    bp_read_requests: int
+    bp_reads: int
+    bp_miss_share: float
+    measured_regime: str  # 'io_bound' | 'cached' | 'unverified' (misses, but no cgroup to say from where)
+    memory_limit_hits: float = math.nan
+    memory_usage_bytes: float = math.nan
+    page_cache_growth_bytes: float = math.nan
+    disk_reads: float = math.nan
+    disk_reads_per_s: float = math.nan
+
+
+# InnoDB's page size (MariaDB's default innodb_page_size): the bytes one buffer pool miss reads.
+PAGE_BYTES = 16384
+_POOL_COUNTERS = ("Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads")
+
+
+def io_evidence(pool0: dict[str, int], pool1: dict[str, int], mem0: dict | None, mem1: dict | None,
+                seconds: float) -> dict[str, object]:
+    """A run's IO-bound evidence (the SlowlogNumbers fields) from the counters before and after it: InnoDB's
+    (SHOW GLOBAL STATUS) and, under a memory limit, the cgroup's (memlimit.MemoryLimit.stats; None: none)."""
+    requests = pool1["Innodb_buffer_pool_read_requests"] - pool0["Innodb_buffer_pool_read_requests"]
+    reads = pool1["Innodb_buffer_pool_reads"] - pool0["Innodb_buffer_pool_reads"]
+    share = reads / requests if requests > 0 else math.nan
+    out: dict[str, object] = {"bp_read_requests": requests, "bp_reads": reads, "bp_miss_share": share}
+    if mem0 is None or mem1 is None:
+        missed = requests > 0 and share >= memlimit.IO_BOUND_MISS_SHARE
+        out["measured_regime"] = "unverified" if missed else "cached"
+        return out
+    hits = mem1["limit_hits"] - mem0["limit_hits"]
+    growth = mem1["file_bytes"] - mem0["file_bytes"]
+    disk = mem1["disk_reads"] - mem0["disk_reads"] if "disk_reads" in mem1 else None
+    out.update(memory_limit_hits=hits, page_cache_growth_bytes=growth, memory_usage_bytes=mem1["usage_bytes"],
+               measured_regime="io_bound" if memlimit.io_bound(reads, requests, limit_hits=hits, page_cache_growth=growth,
+                                                               page_bytes=PAGE_BYTES, disk_reads=disk) else "cached")
+    if disk is not None:
+        out.update(disk_reads=disk, disk_reads_per_s=disk / seconds if seconds > 0 else math.nan)
+    return out
 
 
 class SlowlogBench(mb.SysbenchBench):
-    """The MariaDB half of the runner's loop for one cell (see :class:`logbench.runner.Bench`)."""
+    """The MariaDB half of the runner's loop for one cell (see :class:`logbench.runner.Bench`); in the io regime
+    under a memory limit (``memory_limit``), its server's processes are held in it, restarted or not."""
 
-    def __init__(self, study: MysqlSlowlogStudy, server: mdb.MariaDBServer, sysbench: Sysbench):
+    def __init__(self, study: MysqlSlowlogStudy, server: mdb.MariaDBServer, sysbench: Sysbench,
+                 memory_limit: memlimit.MemoryLimit | None = None):
         self.regime, test = study.regimes[0], study.workloads[0]
         super().__init__(study, server, sysbench, test, base=study.base_for(self.regime))
+        self.memory_limit = memory_limit if self.regime == "io" else None
         self.table = mdb.TableSink(server)
         self._sinks: dict[str, object] = {
             "slow_file": mdb.slow_file_sink(server.slow_log),
@@ -268,6 +384,8 @@ class SlowlogBench(mb.SysbenchBench):
 
     def apply(self, configuration: Configuration):
         sw = super().apply(configuration)
+        if sw.kind == "restart" and self.memory_limit is not None:
+            hold(self.memory_limit, self.server)
         if sw.kind == "restart":
             # A restarted server starts cold (its buffer pool is reloaded in the background):
             # load it before the run is marked, so the restart is not measured as logging cost.
@@ -292,13 +410,25 @@ class SlowlogBench(mb.SysbenchBench):
             self.sysbench.run(self.test, max(self.study.clients), self.study.restart_warmup,
                               seed=int(self.study.seed) & 0x7FFFFFFF)
 
+    def pool_counters(self) -> dict[str, int]:
+        """InnoDB's page requests and buffer pool misses so far (the quiet admin session: logged nowhere)."""
+        rows = self.server.query("SHOW GLOBAL STATUS WHERE Variable_name IN (%s, %s)", _POOL_COUNTERS)
+        got = {k.lower(): int(v) for k, v in rows}
+        return {k: got[k.lower()] for k in _POOL_COUNTERS}
+
     def measure(self, run: PlannedRun, seconds: float) -> Measurement:
         slow0 = mb.file_size(self.server.slow_log)
+        pool0 = self.pool_counters()
+        mem0 = self.memory_limit.stats() if self.memory_limit is not None else None
         r = self.sysbench.run(self.test, run.clients, int(seconds), report_interval=1, seed=mb.run_seed(self.study, run))
+        mem1 = self.memory_limit.stats() if self.memory_limit is not None else None
+        if mem1 is not None and not self.memory_limit.read_iops:
+            mem0.pop("disk_reads"), mem1.pop("disk_reads")  # no read limit: no cgroup counted the disk's reads
         cfg = self.study.configuration(run.configuration)
         extra = dataclasses.asdict(SlowlogNumbers(
             **mb.SysbenchNumbers.of(r), regime=self.regime, cell=self.study.cell,
-            slow_file_bytes_during_run=mb.file_size(self.server.slow_log) - slow0))
+            slow_file_bytes_during_run=mb.file_size(self.server.slow_log) - slow0,
+            **io_evidence(pool0, self.pool_counters(), mem0, mem1, r.total_time_s)))
         if cfg.settings.get("slow_query_log_file") == DEVNULL:
             # Nothing to count in /dev/null: say what was expected and leave the received count out.
             extra["records_expected_uncounted"] = expected_statement_records(
@@ -321,6 +451,13 @@ class SlowlogBench(mb.SysbenchBench):
                 "command": f"{self.test} (one continuous load)"}
 
 
+def hold(limit: memlimit.MemoryLimit, server: mdb.MariaDBServer) -> int:
+    """The (re)started server into the memory limit, its data out of the page cache: the io regime starts cold;
+    returns the bytes evicted."""
+    limit.add_tree(server.pid)
+    return memlimit.evict(server.datadir)
+
+
 def loss_defined(settings: Settings) -> bool:
     """False for the sampled slow log: MariaDB keeps a statement when the *global* query id is a
     multiple of log_slow_rate_limit at the moment it is logged, so with concurrent sessions which
@@ -334,8 +471,14 @@ def loss_defined(settings: Settings) -> bool:
 def run(study: MysqlSlowlogStudy, *, progress: bool = True) -> common.StudyResult:
     """Start a server, load the data, run every cell's schedule, stop and remove everything again."""
     def start(study, stack):
-        server, sb, env = mb.start(study, stack, study.base_for(study.regimes[0]), extra=_data_bytes)
-        return (server, sb), env
+        server, sb, env = mb.start(study, stack, study.base_for(study.regimes[0]),
+                                   extra=lambda s: {**_data_bytes(s), **_pacing(study)})
+        limit = None
+        if study.memory_limit_mb:
+            # made now, entered by the server only when the io regime starts (the cpu regime runs unlimited)
+            limit = stack.enter_context(memlimit.MemoryLimit(study.memory_limit_mb * 2**20, read_iops=study.read_iops,
+                                                             read_limit_on=server.datadir))
+        return (server, sb, limit), env
 
     return common.run_study(study, start, processed_tables, execute=_execute_cells, progress=progress)
 
@@ -345,15 +488,29 @@ def _data_bytes(server: mdb.MariaDBServer) -> dict:
                                            "information_schema.tables WHERE table_schema = 'sbtest'")[0][0])}
 
 
+def _pacing(study: MysqlSlowlogStudy) -> dict:
+    """The io regime's pacing as the environment record keeps it."""
+    if study.memory_limit_mb:
+        return {"io_memory_limit_bytes": study.memory_limit_mb * 2**20, "io_read_iops_limit": study.read_iops}
+    return {"io_pacing_off": study.pacing_off} if study.pacing_off else {}
+
+
 def _execute_cells(study: MysqlSlowlogStudy, started, env: dict, progress: bool):
     """Each cell in turn on the one server (restarted into its regime's base when that changes)."""
-    server, sb = started
+    server, sb, limit = started
     switches = []
+    held = False
     for index, (regime, _) in enumerate(study.cells()):
         cell = study.for_cell(index)
-        if server.base != study.base_for(regime):
+        restarted = server.base != study.base_for(regime)
+        if restarted:
             server.restart(base=study.base_for(regime))
-        bench = SlowlogBench(cell, server, sb)
+        if regime == "io" and limit is not None and (restarted or not held):
+            # (InnoDB reads and writes its data O_DIRECT here, past the page cache; evict() writes and drops what
+            # else the server's files left there)
+            hold(limit, server)
+            held = True
+        bench = SlowlogBench(cell, server, sb, limit)
         if index > 0 and study.cells()[index - 1][0] != regime:
             bench.warm_after_restart()
         if study.switchback is not None:
@@ -503,8 +660,11 @@ def regime_table(study: MysqlSlowlogStudy) -> pd.DataFrame:
     rows = []
     for r in study.regimes:
         s = study.base_for(r)
+        paced = r == "io" and study.memory_limit_mb
         rows.append({"regime": r, "innodb_buffer_pool_size": s["innodb_buffer_pool_size"],
                      "innodb_flush_method": s.get("innodb_flush_method", "(server default)"),
+                     "memory limit (MB, page cache included)": study.memory_limit_mb if paced else "–",
+                     "disk reads per second (limit)": (study.read_iops or "–") if paced else "–",
                      "data (estimate)": f"{study.data_bytes_estimate / 2**20:.0f} MB "
                                         f"({study.tables} x {study.table_size} rows)"})
     return pd.DataFrame(rows).set_index("regime")

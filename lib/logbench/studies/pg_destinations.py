@@ -19,6 +19,7 @@ from .. import params, paths, records, stats
 from ..errors import ParameterError
 from ..headline import Headline
 from ..benches import postgres as pg
+from ..servers import memlimit
 from . import common
 
 NAME = "pg_destinations"
@@ -126,12 +127,8 @@ def define(profile: str = "standard", destinations: object = None, scale: object
                           sampling_rate=d("sampling_rate", sampling_rate),
                           shared_buffers=own.get("shared_buffers", "128MB") if shared_buffers is None else shared_buffers,
                           extra_settings=extra_settings, pg_bindir=pg_bindir)
-    limit = params.positive_int_or_off(
-        "memory_limit_mb", own.get("memory_limit_mb") if memory_limit_mb is None else memory_limit_mb)
-    iops = params.positive_int_or_off("read_iops", own.get("read_iops") if read_iops is None else read_iops)
-    if iops is not None and limit is None:
-        raise ParameterError("read_iops", iops, "None without memory_limit_mb: reads served by the page cache "
-                             "reach no disk, so there is nothing to pace")
+    limit, iops = memlimit.limit_parameters(own.get("memory_limit_mb") if memory_limit_mb is None else memory_limit_mb,
+                                            own.get("read_iops") if read_iops is None else read_iops, engine["backend"])
     if limit is not None:
         _check_memory_limit(limit, engine, profile, iops)
     fields = common.study_fields(SPEC, profile, PROFILES, **shared)
@@ -147,11 +144,6 @@ def define(profile: str = "standard", destinations: object = None, scale: object
 
 def _check_memory_limit(limit_mb: int, engine: dict, profile: str, read_iops: int | None = None) -> None:
     """The IO-bound regime's preconditions, before any server starts."""
-    from ..servers import memlimit
-
-    if engine["backend"] != "local":
-        raise ParameterError("memory_limit_mb", limit_mb, "None with the container backend (the limit is a cgroup "
-                             "on the local server's processes): set backend to 'local'")
     buffers = engine["base"].get("shared_buffers", "128MB")
     m = re.fullmatch(r"(\d+)\s*(kB|MB|GB)", str(buffers))
     buffers_mb = int(m.group(1)) * {"kB": 1 / 1024, "MB": 1, "GB": 1024}[m.group(2)] if m else 128
@@ -163,14 +155,9 @@ def _check_memory_limit(limit_mb: int, engine: dict, profile: str, read_iops: in
         raise ParameterError("scale", engine["scale"], f"at least {IO_BOUND_FACTOR} x the memory limit in data "
                              f"(scale {engine['scale']} ≈ {data_mb:.0f} MB against {limit_mb} MB), or the regime is "
                              "not IO-bound; raise the scale or lower memory_limit_mb")
-    # what the machine allows last: a value wrong anywhere is named as such, also where no cgroup is mounted
-    why = memlimit.available()
-    if why:
-        raise ParameterError("memory_limit_mb", limit_mb, f"None on this machine: {why}")
+    # what the machine allows last: a value wrong anywhere is named as such, also where no cgroup is mounted;
     # the server's data directory is made under the scratch root: its disk is the one whose reads are paced
-    why = memlimit.available(read_limit_on=paths.scratch_root()) if read_iops else ""
-    if why:
-        raise ParameterError("read_iops", read_iops, f"None on this machine: {why}")
+    memlimit.check_machine(limit_mb, read_iops, paths.scratch_root())
 
 
 def run(study: pg.PgStudy, *, progress: bool = True) -> common.StudyResult:
