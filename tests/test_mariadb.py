@@ -134,8 +134,8 @@ def test_mysql8_command_line_switches_off_x_protocol_and_binlog(tmp_path):
     ({"memory_limit_mb": "lots"}, "memory_limit_mb", "a whole number > 0"),
     ({"memory_limit_mb": 256, "backend": "container"}, "memory_limit_mb", "None with the container backend"),
     ({"memory_limit_mb": 256}, "memory_limit_mb", "set backend to 'local'"),  # 'auto' may resolve to a container
-    ({"memory_limit_mb": 64, "backend": "local", "cells": ["io/oltp_read_write"]}, "memory_limit_mb",
-     "at least buffer_pool_io (8M) + "),
+    ({"memory_limit_mb": 40, "backend": "local", "cells": ["io/oltp_read_write"]}, "memory_limit_mb",
+     "at least buffer_pool_io (8M) + 48 MB"),
 ])
 def test_bad_parameters_fail_before_any_server_starts(kwargs, parameter, allowed, scratch):
     with pytest.raises(ParameterError) as e:
@@ -158,7 +158,7 @@ def test_a_run_says_from_its_own_counters_whether_it_was_io_bound():
     pool0 = {"Innodb_buffer_pool_read_requests": 1000, "Innodb_buffer_pool_reads": 10}
     pool1 = {"Innodb_buffer_pool_read_requests": 2000, "Innodb_buffer_pool_reads": 310}
     mem0 = {"limit_hits": 0, "file_bytes": 0, "disk_reads": 100}
-    mem1 = {"limit_hits": 0, "file_bytes": 0, "disk_reads": 400}
+    mem1 = {"limit_hits": 0, "file_bytes": 0, "disk_reads": 400, "usage_bytes": 90 * 2**20}
     e = study_mod.io_evidence(pool0, pool1, mem0, mem1, 2.0)
     # 300 of 1000 pages missed the pool, and the paced disk served 300 reads (O_DIRECT: no page cache grew)
     assert e["bp_miss_share"] == pytest.approx(0.3) and e["disk_reads_per_s"] == 150 and e["measured_regime"] == "io_bound"

@@ -125,3 +125,22 @@ def test_io_bound_profile_is_refused_where_it_cannot_be_io_bound():
         m.define("io_bound", backend="local", memory_limit_mb=40)
     with pytest.raises(ParameterError, match="profile"):
         m.define("no_such_profile", backend="local")
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(bool(_NO_READ_LIMIT), reason=_NO_READ_LIMIT or "")
+def test_study_04_io_regime_paced_records_io_bound_runs_from_their_own_counters(tmp_path):
+    """A MariaDB whose 16 MB buffer pool holds a sixth of the data, in a memory limit with its reads capped at
+    400/s: every io run misses the pool, the paced disk served those misses, and no faster than the cap."""
+    from logbench.studies import mysql_slowlog as m
+
+    study = m.define("smoke", backend="local", cells=["io/oltp_read_write"], configurations=["slow_all"], clients=[1],
+                     repeats=1, duration=2, tables=4, table_size=100000, buffer_pool_io="16M", memory_limit_mb=128,
+                     read_iops=400, aa_control=False, output_dir=tmp_path / "raw", processed_dir=tmp_path / "processed")
+    result = m.run(study, progress=False)
+    assert result.environment["io_read_iops_limit"] == 400
+    runs = result.runs[~result.runs["warmup"].astype(bool)]
+    assert len(runs) == 2  # off and slow_all
+    for e in runs["extra"]:
+        assert e["measured_regime"] == "io_bound" and e["bp_miss_share"] > 0.1
+        assert 0 < e["disk_reads_per_s"] <= 400 * 1.1 and e["memory_usage_bytes"] <= 128 * 2**20

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,16 +104,18 @@ PROFILES: dict[str, dict[str, object]] = {
                  # The io regime paced as the post's disk made it wait (claim_rules.POST_001_IO_PACE): its IO-bound
                  # NOTPM was 1/43 of its cached at 1 connection (225 / 9,607). Here the cpu cell does ~920 tps at
                  # 1 client (~1.1 ms a transaction), so the target is ~21 tps (~46 ms a transaction, ~45 ms of it
-                 # waiting on storage); a transaction misses the 16 MB buffer pool ~SMOKE_READS times (the smoke
-                 # run's counters), so the reads are capped at READS/45 ms. The limit: the 16 MB pool and the
-                 # server's own ~SERVER MB, with no room for the 96 MB of data in the page cache (which O_DIRECT
-                 # bypasses anyway).
-                 "memory_limit_mb": 128, "read_iops": 450,
+                 # waiting on storage); a transaction misses the 16 MB buffer pool ~20 times (a smoke-sized run's
+                 # counters: 18-25), so the reads are capped at 20 / 45 ms = 450 per second (that run: 18.8 tps
+                 # at 1 client with slow_all, 1/44 of the cpu cell's). The limit (64 MB, two thirds of the data):
+                 # the pool and the server's own memory, with no room for the data in the page cache (which the
+                 # io regime's O_DIRECT bypasses anyway). A doubt: InnoDB's purge reads share the cap, so a run
+                 # right after a 50-client run can fall far under the pace (that run: 1.6 tps at 1 client).
+                 "memory_limit_mb": 64, "read_iops": 450,
                  # 8 configurations with the A/A control x 3 levels x 3 cells = 72 runs a block at ~2.65 s a
                  # run (the last committed run: 288 runs in 760 s, ~10 min in all): 3 blocks ~9.5 min, then up to
                  # 3 min of adaptive blocks (shared out over the cells); the paced io cell's runs end when their
-                 # transactions in flight do, ~WALL s longer at 50 clients (the smoke run) -> ~11 min with the
-                 # start and the data load
+                 # transactions in flight do, ~1.4 s longer at 50 clients (the smoke-sized run), ~+1 min in all
+                 # -> ~11 min with the start and the data load
                  "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8},
     # The switchback design (logbench.switchback, by SET GLOBAL inside one sysbench load per cell x level: ~20 min):
     # the arms a running session takes at once (benches.mariadb_switchback), the post's two cached cells at its
@@ -131,7 +134,7 @@ PROFILES: dict[str, dict[str, object]] = {
     "full": {"cells": list(CELLS), "clients": [1, 10, 50],
              "repeats": 5, "duration": 30, "warmup": 5, "tables": 8, "table_size": 1000000,
              "buffer_pool_cpu": "4G", "buffer_pool_io": "128M", "restart_warmup": 10,
-             "memory_limit_mb": 256, "read_iops": 450,
+             "memory_limit_mb": 192, "read_iops": 450,
              "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 20},
 }
 
@@ -279,9 +282,10 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
     return study
 
 
-# The server's own memory besides the buffer pool that the limit must leave room for (MariaDB 10.11 with the
-# io regime's settings at 50 connections; a server over its limit with no page cache left to reclaim is killed).
-SERVER_OVERHEAD_MB = 96
+# The server's own memory besides the buffer pool that the limit must leave room for; a server over its limit with
+# no page cache left to reclaim is killed. What it allocated before it entered stays charged outside (cgroups move
+# no charges): MariaDB 10.11 with a 16 MB pool at 50 connections had 3-19 MB charged inside (smoke run, 2026-11-25).
+SERVER_OVERHEAD_MB = 48
 
 
 def _paced(study: MysqlSlowlogStudy, own: dict, memory_limit_mb: object, read_iops: object,
@@ -419,16 +423,18 @@ class SlowlogBench(mb.SysbenchBench):
     def measure(self, run: PlannedRun, seconds: float) -> Measurement:
         slow0 = mb.file_size(self.server.slow_log)
         pool0 = self.pool_counters()
+        t0 = time.monotonic()
         mem0 = self.memory_limit.stats() if self.memory_limit is not None else None
         r = self.sysbench.run(self.test, run.clients, int(seconds), report_interval=1, seed=mb.run_seed(self.study, run))
         mem1 = self.memory_limit.stats() if self.memory_limit is not None else None
+        counted_s = time.monotonic() - t0  # the disk's reads are counted over this, sysbench's start and end included
         if mem1 is not None and not self.memory_limit.read_iops:
             mem0.pop("disk_reads"), mem1.pop("disk_reads")  # no read limit: no cgroup counted the disk's reads
         cfg = self.study.configuration(run.configuration)
         extra = dataclasses.asdict(SlowlogNumbers(
             **mb.SysbenchNumbers.of(r), regime=self.regime, cell=self.study.cell,
             slow_file_bytes_during_run=mb.file_size(self.server.slow_log) - slow0,
-            **io_evidence(pool0, self.pool_counters(), mem0, mem1, r.total_time_s)))
+            **io_evidence(pool0, self.pool_counters(), mem0, mem1, counted_s)))
         if cfg.settings.get("slow_query_log_file") == DEVNULL:
             # Nothing to count in /dev/null: say what was expected and leave the received count out.
             extra["records_expected_uncounted"] = expected_statement_records(
