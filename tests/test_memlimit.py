@@ -131,7 +131,8 @@ def test_io_bound_profile_is_refused_where_it_cannot_be_io_bound():
 @pytest.mark.skipif(bool(_NO_READ_LIMIT), reason=_NO_READ_LIMIT or "")
 def test_study_04_io_regime_paced_records_io_bound_runs_from_their_own_counters(tmp_path):
     """A MariaDB whose 16 MB buffer pool holds a sixth of the data, in a memory limit with its reads capped at
-    400/s: every io run misses the pool, the paced disk served those misses, and no faster than the cap."""
+    400/s: every io run misses the pool, the paced disk served those misses, and no faster than the cap; each run
+    started once the previous one's purge was done."""
     from logbench.studies import mysql_slowlog as m
 
     study = m.define("smoke", backend="local", cells=["io/oltp_read_write"], configurations=["slow_all"], clients=[1],
@@ -144,3 +145,8 @@ def test_study_04_io_regime_paced_records_io_bound_runs_from_their_own_counters(
     for e in runs["extra"]:
         assert e["measured_regime"] == "io_bound" and e["bp_miss_share"] > 0.1
         assert 0 < e["disk_reads_per_s"] <= 400 * 1.1 and e["memory_usage_bytes"] <= 128 * 2**20
+        # each run waited for the previous one's purge and background reads: it inherits none of them
+        assert e["settled"] and e["history_at_start"] == 0 and 0 <= e["settle_s"] < m.SETTLE_TIMEOUT_S
+    pace = m.pace_table(result.runs)  # the notebook's table: no cpu cell here, so no io/cpu ratio
+    assert pace["n"].sum() == 2 and pace["io_bound_runs"].sum() == 2 and pace["unsettled_runs"].sum() == 0
+    assert pace["cpu_tps_median"].isna().all() and "2 of 2 io runs were IO-bound" in m.finding_pace(pace)

@@ -340,7 +340,20 @@ class SlowlogNumbers(mb.SysbenchNumbers):
     page_cache_growth_bytes: float = math.nan
     disk_reads: float = math.nan
     disk_reads_per_s: float = math.nan
+    # SlowlogBench.settle: the unmeasured wait before the run for the previous run's purge (and, under the read cap,
+    # its background reads), the purge backlog it found and the one the run inherited, and whether it settled.
+    settle_s: float = math.nan
+    history_at_end_of_previous: float = math.nan
+    history_at_start: float = math.nan
+    settled: bool = False  # (runs recorded before the wait existed: None)
 
+
+# SlowlogBench.settle: a run starts once the purge backlog is at most SETTLED_HISTORY and, under a read cap, the
+# server read at most this share of the cap over the last step; never waiting longer than the timeout.
+SETTLE_STEP_S = 0.5
+SETTLED_HISTORY = 0
+SETTLED_READ_SHARE = 0.05
+SETTLE_TIMEOUT_S = 30.0
 
 # InnoDB's page size (MariaDB's default innodb_page_size): the bytes one buffer pool miss reads.
 PAGE_BYTES = 16384
@@ -420,7 +433,40 @@ class SlowlogBench(mb.SysbenchBench):
         got = {k.lower(): int(v) for k, v in rows}
         return {k: got[k.lower()] for k in _POOL_COUNTERS}
 
+    def settle(self) -> dict[str, object]:
+        """Wait (unmeasured) until the previous run's background work is done: InnoDB's purge has emptied the
+        history list and, under a read cap, the server's processes read next to nothing for a step. Measured after
+        a 50-client io run under the cap (2026-11-26): purge read at the full cap for ~2.5 s with 87 transactions
+        of history, so a 2 s run started at once shared the cap with it (1.6-1.9 tps at 1 client, ~18 when
+        quiet). Returns the seconds waited, the history the run would have inherited and whether it settled
+        (False: SETTLE_TIMEOUT_S passed first; the run is still measured and says so)."""
+        t0 = time.monotonic()
+        capped = self.memory_limit is not None and bool(self.memory_limit.read_iops)
+        history0 = history = self.history_length()
+        reads0 = self.memory_limit.reads() if capped else 0
+        while True:
+            calm = True
+            if capped:
+                time.sleep(SETTLE_STEP_S)
+                reads1 = self.memory_limit.reads()
+                calm, reads0 = reads1 - reads0 <= SETTLED_READ_SHARE * self.memory_limit.read_iops * SETTLE_STEP_S, reads1
+                history = self.history_length()
+            settled = calm and history <= SETTLED_HISTORY
+            if settled or time.monotonic() - t0 >= SETTLE_TIMEOUT_S:
+                break
+            if not capped:
+                time.sleep(SETTLE_STEP_S / 5)
+                history = self.history_length()
+        return {"settle_s": time.monotonic() - t0, "history_at_end_of_previous": history0,
+                "history_at_start": history, "settled": settled}
+
+    def history_length(self) -> int:
+        """InnoDB's purge backlog: transactions whose undo is not yet purged (the quiet admin session)."""
+        rows = self.server.query("SHOW GLOBAL STATUS WHERE Variable_name = 'Innodb_history_list_length'")
+        return int(rows[0][1]) if rows else 0
+
     def measure(self, run: PlannedRun, seconds: float) -> Measurement:
+        settled = self.settle()
         slow0 = mb.file_size(self.server.slow_log)
         pool0 = self.pool_counters()
         t0 = time.monotonic()
@@ -434,7 +480,7 @@ class SlowlogBench(mb.SysbenchBench):
         extra = dataclasses.asdict(SlowlogNumbers(
             **mb.SysbenchNumbers.of(r), regime=self.regime, cell=self.study.cell,
             slow_file_bytes_during_run=mb.file_size(self.server.slow_log) - slow0,
-            **io_evidence(pool0, self.pool_counters(), mem0, mem1, counted_s)))
+            **io_evidence(pool0, self.pool_counters(), mem0, mem1, counted_s), **settled))
         if cfg.settings.get("slow_query_log_file") == DEVNULL:
             # Nothing to count in /dev/null: say what was expected and leave the received count out.
             extra["records_expected_uncounted"] = expected_statement_records(
@@ -580,8 +626,50 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
                            key=lambda s: s.map(key[s.name]) if s.name in key else s, ignore_index=True)
 
 
+def pace_table(runs: pd.DataFrame) -> pd.DataFrame | None:
+    """The io regime's pace beside the cpu regime's, per configuration and clients (the measured runs): median tps
+    in each, their ratio (the post's was 1/43 at 1 connection: claim_rules.POST_001_IO_PACE), the io runs' buffer
+    pool misses, the paced disk's reads per second, how many were IO-bound by their own counters, and the wait
+    for the previous run's purge (SlowlogBench.settle): median and longest, and how many runs did not settle."""
+    m = expand(records.measured(runs))
+    if "regime" not in m or not (m["regime"] == "io").any():
+        return None  # no io regime in this run (records.write_processed removes an earlier run's table)
+    keys = ["test", "configuration", "clients"]
+    cpu = m[m["regime"] == "cpu"].groupby(keys)["tps"].median().rename("cpu_tps_median")
+    io = m[m["regime"] == "io"]
+    out = io.groupby(keys, sort=False).agg(
+        n=("tps", "size"), io_tps_median=("tps", "median"), miss_share_median=("bp_miss_share", "median"),
+        disk_reads_per_s_median=("disk_reads_per_s", "median"),
+        io_bound_runs=("measured_regime", lambda r: int((r == "io_bound").sum())),
+        settle_s_median=("settle_s", "median"), settle_s_max=("settle_s", "max"),
+        history_inherited_max=("history_at_start", "max"),
+        unsettled_runs=("settled", lambda r: int((r == False).sum())))  # noqa: E712 (None: recorded before settling)
+    out = out.join(cpu, on=keys)
+    out["io_over_cpu"] = out["io_tps_median"] / out["cpu_tps_median"]
+    first = ["n", "io_tps_median", "cpu_tps_median", "io_over_cpu"]
+    return out[first + [c for c in out.columns if c not in first]].reset_index()
+
+
+def finding_pace(pace: pd.DataFrame | None) -> str:
+    """What the pace table says: whether the io regime waited on storage as the post's did."""
+    if pace is None or pace.empty:
+        return "No io regime in this run: nothing paced."
+    want = claim_rules.POST_001_IO_PACE.want
+    one = pace[pace["clients"] == pace["clients"].min()]
+    ratios = ", ".join(f"{r.configuration} 1/{1 / r.io_over_cpu:.0f}" for r in one.itertuples() if r.io_over_cpu > 0)
+    n, bound, unsettled = int(pace["n"].sum()), int(pace["io_bound_runs"].sum()), int(pace["unsettled_runs"].sum())
+    return (f"**The io regime's pace.** At {one['clients'].iloc[0]} client the io cell ran at {ratios} of the cpu "
+            f"cell's median tps (the post's IO-bound DBT2 at 1 connection: 1/{1 / want:.0f}). {bound} of {n} io runs "
+            f"were IO-bound by their own counters (buffer pool misses served by the paced disk); the disk served a "
+            f"median {pace['disk_reads_per_s_median'].median():.0f} reads/s. Each run started after the previous "
+            f"one's purge (median wait {pace['settle_s_median'].median():.1f} s, longest "
+            f"{pace['settle_s_max'].max():.1f} s; {unsettled} runs did not settle within "
+            f"{SETTLE_TIMEOUT_S:.0f} s).")
+
+
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
     return {"summary": summary(result.runs), "runs": records.flatten(expand(result.runs)),
+            "pace": pace_table(result.runs),
             **switchback_tables(result.study, result.runs)}
 
 
