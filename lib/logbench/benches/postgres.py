@@ -485,7 +485,12 @@ class PgBench:
     def collector_cpu(self) -> float:
         """The logging collector's own CPU (it is also in server_cpu): the one process every file destination's
         line passes through, whatever the cores; NaN without one (logging_collector = off)."""
-        return process.child_cpu_seconds(self.pg.pid, lambda p: " ".join(p.cmdline()).startswith("postgres: logger"))
+        return process.child_cpu_seconds(self.pg.pid, _is_collector)
+
+    def collector_ctx_switches(self) -> tuple[float, float]:
+        """The logging collector's (voluntary, involuntary) context switches so far: a voluntary one is a sleep on
+        an empty pipe, so per record they say whether it was woken for each message or read them in batches."""
+        return process.child_ctx_switches(self.pg.pid, _is_collector)
 
     def logger_cpu(self) -> float:
         return self.syslog.cpu_seconds() if self.syslog is not None else 0.0
@@ -501,6 +506,10 @@ class PgBench:
 
 
 BLOCK_BYTES = 8192
+
+
+def _is_collector(p) -> bool:
+    return " ".join(p.cmdline()).startswith("postgres: logger")
 
 
 def io_regime(blks_read: int, blks_hit: int, limit_hits: int, page_cache_growth: int) -> str:

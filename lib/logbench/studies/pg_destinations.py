@@ -229,7 +229,9 @@ def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
     tables = {"summary": summary(result.runs), "runs": records.flatten(with_regime(result.runs)),
               **switchwindows.processed_tables(result.study, result.runs, BASELINE)}
     check = regime_check(result.runs)
-    return {**tables, "regime": check} if len(check) else tables
+    per_record = per_record_cost(result.runs)
+    return {**tables, **({"regime": check} if len(check) else {}),
+            **({"per_record": per_record} if len(per_record) else {})}
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -364,6 +366,72 @@ def logger_share(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
                      "logger_share_ci_low": e.low, "logger_share_ci_high": e.high,
                      "records_expected": int(g["expected"].sum()), "records_received": int(g["received"].sum())})
     return common.configuration_order(pd.DataFrame(rows), ["configuration", "clients"], {"configuration": list(ARMS)})
+
+
+def per_record_cost(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
+    """Per configuration and clients, what one logged record cost (the measured runs whose records all arrived,
+    or whose loss is not defined: the sampled arms): the server's CPU and voluntary context switches per
+    transaction over the baseline run of the same block and level, divided by the records per transaction; and
+    the logging collector's own CPU and voluntary context switches (sleeps on an empty pipe) per record. Each a
+    mean over blocks with its t CI and n. Why: a 10 % sample cost a fifth of the throughput where the full log
+    cost a half (committed post000 run b224189, 2 clients), more per record than the full log."""
+    m = common.split_variant(records.measured(runs))
+    ex = m["extra"]
+    m = m.assign(coll_cpu=ex.map(lambda e: e.get("collector_cpu_s", np.nan)).astype(float),
+                 coll_vol=ex.map(lambda e: e.get("collector_ctx_voluntary", np.nan)).astype(float),
+                 per_tx_cpu=1e6 * m["server_cpu_s"] / m["transactions"],
+                 per_tx_vol=m["server_ctx_voluntary"] / m["transactions"],
+                 rec_per_tx=m["log_records_received"] / m["transactions"])
+    # each variant (server version) against its own baseline, never pooled
+    base = m[m["configuration"] == baseline].set_index(["variant", "clients", "repeat"])[["per_tx_cpu", "per_tx_vol"]]
+    kept = m[(m["configuration"] != baseline) & (m["log_records_received"] > 0)
+             & (m["log_loss"].isna() | (m["log_loss"] <= 0.01))]
+    kept = kept.join(base, on=["variant", "clients", "repeat"], rsuffix="_base")
+    kept = kept.assign(
+        server_cpu_us_per_record=(kept["per_tx_cpu"] - kept["per_tx_cpu_base"]) / kept["rec_per_tx"],
+        server_vol_per_record=(kept["per_tx_vol"] - kept["per_tx_vol_base"]) / kept["rec_per_tx"],
+        collector_cpu_us_per_record=1e6 * kept["coll_cpu"] / kept["log_records_received"],
+        collector_vol_per_record=kept["coll_vol"] / kept["log_records_received"])
+    rows = []
+    for (variant, cfg, clients), g in kept.groupby(["variant", "configuration", "clients"], sort=False):
+        row = {"variant": variant, "configuration": cfg, "clients": clients, "records_per_tx": g["rec_per_tx"].mean()}
+        for col in ("server_cpu_us_per_record", "server_vol_per_record", "collector_cpu_us_per_record",
+                    "collector_vol_per_record"):
+            e = stats.mean_ci(g[col])
+            row.update({f"{col}_mean": e.value, f"{col}_ci_low": e.low, f"{col}_ci_high": e.high, f"{col}_n": e.n})
+        rows.append(row)
+    if not rows:
+        return pd.DataFrame()
+    out = pd.DataFrame(rows)
+    out = out.drop(columns="variant") if (out["variant"] == "").all() else out
+    keys = [c for c in ("variant", "configuration", "clients") if c in out]
+    return common.configuration_order(out, keys, {"configuration": list(ARMS)})
+
+
+def finding_per_record(table: pd.DataFrame, full: str = "stderr") -> str:
+    """Markdown: per level, the server CPU and voluntary context switches per record of each sampled arm
+    (benches.postgres.SAMPLED) beside the full log to the same file (``full``); every number read from ``table``."""
+    from ..plots import fmt_ci
+
+    sampled = [c for c in pg.SAMPLED if c in set(table.get("configuration", ()))]
+    if table is None or table.empty or not sampled or full not in set(table["configuration"]):
+        return f"No sampled arm beside `{full}` in this run: the per-record costs are in the table."
+
+    def ci(r, col):
+        return fmt_ci(r[f"{col}_mean"], r[f"{col}_ci_low"], r[f"{col}_ci_high"], int(r[f"{col}_n"]))
+
+    lines = []
+    for clients, g in table.groupby("clients", sort=True):
+        by = g.set_index("configuration")
+        if full not in by.index:
+            continue
+        parts = [f"`{c}` {ci(by.loc[c], 'server_cpu_us_per_record')} µs and {ci(by.loc[c], 'server_vol_per_record')} "
+                 f"switches ({by.loc[c, 'records_per_tx']:.3g} records per transaction)"
+                 for c in [*sampled, full] if c in by.index]
+        lines.append(f"- **{clients} client{'s' if clients != 1 else ''}**: " + "; ".join(parts) + ".")
+    return ("**What one record costs, by how many are logged** (server CPU and voluntary context switches per "
+            "record, within blocks over the baseline; t CIs over blocks, n blocks). A fixed cost per record would "
+            "give every arm the same µs per record:\n\n" + "\n".join(lines))
 
 
 def _published(runs: pd.DataFrame | None) -> pd.DataFrame:
