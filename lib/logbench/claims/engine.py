@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .. import claim_rules, paths
+from ..claim_rules import ClaimRule
 from ..settings import is_aa
 from ..stats import Estimate
-from .comparability import MAX_CLIENTS_PER_CORE, concurrency_here, requirement_mismatch
+from .comparability import MAX_CLIENTS_PER_CORE, Concurrency, concurrency_here, requirement_mismatch
 from .data import REGIMES, StudyData, _bound, _int_list, _names, _where, restrict
 from .metrics import (COST_GROWTH, DIFFERENCE_OF, PREFIX_METRICS, RATIO_OF, RUN_METRICS,
                       SPECIAL_METRICS, _is_ratio, _regression_estimate, biased_baseline, environment_estimate,
@@ -84,8 +86,23 @@ def evaluate(claims: pd.DataFrame, studies: dict[str, StudyData], *, cores: int,
             pd.DataFrame(details, columns=list(DETAIL_COLUMNS)))
 
 
-def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
-                  regression: pd.DataFrame | None, orders: dict) -> tuple[dict, list[dict]]:
+@dataclass
+class _Judging:
+    """One claim while it is judged: its row with the rule's overrides, the rule, the claimed range, and the
+    summary row as far as it is known (``base``)."""
+
+    c: pd.Series
+    rule: ClaimRule
+    low: float
+    high: float
+    base: dict
+
+    def done(self, verdict: str, why: str, details: list[dict] | None = None) -> tuple[dict, list[dict]]:
+        return {**self.base, "verdict": verdict, "why": why}, details or []
+
+
+def _judging(c: pd.Series) -> _Judging:
+    """The claims file's row as its rule (claim_rules) says to judge it, with the claimed range."""
     rule = claim_rules.rule_for(c["claim_id"])
     c = c.copy()
     for col in ("study", "where", "configuration", "reference", "clients"):
@@ -95,18 +112,20 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
         c["metric"] = rule.metric
     low = rule.low if rule.low is not None else (_bound(c["low"], -math.inf) if rule.high is None else -math.inf)
     high = rule.high if rule.high is not None else (_bound(c["high"], math.inf) if rule.low is None else math.inf)
-    metric_name = c["metric"]
     claimed = range_text(low, high) if c["rule"] == "in_range" else "fastest"
-    if metric_name.startswith(DIFFERENCE_OF):
+    if c["metric"].startswith(DIFFERENCE_OF):
         claimed = f"difference {claimed}"
     base = {"claim_id": c["claim_id"], "post": c["post"], "claim": c["claim"], "published": c["published"],
             "claimed": claimed, "study": c["study"], "measured_at": "", "ours": "—", "value": math.nan,
             "ci_low": math.nan, "ci_high": math.nan,
             "rule": rule.rule_note or rule_text(c["rule"], low, high)}
+    return _Judging(c, rule, low, high, base)
 
-    def done(verdict: str, why: str, details: list[dict] | None = None) -> tuple[dict, list[dict]]:
-        return {**base, "verdict": verdict, "why": why}, details or []
 
+def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
+                  regression: pd.DataFrame | None, orders: dict) -> tuple[dict, list[dict]]:
+    j = _judging(c)
+    c, rule = j.c, j.rule
     wanted = _int_list(c["clients"])
     conc = concurrency_here(wanted, rule, claim_rules.post_cores(c["post"]), cores)
     study = studies.get(c["study"]) if c["study"] else None
@@ -116,63 +135,83 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
         closest = _closest(c, sub, configs, MAX_CLIENTS_PER_CORE * cores)
         if closest is not None:
             (cfg, k, e) = closest
-            base.update(ours=f"{estimate_text(e)} at {k} clients (closest here)", value=e.value, ci_low=e.low,
-                        ci_high=e.high, measured_at=f"{cfg} @ {k} clients")
-        return done(NOT_REPRODUCIBLE, conc.why_not)
+            j.base.update(ours=f"{estimate_text(e)} at {k} clients (closest here)", value=e.value, ci_low=e.low,
+                          ci_high=e.high, measured_at=f"{cfg} @ {k} clients")
+        return j.done(NOT_REPRODUCIBLE, conc.why_not)
     if not c["study"]:
-        return done(NOT_MEASURED, "no study in the suite measures this yet")
+        return j.done(NOT_MEASURED, "no study in the suite measures this yet")
     if study is None:
-        return done(NOT_MEASURED, f"study '{c['study']}' would measure this; its processed data "
-                                  f"({c['study']}_runs.csv) does not exist yet"
-                    + (f"; then: {rule.pending}" if rule.pending else ""))
+        return j.done(NOT_MEASURED, f"study '{c['study']}' would measure this; its processed data "
+                                    f"({c['study']}_runs.csv) does not exist yet"
+                      + (f"; then: {rule.pending}" if rule.pending else ""))
     if rule.pending:
-        return done(NOT_MEASURED, rule.pending)
+        return j.done(NOT_MEASURED, rule.pending)
     note = (f"{_join(conc.infeasible)} clients not reproducible here; " if conc.infeasible else "")
     note += f"{conc.how}; " if conc.how else ""
+    if c["metric"].startswith(PREFIX_METRICS):
+        return _single_value(j, study, regression, note)
+    return _per_cell(j, study, conc, configs, orders, note)
 
-    # Single values that are not per-cell: the environment record, the regression.
-    if metric_name.startswith(PREFIX_METRICS):
-        if metric_name.startswith("env:"):
-            key = metric_name[4:]
-            e = environment_estimate(study.environment, key)
-            q = environment_estimate(study.environment, key, EQUIVALENCE)
-            if e is None:
-                return done(NOT_MEASURED, f"the environment record of '{study.name}' has no '{key}'")
-            where = f"{study.name} environment ({key}, n = {e.n})"
-            if e.n == 1:
-                note += "one measurement, no CI; "
-        else:
-            term = metric_name[len("regression:"):]
-            e = _regression_estimate(regression, study.engine, term)
-            q = _regression_estimate(regression, study.engine, term, EQUIVALENCE)
-            if e is None:
-                return done(NOT_MEASURED, f"no regression estimate of '{term}' for {study.engine} yet")
-            where = f"{study.engine} regression"
-        verdict = in_range_verdict(e, low, high, q)
-        base.update(ours=estimate_text(e), value=e.value, ci_low=e.low, ci_high=e.high, measured_at=where)
-        det = [{"claim_id": c["claim_id"], "configuration": "", "reference": "", "clients": math.nan,
-                "value": e.value, "ci_low": e.low, "ci_high": e.high, "n": e.n, "verdict": verdict}]
-        return done(verdict, note + _why(verdict, c["rule"], deciding_text(e, q, low, high)), det)
 
+def _single_value(j: _Judging, study: StudyData, regression: pd.DataFrame | None, note: str) -> tuple[dict, list[dict]]:
+    """A claim on one value that is not per cell: the study's environment record, or the regression."""
+    c, metric_name, low, high = j.c, j.c["metric"], j.low, j.high
+    if metric_name.startswith("env:"):
+        key = metric_name[4:]
+        e = environment_estimate(study.environment, key)
+        q = environment_estimate(study.environment, key, EQUIVALENCE)
+        if e is None:
+            return j.done(NOT_MEASURED, f"the environment record of '{study.name}' has no '{key}'")
+        where = f"{study.name} environment ({key}, n = {e.n})"
+        if e.n == 1:
+            note += "one measurement, no CI; "
+    else:
+        term = metric_name[len("regression:"):]
+        e = _regression_estimate(regression, study.engine, term)
+        q = _regression_estimate(regression, study.engine, term, EQUIVALENCE)
+        if e is None:
+            return j.done(NOT_MEASURED, f"no regression estimate of '{term}' for {study.engine} yet")
+        where = f"{study.engine} regression"
+    verdict = in_range_verdict(e, low, high, q)
+    j.base.update(ours=estimate_text(e), value=e.value, ci_low=e.low, ci_high=e.high, measured_at=where)
+    det = [{"claim_id": c["claim_id"], "configuration": "", "reference": "", "clients": math.nan,
+            "value": e.value, "ci_low": e.low, "ci_high": e.high, "n": e.n, "verdict": verdict}]
+    return j.done(verdict, note + _why(verdict, c["rule"], deciding_text(e, q, low, high)), det)
+
+
+def _per_cell(j: _Judging, study: StudyData, conc: Concurrency, configs: tuple[str, ...], orders: dict,
+              note: str) -> tuple[dict, list[dict]]:
+    """A claim judged cell by cell: the runs it is about, its levels here, each case's verdict, and the
+    combined one (withheld where our runs differ from the post's)."""
+    c, metric_name = j.c, j.c["metric"]
     study, why = restrict(study, c["where"], c["regime"])
     if study is None:
-        return done(NOT_MEASURED, why)
+        return j.done(NOT_MEASURED, why)
     note += why
     missing = [x for x in configs + _names(c["reference"]) if x not in study.configurations]
     if missing:
-        return done(NOT_MEASURED, f"configuration(s) {', '.join(missing)} not in '{study.name}' "
-                                  f"(it has {', '.join(x for x in study.configurations if not is_aa(x))})")
+        return j.done(NOT_MEASURED, f"configuration(s) {', '.join(missing)} not in '{study.name}' "
+                                    f"(it has {', '.join(x for x in study.configurations if not is_aa(x))})")
     column = (metric_name.split(":", 1)[1] if metric_name.startswith((RATIO_OF, DIFFERENCE_OF))
               else RUN_METRICS.get(metric_name))
     if column and column not in study.runs.columns:
-        return done(NOT_MEASURED, f"'{study.name}' records no '{column}'")
+        return j.done(NOT_MEASURED, f"'{study.name}' records no '{column}'")
     levels = [k for k in (conc.here or study.clients) if k in study.clients]
     if metric_name == COST_GROWTH:  # each level against the lowest, which is no case of its own
         levels = [k for k in levels if k != min(study.clients)]
     if not levels:
-        return done(NOT_MEASURED, note + f"'{study.name}' did not run {_join(conc.here)} clients (it ran "
-                                          f"{_join(study.clients)})")
+        return j.done(NOT_MEASURED, note + f"'{study.name}' did not run {_join(conc.here)} clients (it ran "
+                                            f"{_join(study.clients)})")
+    details, cases, biased, equivalent = _cases(j, study, levels, configs, orders)
+    if biased:
+        note += "; ".join(dict.fromkeys(biased)) + " (the instrument cannot be read there); "
+    return _combined(j, study, configs, details, cases, equivalent, note)
 
+
+def _cases(j: _Judging, study: StudyData, levels: list[int], configs: tuple[str, ...], orders: dict):
+    """Each (configuration, reference, clients) case with its estimate and verdict: (details, cases, why some
+    were made inconclusive, each in_range case's 90 % interval)."""
+    c, metric_name, low, high = j.c, j.c["metric"], j.low, j.high
     details, cases, biased = [], [], []
     equivalent: dict[tuple, Estimate] = {}  # each in_range case's 90 % interval
     for k in levels:
@@ -205,8 +244,14 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
                                   f"({fmt(dearer[1].value)}), which does strictly more work (an inversion)")
                 details.append(_detail(c, cfg, ref, k, e, verdict))
                 cases.append((cfg, ref, k, e, verdict))
-    if biased:
-        note += "; ".join(dict.fromkeys(biased)) + " (the instrument cannot be read there); "
+    return details, cases, biased, equivalent
+
+
+def _combined(j: _Judging, study: StudyData, configs: tuple[str, ...], details: list[dict], cases: list,
+              equivalent: dict, note: str) -> tuple[dict, list[dict]]:
+    """The cases' combined verdict and its decisive case, or 'not comparable' where the judged runs differ
+    from what the post ran."""
+    c, metric_name = j.c, j.c["metric"]
     verdict = combine([v for *_, v in cases])
     decisive = _decisive(cases, verdict)
     cfg, ref, k, e, _ = decisive
@@ -218,15 +263,15 @@ def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
         vals = [x[3].value for x in cases]
         ours = (f"{len(cases)} cases, {fmt(float(np.nanmin(vals)))} to {fmt(float(np.nanmax(vals)))}; "
                 f"decisive: {label} @ {k}: {estimate_text(e)}")
-    base.update(ours=ours, value=e.value, ci_low=e.low, ci_high=e.high, measured_at=f"{label} @ {k} clients")
+    j.base.update(ours=ours, value=e.value, ci_low=e.low, ci_high=e.high, measured_at=f"{label} @ {k} clients")
     judged = study.runs[study.runs["configuration"].astype(str).isin(configs)]
-    mismatches = [m for m in (requirement_mismatch(r, judged, study.environment) for r in rule.requires) if m]
+    mismatches = [m for m in (requirement_mismatch(r, judged, study.environment) for r in j.rule.requires) if m]
     if mismatches:
         for d in details:
             d["verdict"] = NOT_COMPARABLE
-        return done(NOT_COMPARABLE, "not comparable: " + "; ".join(mismatches), details)
-    deciding = deciding_text(e, equivalent[cfg, ref, k], low, high) if (cfg, ref, k) in equivalent else ""
-    return done(verdict, note + _why(verdict, c["rule"], deciding), details)
+        return j.done(NOT_COMPARABLE, "not comparable: " + "; ".join(mismatches), details)
+    deciding = deciding_text(e, equivalent[cfg, ref, k], j.low, j.high) if (cfg, ref, k) in equivalent else ""
+    return j.done(verdict, note + _why(verdict, c["rule"], deciding), details)
 
 
 def _detail(c, cfg, ref, k, e: Estimate, verdict: str) -> dict:
