@@ -37,29 +37,31 @@ def rotate(method: str, server: mdb.MariaDBServer, pause: float) -> dict[str, fl
     elif method == "rename_flush_disabled":
         path.rename(rotated)
         t["renamed"] = time.monotonic()
-        server.query("SET GLOBAL slow_query_log = OFF")
-        t["disabled"] = time.monotonic()
-        time.sleep(pause)
-        server.query("FLUSH SLOW LOGS")
-        t["flushed"] = time.monotonic()
-        time.sleep(pause)
-        server.query("SET GLOBAL slow_query_log = ON")
-        t["enabled"] = time.monotonic()
+        t.update(_flush_while_off(server, "SET GLOBAL slow_query_log = OFF", "SET GLOBAL slow_query_log = ON", pause))
     elif method == "ebook_long_query_time":
         path.rename(rotated)
         t["renamed"] = time.monotonic()
         saved = server.query("SELECT @@global.long_query_time")[0][0]
-        server.query("SET GLOBAL long_query_time = 2000")
-        t["disabled"] = time.monotonic()
-        time.sleep(pause)
-        server.query("FLUSH SLOW LOGS")
-        t["flushed"] = time.monotonic()
-        time.sleep(pause)
-        server.query(f"SET GLOBAL long_query_time = {float(saved)}")
-        t["enabled"] = time.monotonic()
+        t.update(_flush_while_off(server, "SET GLOBAL long_query_time = 2000",
+                                  f"SET GLOBAL long_query_time = {float(saved)}", pause))
     elif method != "none":
         raise ParameterError("method", method, METHODS)
     t["end"] = time.monotonic()
+    return t
+
+
+def _flush_while_off(server: mdb.MariaDBServer, off: str, on: str, pause: float) -> dict[str, float]:
+    """``off``, a pause, FLUSH SLOW LOGS, a pause, ``on``: the ebook's 'disable during rotation' by either
+    statement; the monotonic time of each step."""
+    t = {}
+    server.query(off)
+    t["disabled"] = time.monotonic()
+    time.sleep(pause)
+    server.query("FLUSH SLOW LOGS")
+    t["flushed"] = time.monotonic()
+    time.sleep(pause)
+    server.query(on)
+    t["enabled"] = time.monotonic()
     return t
 
 
