@@ -172,99 +172,128 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
     relative half-width, and a line per adaptive decision. ``progress`` is accepted for the callers'
     sake and prints nothing: whatever a study prints stays in its executed notebook and HTML report.
     """
-    from . import resume
+    execution = _Execution(study, bench, env_id, schedule_key)
+    plan = execution.plan
+    try:
+        with IdleState(study.idle_state) as idle, Placement(study.placement) as place:
+            execution.controls = (idle, place)
+            t0 = time.monotonic()
+            for number, runs in _blocks(plan):
+                execution.block(number, runs)
+            # A resumed study that had finished its plan has timed nothing yet: assume the nominal run.
+            per_run = ((time.monotonic() - t0) / len(plan)) if plan else (study.duration + study.warmup)
+            execution.adaptive_blocks(per_run)
+    finally:
+        execution.close()
+    return records.load(execution.path)
 
-    path = runs_path(study)
-    recorded = records.load(path)
-    if len(recorded) and "seed" in recorded.columns:
-        recorded = recorded[recorded["seed"] == study.seed]
-    full_plan = study.plan()
-    plan, resumed = resume.remaining(full_plan, recorded)  # already this schedule's runs only
-    ran: list[PlannedRun] = [PlannedRun(int(r.position), int(r.repeat), str(r.configuration), int(r.clients),
-                                        bool(r.warmup)) for r in recorded.itertuples(index=False)]
-    values: dict[tuple[str, int], list[float]] = {}
-    for r in recorded.itertuples(index=False):
-        if not r.warmup:
-            values.setdefault((str(r.configuration), int(r.clients)), []).append(float(r.tps))
-    adaptive = Adaptive(study, max([len(full_plan)] + [p.position + 1 for p in ran]))
-    adaptive.block = max([study.repeats] + [p.block + 1 for p in ran])
-    if resumed:
-        print(f"{study.name}: resuming; {resumed} runs already recorded in {path}, {len(plan)} planned to go")
-    # The terminal's view (LOGBENCH_PROGRESS): one line per completed block with each arm's running
-    # estimate, one per adaptive decision. Nothing goes to the notebook (``progress`` is kept for the
-    # callers' sake): a bar there stays in the executed notebook and its HTML report.
-    reporter = progress_channel.Reporter(study.name, schedule_key)
-    counter = progress_channel.RunCounter(
-        reporter, len(full_plan), done=len(full_plan) - len(plan), nominal_s=study.duration + study.warmup + 1,
-        budget_s=study.time_budget_s if study.adaptive else None)
-    warmup_blocks = max([study.warmup_blocks] + [-p.block for p in ran if p.block < 0])
-    current = {"what": "starting"}
 
-    controls_of = getattr(bench, "controls_of", None)
+class _Execution:
+    """One :func:`execute`: where it resumes (the runs already recorded, each cell's measured tps so far, the
+    adaptive design's block count), its progress (one reporter, one run counter), running a block, the adaptive
+    loop, and the files written at the end."""
 
-    def one(planned: PlannedRun) -> None:
-        current["what"] = counter.what(planned.configuration, planned.clients)
-        if controls_of is None:
-            run = _one(study, bench, planned, env_id, idle.in_force, place)
+    def __init__(self, study: Study, bench: Bench, env_id: str, schedule_key: str | None):
+        from . import resume
+
+        self.study, self.bench, self.env_id, self.schedule_key = study, bench, env_id, schedule_key
+        self.path = runs_path(study)
+        recorded = records.load(self.path)
+        if len(recorded) and "seed" in recorded.columns:
+            recorded = recorded[recorded["seed"] == study.seed]
+        full_plan = study.plan()
+        self.plan, resumed = resume.remaining(full_plan, recorded)  # already this schedule's runs only
+        self.ran: list[PlannedRun] = [
+            PlannedRun(int(r.position), int(r.repeat), str(r.configuration), int(r.clients), bool(r.warmup))
+            for r in recorded.itertuples(index=False)]
+        self.values: dict[tuple[str, int], list[float]] = {}
+        for r in recorded.itertuples(index=False):
+            if not r.warmup:
+                self.values.setdefault((str(r.configuration), int(r.clients)), []).append(float(r.tps))
+        self.adaptive = Adaptive(study, max([len(full_plan)] + [p.position + 1 for p in self.ran]))
+        self.adaptive.block = max([study.repeats] + [p.block + 1 for p in self.ran])
+        if resumed:
+            print(f"{study.name}: resuming; {resumed} runs already recorded in {self.path}, {len(self.plan)} planned "
+                  "to go")
+        # The terminal's view (LOGBENCH_PROGRESS): one line per completed block with each arm's running
+        # estimate, one per adaptive decision. Nothing goes to the notebook (``progress`` is kept for the
+        # callers' sake): a bar there stays in the executed notebook and its HTML report.
+        self.reporter = progress_channel.Reporter(study.name, schedule_key)
+        self.counter = progress_channel.RunCounter(
+            self.reporter, len(full_plan), done=len(full_plan) - len(self.plan),
+            nominal_s=study.duration + study.warmup + 1, budget_s=study.time_budget_s if study.adaptive else None)
+        self.warmup_blocks = max([study.warmup_blocks] + [-p.block for p in self.ran if p.block < 0])
+        self.what = "starting"
+        self.controls: tuple[IdleState, Placement] | None = None  # the whole execution's, set once held
+        self.controls_of = getattr(bench, "controls_of", None)
+
+    def one(self, planned: PlannedRun) -> None:
+        """Run one planned run, append its record, count it."""
+        self.what = self.counter.what(planned.configuration, planned.clients)
+        idle, place = self.controls
+        if self.controls_of is None:
+            run = _one(self.study, self.bench, planned, self.env_id, idle.in_force, place)
         else:
             # A study whose controls are its factors (the noise study) sets them per run, so both
             # states interleave in one schedule; each is released before the next run.
-            idle_mode, placement = controls_of(study.configuration(planned.configuration))
+            idle_mode, placement = self.controls_of(self.study.configuration(planned.configuration))
             with IdleState(idle_mode) as run_idle, Placement(placement) as run_place:
-                run = _one(study, bench, planned, env_id, run_idle.in_force, run_place)
-        records.append(path, run)
-        counter.finished()
-        ran.append(planned)
+                run = _one(self.study, self.bench, planned, self.env_id, run_idle.in_force, run_place)
+        records.append(self.path, run)
+        self.counter.finished()
+        self.ran.append(planned)
         if not planned.warmup:
-            values.setdefault((planned.configuration, planned.clients), []).append(run.tps)
+            self.values.setdefault((planned.configuration, planned.clients), []).append(run.tps)
 
-    def blocks(runs) -> Iterator[tuple[int, list[PlannedRun]]]:
-        """The runs grouped by block, in order (a resumed plan may start inside one)."""
-        group: list[PlannedRun] = []
-        for planned in runs:
-            if group and planned.block != group[-1].block:
-                yield group[-1].block, group
-                group = []
-            group.append(planned)
-        if group:
-            yield group[-1].block, group
-
-    def run_block(number: int, runs: list[PlannedRun]) -> None:
+    def block(self, number: int, runs: list[PlannedRun]) -> None:
+        """Run one block's runs under a heartbeat, then say the block's line."""
         label = "warm-up block" if number < 0 else "block"
-        with reporter.phase(lambda: f"{label} {_block_no(number, warmup_blocks)}: {current['what']}",
-                            every=progress_channel.BLOCK_HEARTBEAT_S):
+        with self.reporter.phase(lambda: f"{label} {_block_no(number, self.warmup_blocks)}: {self.what}",
+                                 every=progress_channel.BLOCK_HEARTBEAT_S):
             for planned in runs:
-                one(planned)
+                self.one(planned)
         if number < 0:
-            counter.block_done(number + warmup_blocks + 1, warmup_blocks, {}, what=label)
+            self.counter.block_done(number + self.warmup_blocks + 1, self.warmup_blocks, {}, what=label)
         else:
-            counter.block_done(number + 1, adaptive.block, running_estimates(study, adaptive, values))
+            self.counter.block_done(number + 1, self.adaptive.block,
+                                    running_estimates(self.study, self.adaptive, self.values))
 
-    try:
-        with IdleState(study.idle_state) as idle, Placement(study.placement) as place:
-            t0 = time.monotonic()
-            for number, runs in blocks(plan):
-                run_block(number, runs)
-            # A resumed study that had finished its plan has timed nothing yet: assume the nominal run.
-            per_run = ((time.monotonic() - t0) / len(plan)) if plan else (study.duration + study.warmup)
-            # A resumed study's extra blocks already spent part of the budget: count them at the run's pace.
-            spent = per_run * sum(1 for p in ran if p.block >= study.repeats and not p.warmup)
-            extra_t0 = time.monotonic() - spent
-            while block := adaptive.next_block(values, elapsed_s=time.monotonic() - extra_t0,
-                                               seconds_per_run=per_run):
-                wide = len(adaptive.wide(values))
-                counter.grown(len(block), f"block {adaptive.block} for {wide} cell(s) wider than "
-                                         f"±{100 * study.target_halfwidth:.3g} %")
-                run_block(block[0].block, list(block))
-            if study.adaptive:
-                reporter.say(f"adaptive blocks stopped: {adaptive.stopped}")
-    finally:
-        reporter.say(f"{counter.done}/{counter.planned} runs recorded in {path} · "
-                     f"{progress_channel.duration(time.monotonic() - counter.t0)}")
-        reporter.close()
-        _write_json(Path(study.output_dir) / "schedule.json", [p.__dict__ for p in ran], schedule_key)
-        _write_json(Path(study.output_dir) / "adaptive.json", adaptive_report(study, adaptive, values), schedule_key)
-    return records.load(path)
+    def adaptive_blocks(self, per_run: float) -> None:
+        """More blocks while a cell's interval is wider than the target and the budget lasts (``per_run``: the
+        seconds a run took here)."""
+        study = self.study
+        # A resumed study's extra blocks already spent part of the budget: count them at the run's pace.
+        spent = per_run * sum(1 for p in self.ran if p.block >= study.repeats and not p.warmup)
+        extra_t0 = time.monotonic() - spent
+        while block := self.adaptive.next_block(self.values, elapsed_s=time.monotonic() - extra_t0,
+                                                seconds_per_run=per_run):
+            wide = len(self.adaptive.wide(self.values))
+            self.counter.grown(len(block), f"block {self.adaptive.block} for {wide} cell(s) wider than "
+                                           f"±{100 * study.target_halfwidth:.3g} %")
+            self.block(block[0].block, list(block))
+        if study.adaptive:
+            self.reporter.say(f"adaptive blocks stopped: {self.adaptive.stopped}")
+
+    def close(self) -> None:
+        """Say what was recorded and write what actually ran (also after a failure or an interrupt)."""
+        out = Path(self.study.output_dir)
+        self.reporter.say(f"{self.counter.done}/{self.counter.planned} runs recorded in {self.path} · "
+                          f"{progress_channel.duration(time.monotonic() - self.counter.t0)}")
+        self.reporter.close()
+        _write_json(out / "schedule.json", [p.__dict__ for p in self.ran], self.schedule_key)
+        _write_json(out / "adaptive.json", adaptive_report(self.study, self.adaptive, self.values), self.schedule_key)
+
+
+def _blocks(runs: list[PlannedRun]) -> Iterator[tuple[int, list[PlannedRun]]]:
+    """The runs grouped by block, in order (a resumed plan may start inside one)."""
+    group: list[PlannedRun] = []
+    for planned in runs:
+        if group and planned.block != group[-1].block:
+            yield group[-1].block, group
+            group = []
+        group.append(planned)
+    if group:
+        yield group[-1].block, group
 
 
 def _block_no(number: int, warmup_blocks: int) -> str:

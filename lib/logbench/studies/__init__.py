@@ -6,7 +6,7 @@ that does, so the report, the claims, the tests' notebook list and the workflow 
 :mod:`logbench.jobs`; ``python -m logbench.studies --committed`` prints the same committed runs) read one list.
 
 A new study is one module or package here plus a thin notebook; it touches no other study (a package keeps
-its bench and analysis beside it: ``pg_wal_level/``, issue 24). Its parts:
+its bench and analysis beside it: ``pg_wal_level/``, ``log_rotation/``, issue 24). Its parts:
 
 - ``SPEC = common.StudySpec(name=..., engine=..., title=..., post=..., baseline=..., notebook=..., seed=...,
   published=..., committed=..., extra_committed=..., smoke=..., paper_order=...)``;

@@ -1,0 +1,85 @@
+"""Study 06's plan and run: ``define`` checks every parameter and freezes the study (ParameterError before any
+server starts), ``run`` executes it; the plan's tables for the notebook (``method_table``, ``design_summary``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ... import params
+from ...benches import mariadb as mb
+from ...errors import ParameterError
+from ...settings import Configuration, Settings, validate_mariadb
+from .. import common
+from .analysis import processed_tables
+from .bench import RotationBench
+from .spec import BASE, BASELINE, METHODS, PROFILES, SETTLE_S, SPEC, WORKLOADS, LogRotationStudy
+
+def define(profile: str = "standard", methods: object = None, workload: str = "oltp_point_select",
+           rotate_at: object = None, log_size_mb: object = None, pause: object = None, tracer_rate: object = None,
+           tables: object = None, table_size: object = None, backend: str = "auto", image: object = None,
+           mariadbd: object = None, **shared: object) -> LogRotationStudy:
+    """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
+    ``shared``: the parameters every study has (common.SHARED) but warm-up: each run is one continuous load."""
+    d = common.profile_lookup(profile, PROFILES)
+    chosen = common.with_baseline(BASELINE, params.name_list("methods", list(METHODS) if methods is None else methods,
+                                                             METHODS))
+    params.choice("workload", workload, WORKLOADS)
+    for name in ("warmup", "warmup_blocks"):
+        if name in shared:
+            raise ParameterError(name, shared[name], "not a parameter of this study (each run is one continuous load)")
+    engine = mb.mariadb_fields(backend=backend, image=image, mariadbd=mariadbd, tables=d("tables", tables),
+                               table_size=d("table_size", table_size), base=BASE)
+    validate_mariadb(engine["base"], engine["mariadbd"])
+    study = LogRotationStudy(
+        **common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, warmup=0, **shared), **engine,
+        configurations=tuple(Configuration(m, Settings.of("mariadb"), ("slow_file",)) for m in chosen),
+        workload=workload,
+        rotate_at=params.positive_number("rotate_at", d("rotate_at", rotate_at)),
+        log_size_mb=params.non_negative_int("log_size_mb", d("log_size_mb", log_size_mb)),
+        pause=params.non_negative_number("pause", d("pause", pause)),
+        tracer_rate=params.positive_number("tracer_rate", d("tracer_rate", tracer_rate)),
+    )
+    if study.duration < 3:
+        raise ParameterError("duration", study.duration, "a whole number of seconds >= 3 (seconds before and after the rotation)")
+    # The rotation, its settle second and one more whole second must end before the final (unused) second.
+    latest = study.duration - 2 * study.pause - SETTLE_S - 1.0
+    if not 2.0 <= study.rotate_at <= latest:
+        raise ParameterError("rotate_at", study.rotate_at,
+                             f"seconds in [2, duration - 2 x pause - {SETTLE_S + 1:g}] = [2, {latest:g}]: throughput "
+                             "before and after the rotation must both be seen")
+    if study.tracer_rate > 2000:
+        raise ParameterError("tracer_rate", study.tracer_rate, "at most 2000 statements/s (the tracer must not be the load)")
+    return study
+
+
+def run(study: LogRotationStudy, *, progress: bool = True) -> common.StudyResult:
+    """Start a server, load the data, run the schedule, stop and remove everything again."""
+    def start(study, stack):
+        server, sb, env = mb.start(study, stack)
+        bench = RotationBench(study, server, sb)
+        stack.callback(bench.close)
+        return bench, env
+
+    return common.run_study(study, start, processed_tables, progress=progress)
+
+
+def method_table(study: LogRotationStudy) -> pd.DataFrame:
+    what = {
+        "none": "no rotation: the same analysis at the same instant (placebo)",
+        "copytruncate": "copy the file to .1, then truncate it in place (logrotate copytruncate)",
+        "rename_flush": "rename to .1, then FLUSH SLOW LOGS (the ebook's advice)",
+        "rename_flush_disabled": "rename, SET GLOBAL slow_query_log = OFF, pause, FLUSH SLOW LOGS, pause, ON "
+                                 "(the ebook's 'disable during rotation')",
+        "ebook_long_query_time": "rename, SET GLOBAL long_query_time = 2000, pause, FLUSH SLOW LOGS, pause, restore "
+                                 "(the ebook's literal postrotate script)",
+    }
+    return pd.DataFrame([{"method": c.name, "what": what[c.name]} for c in study.configurations]).set_index("method")
+
+
+def design_summary(study: LogRotationStudy) -> dict[str, object]:
+    return {"profile": study.profile, "backend": study.backend + (f" ({study.image})" if study.image else ""),
+            "workload": f"sysbench {study.workload}", "clients": list(study.clients),
+            "repeats": study.repeats, "runs planned": len(study.plan()), "duration (s)": study.duration,
+            "rotation at (s)": study.rotate_at, "slow log before rotation (MB of filler)": study.log_size_mb,
+            "pause around the flush (s)": study.pause, "tracer (statements/s)": study.tracer_rate,
+            "data": f"{study.tables} x {study.table_size} rows", "seed": study.seed, "output": str(study.output_dir)}
