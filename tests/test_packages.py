@@ -98,6 +98,7 @@ PROGRAMS = {
     "useradd": (_on_path("useradd"), "scripts/setup.sh: the logbench user"),
     "sha256sum": (_on_path("sha256sum"), "scripts/setup.sh: the pyproject.toml stamp"),
     "perf": (_on_path("perf"), "contention.py: the cpu-clock profiles of study 05 (pg_audit_timing)"),
+    "pgbadger": (_on_path("pgbadger"), "pgbadger.py: the digest of a captured PostgreSQL statement log"),
 }
 
 

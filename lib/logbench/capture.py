@@ -30,66 +30,35 @@ import contextlib
 import datetime as dt
 import os
 import posixpath
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pymysql
 
+from .capturing import (EXIT_BAD_USAGE, EXIT_FAILED, EXIT_NOT_RESTORED, EXIT_OK, CaptureInterrupted, Change,
+                        Outcome, Session, hold, interrupted_status, shout)
 from .servers.mariadb import CONNECTION_LOST, make_quiet, same_value, slow_file_sink, sql_literal
 
 Connect = Callable[[], pymysql.Connection]
 
-# Exit statuses of the command line (an interrupted but restored capture exits 128 + the signal's number).
-EXIT_OK, EXIT_FAILED, EXIT_NOT_RESTORED, EXIT_BAD_USAGE = 0, 1, 2, 64
+__all__ = ["EXIT_BAD_USAGE", "EXIT_FAILED", "EXIT_NOT_RESTORED", "EXIT_OK", "CaptureInterrupted", "CaptureResult",
+           "Change", "capture", "capture_file_name", "count_records", "main", "plan"]
 
 
-@dataclass(frozen=True)
-class Change:
-    name: str
-    before: str
-    during: str
-
-
-@dataclass
-class CaptureResult:
+@dataclass(kw_only=True)
+class CaptureResult(Outcome):
     file: str  # the capture file, as the server names it (relative paths are under its datadir)
     flavor: str
-    changes: list[Change] = field(default_factory=list)
-    restored: list[str] = field(default_factory=list)
-    not_restored: dict[str, str] = field(default_factory=dict)  # name -> why
-    reconnects: int = 0
-    seconds: float = 0.0  # how long the full log was on
-    interrupted_by: str | None = None  # signal name, if the capture was cut short
     sessions_before: int = 0  # sessions that were open before the capture (they keep their session values)
-
-    @property
-    def ok(self) -> bool:
-        return not self.not_restored
 
     def restore_statements(self) -> list[str]:
         """What to run by hand for every setting that could not be restored."""
         before = {c.name: c.before for c in self.changes}
         return [f"SET GLOBAL {n} = {sql_literal(before[n])};" for n in self.not_restored] + (
             ["FLUSH SLOW LOGS;"] if self.not_restored else [])
-
-
-class CaptureInterrupted(KeyboardInterrupt):
-    """The capture was cut short by a signal; restoring ran first. ``result`` says what happened."""
-
-    def __init__(self, result: CaptureResult):
-        super().__init__(result.interrupted_by)
-        self.result = result
-
-
-class _Signal(KeyboardInterrupt):
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 def _flavor(conn: pymysql.Connection) -> str:
@@ -131,80 +100,23 @@ def plan(current: dict[str, str], file: str) -> list[Change]:
     return [Change(n, current[n], v) for n, v in wanted if n in current and not same_value(v, current[n])]
 
 
-@contextlib.contextmanager
-def _signals_raise():
-    """SIGTERM and SIGHUP interrupt the capture as SIGINT does (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise _Signal(signum)
-
-    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+def _is_lost(e: BaseException) -> bool:
+    if isinstance(e, pymysql.err.OperationalError):
+        return (e.args[0] if e.args and isinstance(e.args[0], int) else 0) in CONNECTION_LOST
+    return isinstance(e, (pymysql.err.InterfaceError, OSError))
 
 
-@contextlib.contextmanager
-def _signals_deferred(log: Callable[[str], None]):
-    """While restoring, a further Ctrl-C must not cut the restore short: it is noted, not obeyed."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        log(f"{signal.Signals(signum).name} received: still restoring, please wait")
-
-    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-
-class _Session:
+def _session(connect: Connect, result: CaptureResult, say: Callable[[str], None]) -> Session[pymysql.Connection]:
     """One quiet connection that reconnects when the server drops it."""
+    return Session(connect, result, say, is_open=lambda c: c.open, is_lost=_is_lost,
+                   on_open=lambda c: make_quiet(c, result.flavor))
 
-    def __init__(self, connect: Connect, result: CaptureResult, log: Callable[[str], None]):
-        self.connect, self.result, self.log = connect, result, log
-        self.conn: pymysql.Connection | None = None
 
-    def open(self) -> pymysql.Connection:
-        if self.conn is None or not self.conn.open:
-            self.conn = self.connect()
-            make_quiet(self.conn, self.result.flavor)
-        return self.conn
-
-    def execute(self, sql: str, *, deadline: float | None = None) -> None:
-        """Run ``sql``; on a lost connection, reconnect and retry until ``deadline`` (None: no retry)."""
-        delay = 0.2
-        while True:
-            try:
-                with self.open().cursor() as cur:
-                    cur.execute(sql)
-                return
-            except (pymysql.err.OperationalError, pymysql.err.InterfaceError, OSError) as e:
-                code = e.args[0] if e.args and isinstance(e.args[0], int) else 0
-                if isinstance(e, pymysql.err.OperationalError) and code not in CONNECTION_LOST:
-                    raise
-                self.close()
-                if deadline is None or time.monotonic() >= deadline:
-                    raise
-                self.log(f"Connection lost ({e}); reconnecting")
-                time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-                delay = min(delay * 2, 2.0)
-                self.result.reconnects += 1
-
-    def close(self) -> None:
-        if self.conn is not None:
-            with contextlib.suppress(Exception):
-                self.conn.close()
-            self.conn = None
+def _execute(sql: str) -> Callable[[pymysql.Connection], None]:
+    def run(conn: pymysql.Connection) -> None:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+    return run
 
 
 def capture(connect: Connect, seconds: float, *, directory: str | None = None, verbose: bool = False,
@@ -224,7 +136,7 @@ def capture(connect: Connect, seconds: float, *, directory: str | None = None, v
     first = connect()
     flavor = _flavor(first)
     result = CaptureResult(file="", flavor=flavor)
-    session = _Session(connect, result, say)
+    session = _session(connect, result, say)
     session.conn = first
     make_quiet(first, flavor)
     names = ["slow_query_log", "slow_query_log_file", "long_query_time", "log_output", "log_slow_rate_limit",
@@ -243,55 +155,40 @@ def capture(connect: Connect, seconds: float, *, directory: str | None = None, v
         say(f"Note: {result.sessions_before} session(s) opened before the capture keep their own long_query_time"
             + (" and slow_query_log" if flavor == "mariadb" else "") + "; their statements are captured only if "
             "they reconnect")
-    interrupted: BaseException | None = None
-    started = time.monotonic()
-    try:
-        with _signals_raise():
-            for c in changes:
-                # Noted before it is sent: if the connection drops with the SET in flight, restoring is still right.
-                result.changes.append(c)
-                say(f"Setting {c.name}={c.during}")
-                session.execute(f"SET GLOBAL {c.name} = {sql_literal(c.during)}")
-            say("Flushing slow query log")
-            session.execute("FLUSH SLOW LOGS")
-            started = time.monotonic()
-            say(f"Sleeping {seconds:g} seconds...")
-            sleep(seconds)
-            say("done.")
-    except KeyboardInterrupt as e:
-        interrupted = e
-        result.interrupted_by = e.args[0] if isinstance(e, _Signal) else "SIGINT"
-        say(f"Interrupted by {result.interrupted_by}")
-    except BaseException as e:
-        interrupted = e
-    finally:
-        result.seconds = time.monotonic() - started
-        with _signals_deferred(say):
+
+    def apply() -> None:
+        for c in changes:
+            result.changes.append(c)
+            say(f"Setting {c.name}={c.during}")
+            session.run(_execute(f"SET GLOBAL {c.name} = {sql_literal(c.during)}"))
+        say("Flushing slow query log")
+        session.run(_execute("FLUSH SLOW LOGS"))
+
+    def restore() -> None:
+        try:
             _restore(session, result, say, restore_timeout)
-        session.close()
-    if not result.ok:
-        _shout(result)
-    if isinstance(interrupted, KeyboardInterrupt):
-        raise CaptureInterrupted(result) from interrupted
-    if interrupted is not None:
-        interrupted.capture_result = result  # the caller can still see what was restored
-        raise interrupted
+        finally:
+            session.close()
+
+    hold(result, seconds, apply=apply, restore=restore, sleep=sleep, say=say,
+         shout=lambda: shout("full-slow-log", result, result.restore_statements(),
+                             "SET GLOBAL does not survive a restart: a restarted server has its option files' values."))
     return result
 
 
-def _restore(session: _Session, result: CaptureResult, say: Callable[[str], None], timeout: float) -> None:
+def _restore(session: Session[pymysql.Connection], result: CaptureResult, say: Callable[[str], None], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     for c in reversed(result.changes):
         say(f"Restoring {c.name}={c.before}")
         try:
-            session.execute(f"SET GLOBAL {c.name} = {sql_literal(c.before)}", deadline=deadline)
+            session.run(_execute(f"SET GLOBAL {c.name} = {sql_literal(c.before)}"), deadline=deadline)
             result.restored.append(c.name)
         except Exception as e:  # noqa: BLE001 - every failure is reported below, none may stop the others
             result.not_restored[c.name] = str(e)
     if result.changes:
         say("Flushing logs during restore")
         with contextlib.suppress(Exception):
-            session.execute("FLUSH SLOW LOGS", deadline=deadline)
+            session.run(_execute("FLUSH SLOW LOGS"), deadline=deadline)
     # Trust, but verify: read back what the server now has.
     if result.restored:
         try:
@@ -304,18 +201,6 @@ def _restore(session: _Session, result: CaptureResult, say: Callable[[str], None
             for name in list(result.restored):
                 result.restored.remove(name)
                 result.not_restored[name] = f"could not read it back: {e}"
-
-
-def _shout(result: CaptureResult) -> None:
-    lines = ["", "!" * 78, "!!! full-slow-log could NOT restore these server settings:"]
-    before = {c.name: c.before for c in result.changes}
-    for name, why in result.not_restored.items():
-        lines.append(f"!!!   {name} should be {before[name]!r} ({why})")
-    lines.append("!!! Run these statements on the server yourself:")
-    lines += [f"!!!   {s}" for s in result.restore_statements()]
-    lines.append("!!! (SET GLOBAL does not survive a restart: a restarted server has its option files' values.)")
-    lines.append("!" * 78)
-    print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 def count_records(path: str | Path) -> int:
@@ -368,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         status = EXIT_OK
     except CaptureInterrupted as e:
         result = e.result
-        status = 128 + getattr(signal.Signals, result.interrupted_by or "SIGINT", signal.SIGINT).value
+        status = interrupted_status(result)
     except pymysql.MySQLError as e:
         print(f"full-slow-log: {e}", file=sys.stderr)
         partial = getattr(e, "capture_result", None)

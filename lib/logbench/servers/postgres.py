@@ -297,7 +297,8 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
 _UNCHECKED: frozenset[str] = frozenset()
 
 
-def _quote(v: str) -> str:
+def sql_literal(v: str) -> str:
+    """A string constant, in postgresql.conf as in SQL (standard_conforming_strings, on since 9.1)."""
     return "'" + v.replace("'", "''") + "'"
 
 
@@ -309,13 +310,13 @@ def alter_system(conn: psycopg.Connection, settings: Settings) -> None:
 
 
 def _conf_lines(values: dict[str, str]) -> str:
-    return "".join(f"{k} = {_quote(v)}\n" for k, v in values.items())
+    return "".join(f"{k} = {sql_literal(v)}\n" for k, v in values.items())
 
 
 def conf_text(values: dict[str, str]) -> str:
     """A postgresql.conf holding ``values``: the study's base settings plus where to listen and log."""
     return ("# written by logbench: the study's base settings\n" + _conf_lines(values)
-            + f"# a switchback load's settings (empty otherwise)\ninclude_if_exists {_quote(SWITCH_FILE)}\n")
+            + f"# a switchback load's settings (empty otherwise)\ninclude_if_exists {sql_literal(SWITCH_FILE)}\n")
 
 
 def write_switch_file(path: Path, values: dict[str, str]) -> None:
