@@ -137,7 +137,8 @@ def capture_mariadb(version: str, out: Path, log_root: Path | None = None, image
             key = f"mariadb{version}_slow_all"
             (out / f"{key}.log").write_bytes(m.slow_log.read_bytes()[mark:])
             # the connection's own SET NAMES (pymysql's first statement) is one more entry
-            meta[key] = {"version": str(version), "statements": MARIADB_STATEMENTS + 1, "server": server,
+            meta[key] = {"version": str(version), "statements": MARIADB_STATEMENTS + 1, "connections": 1,
+                         "server": server,
                          "settings": {"slow_query_log": True, "long_query_time": 0}}
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
