@@ -4,9 +4,16 @@ scripts/capture_version_fixtures.py; tests/test_server_versions.py checks the co
 server of each version).
 
 The counts a study checks (expected vs received) read one record per line by its text, so what matters per
-version is that each statement still leaves the same lines with the same markers. PostgreSQL's csvlog has
-24 columns in 13 (``backend_type`` came in 13) and 26 from 14 (``leader_pid``, ``query_id``); jsonlog exists
-from 15 only, so a version sweep with 'jsonlog' and 13 is refused before any server starts.
+version is that each statement still leaves the same lines with the same markers. Captured (PostgreSQL
+13.23, 15.18, 17.12; MariaDB 10.5.29, 10.11.19, 11.8.9, Debian's packages):
+
+- PostgreSQL: csvlog has 24 columns in 13 (``backend_type`` came in 13) and 26 in 15 and 17 (``leader_pid``,
+  ``query_id`` from 14); jsonlog exists from 15 only, so a version sweep with 'jsonlog' and 13 is refused
+  before any server starts. Every statement-logging line (``duration: … statement|parse|bind|execute …``,
+  ``statement: …``, bare ``duration: …``) is the same in 13, 15 and 17: the counts need no change.
+- MariaDB: one ``# Query_time:`` line per slow-log entry in all three; 10.5 also writes an entry for each
+  connection's end (``# administrator command: Quit;``), 10.11 and 11.8 do not
+  (:func:`logbench.servers.mariadb.slow_entry`).
 """
 
 from __future__ import annotations

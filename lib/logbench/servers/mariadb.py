@@ -464,9 +464,8 @@ GENERAL_RECORD_MARKER = b" Query\t"
 
 SLOW_ENTRY = RecordShape("slow entry", (SLOW_RECORD_MARKER,), per_statement=1)
 # MariaDB 10.5 also writes an entry when a connection ends ("# administrator command: Quit;", COM_QUIT as an
-# admin command: tests/fixtures/versions/mariadb10.5_slow_all.log); 10.11 does not (test_mariadb_containers
-# counts 5 statements + SET NAMES after the connection closed). 11.8 is taken as 10.11 until its capture says
-# otherwise; which release between 10.5 and 10.11 stopped is not captured: every series before 10.11 is as 10.5.
+# admin command); 10.11 and 11.8 do not (tests/fixtures/versions/mariadb*_slow_all.log, captured from each).
+# Which release between 10.5 and 10.11 stopped is not captured: every series before 10.11 is taken as 10.5.
 QUIT_LOGGED_BEFORE = (10, 11)
 
 
