@@ -94,7 +94,9 @@ case "${1:-}" in
       echo "run.sh: LOGBENCH_DOCKER=0: no Docker engine or images; the container backend's tests will skip" >&2
       bash scripts/setup.sh
     else
-      bash scripts/setup.sh --docker
+      # Every server version's image too (tests/test_server_versions.py starts one of each): built once,
+      # minutes, then kept in the engine and only checked (a second of the set-up's time).
+      bash scripts/setup.sh --docker --all-versions
     fi
     export PATH="$here/.venv/bin:$PATH"
     shift

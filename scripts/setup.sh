@@ -6,15 +6,18 @@
 #
 #   scripts/setup.sh            # packages, user, .venv
 #   scripts/setup.sh --docker   # the same, then scripts/setup_docker.sh
+#   scripts/setup.sh --docker --all-versions   # ... and every server version's image (docker/servers.tsv)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 with_docker=0
+docker_args=()
 for a in "$@"; do
   case "$a" in
     --docker) with_docker=1 ;;
-    *) echo "setup: unknown argument: $a (allowed: --docker)" >&2; exit 2 ;;
+    --all-versions) with_docker=1; docker_args+=(--all-versions) ;;
+    *) echo "setup: unknown argument: $a (allowed: --docker, --all-versions)" >&2; exit 2 ;;
   esac
 done
 say() { printf 'setup: %s\n' "$*"; }
@@ -68,6 +71,6 @@ fi
 
 # 4. Containers (issue 5): engine and images, only when asked for.
 if [ "$with_docker" -eq 1 ]; then
-  $sudo_ bash scripts/setup_docker.sh
+  $sudo_ bash scripts/setup_docker.sh "${docker_args[@]}"
 fi
 say "done in $(( $(date +%s) - t0 )) s"

@@ -7,6 +7,8 @@
 #   scripts/setup_docker.sh --engine-only   # only make sure an engine answers
 #   scripts/setup_docker.sh --check         # change nothing; exit 1 unless the engine answers
 #                                           # and every image matches its definition
+#   scripts/setup_docker.sh --image logbench/postgres:13   # only this one (and its base; repeatable)
+#   scripts/setup_docker.sh --all-versions  # also build every server version of docker/servers.tsv
 #
 # 1. Engine: if `docker info` answers, it is used as it is. Otherwise Debian's
 #    docker.io is installed (if missing) and dockerd is started in the background
@@ -18,6 +20,10 @@
 #      logbench/postgres:15      Debian's postgresql-15, official-image-compatible entrypoint
 #      logbench/mariadb:10.11    Debian's mariadb-server, official-image-compatible entrypoint
 #      logbench/rsyslog:8        Debian's rsyslog in the foreground, a syslog host/sidecar
+#    The server images and their pinned package versions are the lines of docker/servers.tsv; those not
+#    marked default (postgres 13/17 from bullseye/trixie, mariadb 10.5/11.8) are built only when asked
+#    for (--image, --all-versions, or a study's `versions` on first use), each FROM logbench/debian:<its
+#    suite>, and kept current by every later run once they exist.
 # Needs root (apt-get, dockerd, debootstrap).
 set -euo pipefail
 
@@ -26,15 +32,20 @@ docker_dir="$here/docker"
 cache_dir=${LOGBENCH_CACHE_DIR:-/var/cache/logbench}
 dockerd_log=${LOGBENCH_DOCKERD_LOG:-/var/log/logbench-dockerd.log}
 engine_wait=${LOGBENCH_DOCKERD_WAIT:-60}
-suite=bookworm
 variant=minbase
 label=org.logbench.definition
 # the CLI may be newer than Debian's engine and lack buildx: use the classic builder
 export DOCKER_BUILDKIT=0
 
-rebuild=0 refresh_base=0 engine_only=0 check=0
+rebuild=0 refresh_base=0 engine_only=0 check=0 all_versions=0
+asked=()
+prev=
 for a in "$@"; do
+  if [ "$prev" = --image ]; then asked+=("$a"); prev=; continue; fi
   case "$a" in
+    --image) prev=--image ;;
+    --image=*) asked+=("${a#--image=}") ;;
+    --all-versions) all_versions=1 ;;
     --rebuild) rebuild=1 ;;
     --refresh-base) rebuild=1 refresh_base=1 ;;
     --engine-only) engine_only=1 ;;
@@ -43,6 +54,7 @@ for a in "$@"; do
     *) echo "setup_docker: unknown argument: $a" >&2; exit 2 ;;
   esac
 done
+[ -z "$prev" ] || { echo "setup_docker: --image needs an image name (e.g. logbench/postgres:13)" >&2; exit 2; }
 
 t_all=$(date +%s.%N)
 say() { printf 'setup_docker: %s\n' "$*"; }
@@ -131,6 +143,8 @@ hash_dir() {  # content hash of files (names and bytes), README excluded
      | xargs -0 sha256sum) | sha256sum | cut -c1-16
 }
 image_hash() { docker image inspect -f "{{ index .Config.Labels \"$label\" }}" "$1" 2>/dev/null || true; }
+image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
+image_mb() { docker image inspect -f '{{.Size}}' "$1" 2>/dev/null | awk '{ printf "%.0f MB", $1 / 1e6 }'; }
 needs_build() {  # needs_build IMAGE HASH
   [ $rebuild -eq 1 ] && return 0
   [ "$(image_hash "$1")" != "$2" ]
@@ -156,15 +170,67 @@ host_mirror() {  # first Debian (non-security) mirror URI of the host
   [ -n "$uri" ] || die "could not find a Debian mirror in $f"
   echo "$uri"
 }
+host_codename() { . /etc/os-release && echo "${VERSION_CODENAME:?no VERSION_CODENAME in /etc/os-release}"; }
+suite_sources() {  # suite_sources SUITE OUT: the host's sources with its release's codename replaced by SUITE
+  local f; f=$(host_sources)
+  local out=$2.${f##*.}
+  # bookworm, bookworm-updates, bookworm-security -> SUITE, SUITE-updates, SUITE-security (same mirrors)
+  sed -E "s/\b$(host_codename)(-updates|-security)?\b/$1\1/g" "$f" >"$out"
+  echo "$out"
+}
 
 arch=$(dpkg --print-architecture)
-base_tar="$cache_dir/debootstrap-$suite-$variant-$arch.tar"
-base_image=logbench/debian:$suite
-# DIR-under-docker/:TAG, built FROM $base_image in this order
-images=(postgres:logbench/postgres:15 mariadb:logbench/mariadb:10.11 rsyslog:logbench/rsyslog:8)
-base_hash=$(printf '%s %s %s %s\n' "$suite" "$variant" "$arch" "$(hash_dir debian)" | sha256sum | cut -c1-16)
+manifest="$docker_dir/servers.tsv"
+[ -s "$manifest" ] || die "$manifest is missing"
+# Server images: tag -> "kind version suite debian_version default", from docker/servers.tsv.
+declare -A server_line=()
+server_tags=()
+while IFS=$'\t' read -r kind version suite debver default; do
+  case "$kind" in ''|'#'*) continue ;; esac
+  server_line["logbench/$kind:$version"]="$kind $version $suite $debver $default"
+  server_tags+=("logbench/$kind:$version")
+done <"$manifest"
+rsyslog_tag=logbench/rsyslog:8
 
-build_base() {
+for tag in "${asked[@]}"; do
+  [ -n "${server_line[$tag]:-}" ] || [ "$tag" = "$rsyslog_tag" ] \
+    || die "no image $tag in $manifest; allowed: ${server_tags[*]} $rsyslog_tag"
+done
+
+# What this run builds or keeps current. --image: those images only (what a study's first use of a version
+# needs, in the least time). Otherwise the default images, every server image with --all-versions, and the
+# non-default ones already built (asked for once: kept matching their definition).
+wanted=()
+if [ ${#asked[@]} -gt 0 ] && [ $all_versions -eq 0 ]; then
+  wanted=("${asked[@]}")
+else
+  for tag in "${server_tags[@]}"; do
+    read -r _ _ _ _ default <<<"${server_line[$tag]}"
+    if [ "$default" = yes ] || [ $all_versions -eq 1 ] || image_exists "$tag"; then
+      wanted+=("$tag")
+    fi
+  done
+  wanted+=("$rsyslog_tag")
+fi
+
+suite_of() {  # the Debian suite an image is built FROM
+  if [ "$1" = "$rsyslog_tag" ]; then echo bookworm; else read -r _ _ s _ _ <<<"${server_line[$1]}"; echo "$s"; fi
+}
+base_hash_of() { printf '%s %s %s %s\n' "$1" "$variant" "$arch" "$(hash_dir debian)" | sha256sum | cut -c1-16; }
+image_hash_of() {  # the definition hash of an image: its base's, its directory's files, its manifest line
+  local tag=$1 suite; suite=$(suite_of "$tag")
+  if [ "$tag" = "$rsyslog_tag" ]; then
+    # as before servers.tsv: the hash of the base and the directory only, so rsyslog is not rebuilt for it
+    printf '%s %s\n' "$(base_hash_of "$suite")" "$(hash_dir rsyslog)" | sha256sum | cut -c1-16
+  else
+    read -r kind version suite debver _ <<<"${server_line[$tag]}"
+    printf '%s %s %s %s %s\n' "$(base_hash_of "$suite")" "$(hash_dir "$kind")" "$kind" "$version" "$debver" \
+      | sha256sum | cut -c1-16
+  fi
+}
+
+build_base() {  # build_base SUITE
+  local suite=$1 base_tar="$cache_dir/debootstrap-$1-$variant-$arch.tar" base_image=logbench/debian:$1
   apt_install debootstrap
   mkdir -p "$cache_dir"
   work=$(mktemp -d "$cache_dir/rootfs.XXXXXX")
@@ -185,60 +251,79 @@ build_base() {
     tar -C "$work/root" --numeric-owner -xpf "$base_tar"
   fi
   local t1; t1=$(date +%s.%N)
-  bash "$docker_dir/debian/prepare-rootfs.sh" "$work/root" "$(host_sources)"
+  bash "$docker_dir/debian/prepare-rootfs.sh" "$work/root" "$(suite_sources "$suite" "$work/sources")"
   tar -C "$work/root" --numeric-owner -c . | docker import \
-      --change "LABEL $label=$base_hash" \
+      --change "LABEL $label=$(base_hash_of "$suite")" \
       --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
       --change 'ENV LANG=C.UTF-8' \
       --change 'CMD ["bash"]' \
       - "$base_image" >/dev/null
   rm -rf "$work"
-  say "imported $base_image in $(since "$t1")"
+  trap - EXIT
+  say "imported $base_image in $(since "$t1"), $(image_mb "$base_image")"
 }
 
-build_image() {  # build_image NAME TAG HASH
-  local name=$1 tag=$2 h=$3 t0; t0=$(date +%s.%N)
+build_image() {  # build_image TAG HASH
+  local tag=$1 h=$2 t0; t0=$(date +%s.%N)
+  local suite; suite=$(suite_of "$tag")
+  local dir args=(--build-arg "BASE=logbench/debian:$suite") what=
+  if [ "$tag" = "$rsyslog_tag" ]; then dir=rsyslog; else
+    read -r kind version _ debver _ <<<"${server_line[$tag]}"
+    dir=$kind
+    # the exact package version, on the image as a label too, so a run records what it ran without starting it
+    args+=(--label "org.logbench.server-version=$debver")
+    case "$kind" in
+      postgres) args+=(--build-arg "PG_MAJOR=$version" --build-arg "PG_VERSION=$debver") ;;
+      mariadb) args+=(--build-arg "MARIADB_VERSION=$debver") ;;
+    esac
+    what=" ($kind $debver from $suite)"
+  fi
   local log; log=$(mktemp)
-  say "building $tag"
-  if ! docker build --label "$label=$h" --build-arg "BASE=$base_image" -t "$tag" "$docker_dir/$name" >"$log" 2>&1; then
+  say "building $tag$what"
+  if ! docker build --label "$label=$h" "${args[@]}" -t "$tag" "$docker_dir/$dir" >"$log" 2>&1; then
     tail -n 40 "$log" >&2
     rm -f "$log"
     die "building $tag failed"
   fi
   rm -f "$log"
-  say "built $tag in $(since "$t0")"
+  say "built $tag in $(since "$t0"), $(image_mb "$tag")"
 }
 
 if [ $check -eq 1 ]; then
   stale=0
-  for spec in "debian:$base_image" "${images[@]}"; do
-    name=${spec%%:*} tag=${spec#*:}
-    if [ "$name" = debian ]; then h=$base_hash; else
-      h=$(printf '%s %s\n' "$base_hash" "$(hash_dir "$name")" | sha256sum | cut -c1-16)
-    fi
-    have=$(image_hash "$tag")
-    if [ "$have" = "$h" ]; then say "$tag is up to date ($h)"; else
-      if [ -n "$have" ]; then say "$tag is stale (built from $have, definition is $h)"
-      else say "$tag is missing"; fi
-      stale=1
-    fi
+  declare -A seen=()
+  for tag in "${wanted[@]}"; do
+    suite=$(suite_of "$tag")
+    for pair in "logbench/debian:$suite $(base_hash_of "$suite")" "$tag $(image_hash_of "$tag")"; do
+      read -r t h <<<"$pair"
+      [ -n "${seen[$t]:-}" ] && continue
+      seen[$t]=1
+      have=$(image_hash "$t")
+      if [ "$have" = "$h" ]; then say "$t is up to date ($h)"; else
+        if [ -n "$have" ]; then say "$t is stale (built from $have, definition is $h)"
+        else say "$t is missing"; fi
+        stale=1
+      fi
+    done
   done
   exit $stale
 fi
 
-base_rebuilt=0
-if needs_build "$base_image" "$base_hash"; then
-  build_base
-  base_rebuilt=1
-else
-  say "$base_image is up to date ($base_hash)"
-fi
-
-for spec in "${images[@]}"; do
-  name=${spec%%:*} tag=${spec#*:}
-  h=$(printf '%s %s\n' "$base_hash" "$(hash_dir "$name")" | sha256sum | cut -c1-16)
-  if [ $base_rebuilt -eq 1 ] || needs_build "$tag" "$h"; then
-    build_image "$name" "$tag" "$h"
+declare -A base_rebuilt=()
+for tag in "${wanted[@]}"; do
+  suite=$(suite_of "$tag")
+  if [ -z "${base_rebuilt[$suite]:-}" ]; then
+    if needs_build "logbench/debian:$suite" "$(base_hash_of "$suite")"; then
+      build_base "$suite"
+      base_rebuilt[$suite]=1
+    else
+      say "logbench/debian:$suite is up to date ($(base_hash_of "$suite"))"
+      base_rebuilt[$suite]=0
+    fi
+  fi
+  h=$(image_hash_of "$tag")
+  if [ "${base_rebuilt[$suite]}" -eq 1 ] || needs_build "$tag" "$h"; then
+    build_image "$tag" "$h"
   else
     say "$tag is up to date ($h)"
   fi

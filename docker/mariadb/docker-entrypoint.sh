@@ -1,5 +1,5 @@
 #!/bin/bash
-# Entrypoint of logbench/mariadb:10.11, following the official mariadb image's
+# Entrypoint of logbench/mariadb:<series>, following the official mariadb image's
 # docker-entrypoint.sh: same variables (MARIADB_* first, then the MYSQL_* ones),
 # same order of events.
 #   first start: mariadb-install-db -> temporary server on the unix socket only

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Entrypoint of logbench/postgres:15, following the official postgres image's
+# Entrypoint of logbench/postgres:<major>, following the official postgres image's
 # docker-entrypoint.sh: same variables, same order of events.
 #   first start: initdb -> temporary server on the unix socket only (init scripts,
 #   POSTGRES_DB) -> stop -> "PostgreSQL init process complete; ready for start up."

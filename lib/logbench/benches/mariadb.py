@@ -126,9 +126,10 @@ def server_tools(mariadbd: str, server: mdb.MariaDBServer, sb: Sysbench) -> dict
     never share an environment id with local runs of the same server version (they are not pooled)."""
     tools = {"sysbench": sb.version(), "mariadbd": environment.tool_version([mariadbd, "--version"])}
     if server.backend == "container":
-        from ..servers.containers import image_id
+        from ..servers.containers import image_id, image_server_version
 
         tools["image"] = f"{server.image} {image_id(server.image)}"
+        tools["image_server_version"] = image_server_version(server.image)
     return tools
 
 

@@ -296,7 +296,11 @@ def checked(study: PgStudy, versions: object = None) -> PgStudy:
     if versions is not None:
         from ..servers.containers import PG_IMAGES
 
+        from ..versions import check_pg_destinations
+
         chosen = params.name_list("versions", versions, PG_IMAGES, coerce=str)
+        for v in chosen:  # a destination the major does not have (jsonlog before 15) fails here, not at start
+            check_pg_destinations(v, [s for c in study.configurations for s in c.destinations])
         if study.backend == "local":
             raise params.ParameterError("versions", versions, "a version sweep runs in containers: set backend to "
                                         "'container' or 'auto' with a Docker engine")
@@ -553,6 +557,8 @@ def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
                    "evicted_bytes": memlimit.evict(pg.datadir),
                    **({"read_iops_limit": limit.read_iops, "read_limit_device": limit.device} if limit.read_iops
                       else {})}
+    from ..servers.containers import image_server_version
+
     tools = {"pgbench": pgb.version(), "postgres": environment.tool_version([str(pg.binary("postgres")), "--version"])}
     if syslog is not None:
         tools["rsyslogd"] = environment.tool_version([rsyslogd_binary(), "-v"])
@@ -560,6 +566,8 @@ def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,
         server_version=pg.version(), tools=tools,
         extra={**environment.pg_test_timing(pg.binary("pg_test_timing")), "pgbench_init_s": init_s,
                "log_dir_on": study.log_dir_on, "backend": pg.backend, "image": getattr(pg, "image", None),
+               # the package the image pinned (docker/servers.tsv), beside the server's own SHOW server_version
+               **({"image_server_version": image_server_version(pg.image)} if pg.backend == "container" else {}),
                # the syslog daemons' input rate limit decides what a syslog destination keeps: the claims read it
                **({"syslog_rate_limit": study.syslog_rate_limit} if syslog is not None else {}), **limited},
     )

@@ -29,22 +29,65 @@ from __future__ import annotations
 
 import re
 import socket
+import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ServerStartError
+from .. import paths
+from ..errors import ParameterError, ServerStartError
 from ..settings import Settings, mariadb_flavor, validate_mariadb, validate_postgres
 from . import process
 from .mariadb import MariaDBServer, find_mariadbd
 from .postgres import SWITCH_FILE, PostgresServer, conf_text, find_bindir
 from .syslog import REMOTE_PORT, remote_config
 
-# Official image first (where a registry or a local copy has it), then the one set-up builds here.
-PG_IMAGES = {v: (f"postgres:{v}", f"logbench/postgres:{v}") for v in ("13", "14", "15", "16", "17")}
-MARIADB_IMAGES = {"10.11": ("mariadb:10.11", "logbench/mariadb:10.11")}
 RSYSLOG_IMAGE = "logbench/rsyslog:8"
 CONTAINER_UID = 999  # the postgres/mysql user of the official images, and of ours
 LABEL = "org.logbench.study"
+# The label set-up puts on a server image: the Debian package version it installed (docker/servers.tsv's pin).
+SERVER_VERSION_LABEL = "org.logbench.server-version"
+SERVERS_MANIFEST = paths.ROOT / "docker" / "servers.tsv"
+SETUP_DOCKER = paths.ROOT / "scripts" / "setup_docker.sh"
+
+
+@dataclass(frozen=True)
+class ServerImage:
+    """One line of docker/servers.tsv: an image set-up can build, its Debian release and pinned package."""
+
+    kind: str  # postgres | mariadb
+    version: str  # the major (PostgreSQL) or series (MariaDB): what a study's ``versions`` names
+    suite: str  # the Debian release it is built FROM
+    debian_version: str  # the package version installed, exactly ("15.18-0+deb12u1", "1:10.11.19-0+deb12u1")
+    default: bool  # built by every set-up; the others on first use
+
+    @property
+    def tag(self) -> str:
+        return f"logbench/{self.kind}:{self.version}"
+
+    @property
+    def release(self) -> str:
+        """The server's own version, to the patch level ("15.18", "10.11.19"): the package's upstream part."""
+        return re.sub(r"^\d+:", "", self.debian_version).split("-")[0].split("+")[0]
+
+
+def server_images(kind: str) -> dict[str, ServerImage]:
+    """The images of ``kind`` set-up can build, by version, as docker/servers.tsv declares them."""
+    out = {}
+    for line in SERVERS_MANIFEST.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        k, version, suite, debian_version, default = line.split("\t")
+        if k == kind:
+            out[version] = ServerImage(k, version, suite, debian_version, default.strip() == "yes")
+    return out
+
+
+# The versions a study's ``versions`` may name, each with the image(s) that run it: only the pinned ones
+# set-up builds (an official image's patch level is whatever its tag points at today; one can still be
+# run by naming it as ``image``).
+PG_IMAGES = {v: (s.tag,) for v, s in server_images("postgres").items()}
+MARIADB_IMAGES = {v: (s.tag,) for v, s in server_images("mariadb").items()}
 
 
 def _docker():
@@ -71,18 +114,22 @@ def _testcontainers():
     return DockerContainer
 
 
+def check_version(kind: str, version: str, parameter: str = "versions") -> ServerImage:
+    """The image line for ``version`` of ``kind``; ParameterError naming the allowed ones otherwise."""
+    images = server_images(kind)
+    if str(version) not in images:
+        raise ParameterError(parameter, version, f"a {kind} version set-up builds (docker/servers.tsv): "
+                             + ", ".join(repr(v) for v in images))
+    return images[str(version)]
+
+
 def resolve_image(kind: str, version: str = "15", image: str | None = None) -> str:
-    """The image to run: the one asked for, else the official one if present or pullable, else ours."""
+    """The image to run: the one asked for (present, else pulled), else ours for ``version``, built on first
+    use (``build_image``: minutes, said on the progress channel). ParameterError for a version no line of
+    docker/servers.tsv declares; ServerStartError when nothing can run."""
     client = _docker()
-    if image:
-        candidates = [image]
-    elif kind == "postgres":
-        candidates = list(PG_IMAGES[version])
-    elif kind == "mariadb":
-        candidates = list(MARIADB_IMAGES[version])
-    else:
-        candidates = [RSYSLOG_IMAGE]
-    for name in candidates:
+    if image or kind == "rsyslog":
+        name = image or RSYSLOG_IMAGE
         try:
             client.images.get(name)
             return name
@@ -91,11 +138,62 @@ def resolve_image(kind: str, version: str = "15", image: str | None = None) -> s
                 client.images.pull(name)
                 return name
             except Exception:
-                continue
-    raise ServerStartError(
-        f"no {kind} image available (tried {', '.join(candidates)}); `bash scripts/setup.sh --docker` builds "
-        "the local ones"
-    )
+                hint = "" if image else "; `bash scripts/setup.sh --docker` builds it"
+                raise ServerStartError(f"no {kind} image available (tried {name}: not here, cannot be pulled){hint}"
+                                       ) from None
+    tag = check_version(kind, version).tag
+    try:
+        client.images.get(tag)
+        return tag
+    except Exception:  # not built yet: build it now
+        build_image(tag)
+        return tag
+
+
+def build_image(tag: str) -> None:
+    """Build ``tag`` (a line of docker/servers.tsv) and its Debian base with set-up's script, telling the
+    progress channel each step with its time and the image's size; ServerStartError with the script's
+    last lines when it fails."""
+    import subprocess
+
+    from .. import progress
+
+    say = progress.Reporter("images")
+    t0 = time.monotonic()
+    say.say(f"{tag} is not built here: building it (debootstrap of its Debian release and the server's "
+            "packages; 1-3 minutes, once: the engine keeps it)")
+    tail: list[str] = []
+    with say.phase(f"building {tag}", every=30):
+        proc = subprocess.Popen(["bash", str(SETUP_DOCKER), "--image", tag], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        for line in proc.stdout:
+            line = line.rstrip("\n")
+            tail = (tail + [line])[-30:]
+            # set-up's own step lines (debootstrap, import, build: each with its time and size)
+            if line.startswith("setup_docker: ") and "up to date" not in line:
+                say.say(line.removeprefix("setup_docker: "))
+        rc = proc.wait()
+    say.close()
+    if rc != 0:
+        raise ServerStartError(f"building {tag} failed (scripts/setup_docker.sh --image {tag}, exit {rc}):\n"
+                               + "\n".join(tail))
+    say.say(f"{tag} ready after {progress.duration(time.monotonic() - t0)}, {image_size_mb(tag):.0f} MB")
+
+
+def image_size_mb(name: str) -> float:
+    try:
+        return _docker().images.get(name).attrs["Size"] / 1e6
+    except Exception:  # only a display
+        return float("nan")
+
+
+def image_server_version(name: str) -> str:
+    """The Debian package version a server image installed (its set-up label), '' when it has none (an
+    official image, or one built before the pins): a record names the patch level without starting it."""
+    try:
+        return (_docker().images.get(name).labels or {}).get(SERVER_VERSION_LABEL, "")
+    except Exception:  # only provenance
+        return ""
 
 
 def image_id(name: str) -> str:

@@ -9,6 +9,10 @@ Each session is a real connection opened before the run and closed after it, cou
 (benches.pg_sessions). The server's memory with the sessions open is recorded. The post ran 9.3; PostgreSQL 14
 made snapshots independent of the number of connections (GetSnapshotData no longer walks every PGPROC),
 which predicts a flat curve for idle sessions where 9.3 declined.
+
+``versions=["13", "15", "17"]`` runs the same study on each PostgreSQL version in its container (never local
+beside container: the backend moves the numbers), one interleaved schedule, each version with its own
+baseline, A/A control and slopes, side by side, never pooled (issue 23: 14 changed GetSnapshotData).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 import statsmodels.formula.api as smf
 
-from .. import params, paths, records, stats
+from .. import params, paths, records, runner, stats
 from ..benches import pg_sessions
 from ..benches import postgres as pg
 from ..errors import ParameterError
@@ -50,6 +54,12 @@ def name_of(m: int, kind: str) -> str:
     return f"max{m}" if kind == "none" else f"max{m}_{kind}"
 
 
+def plain(name: str) -> str:
+    """The configuration without a version sweep's "pg13/" (runner.SplitBench)."""
+    head, sep, rest = name.partition(runner.SplitBench.SEP)
+    return rest if sep else head
+
+
 def parse(name: str) -> tuple[int, str]:
     """'max500_sleep' -> (500, 'sleep'); the A/A control is its baseline's."""
     head, _, kind = name.removesuffix(AA_SUFFIX).removeprefix("max").partition("_")
@@ -63,7 +73,8 @@ class IdleConnectionsStudy(pg.PgStudy):
     sessions: int | None = None  # None: fill every slot the working clients leave (minus pg_sessions.MARGIN)
 
     def sessions_of(self, configuration: str, clients: int) -> tuple[str, int]:
-        m, kind = parse(configuration)
+        # a version sweep names its configurations "pg13/max100": the sessions are the configuration's
+        m, kind = parse(plain(configuration))
         if kind == "none":
             return kind, 0
         room = m - clients - pg_sessions.MARGIN
@@ -83,8 +94,11 @@ class SessionNumbers:
 
 def define(profile: str = "standard", max_connections: object = None, kinds: object = None, sessions: object = None,
            scale: object = None, query_mode: str = "prepared", sampling_rate: object = None,
-           shared_buffers: str = "128MB", pg_bindir: object = None, **shared: object) -> IdleConnectionsStudy:
-    """Check every parameter and freeze the study (ParameterError before any server starts)."""
+           shared_buffers: str = "128MB", pg_bindir: object = None, versions: object = None,
+           backend: object = None, **shared: object) -> IdleConnectionsStudy:
+    """Check every parameter and freeze the study (ParameterError before any server starts). ``versions``: a
+    list of PostgreSQL majors (docker/servers.tsv) run side by side in containers; ``backend``: None is 'local'
+    without versions and 'container' with them."""
     d = common.profile_lookup(profile, PROFILES)
     levels = tuple(sorted(params.int_list("max_connections", d("max_connections", max_connections))))
     chosen = params.name_list("kinds", list(KINDS) if kinds is None else kinds, KINDS)
@@ -99,7 +113,9 @@ def define(profile: str = "standard", max_connections: object = None, kinds: obj
         raise ParameterError("sessions", n, f"at most {levels[0] - most - pg_sessions.MARGIN}: max_connections "
                              f"{levels[0]} minus {most} working clients minus {pg_sessions.MARGIN} spare slots "
                              "(None: fill every free slot)")
-    engine = pg.pg_fields(backend="local", image=None, scale=d("scale", scale), query_mode=query_mode,
+    if backend is None:
+        backend = "local" if versions is None else "container"
+    engine = pg.pg_fields(backend=backend, image=None, scale=d("scale", scale), query_mode=query_mode,
                           syslog_rate_limit=False, log_dir_on="disk", sampling_rate=d("sampling_rate", sampling_rate),
                           shared_buffers=shared_buffers, extra_settings=None, pg_bindir=pg_bindir)
     # The baseline (the smallest max_connections, no sessions) is always measured: every ratio needs it.
@@ -109,7 +125,7 @@ def define(profile: str = "standard", max_connections: object = None, kinds: obj
     study = IdleConnectionsStudy(
         **fields, **engine, max_connections=levels, kinds=chosen, sessions=n,
         configurations=pg.configurations(tuple(names), table, engine["pg_bindir"], engine["base"], query_mode))
-    return pg.checked(study)
+    return pg.checked(study, versions)
 
 
 def run(study: IdleConnectionsStudy, *, progress: bool = True) -> common.StudyResult:
@@ -122,16 +138,17 @@ def run(study: IdleConnectionsStudy, *, progress: bool = True) -> common.StudyRe
 
 def measured(runs: pd.DataFrame) -> pd.DataFrame:
     m = common.measured_columns(common.split_variant(runs), SessionNumbers)
-    parsed = m["configuration"].map(parse)
+    parsed = m["configuration"].map(parse)  # split_variant left the plain names
     return m.assign(max_connections=parsed.map(lambda p: p[0]), kind=parsed.map(lambda p: p[1]))
 
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Per configuration and clients: tps and its ratio to the smallest max_connections without sessions
     (CI within blocks: stats.cell_ratio), sessions open, server memory."""
-    base = runs["configuration"].iloc[0] if len(runs) else ""
-    order = [name_of(m, k) for m in sorted({parse(c)[0] for c in runs["configuration"]}) for k in KINDS]
-    baseline = min((c for c in runs["configuration"].unique() if parse(c)[1] == "none" and not is_aa(c)),
+    names = runs["configuration"].map(plain)
+    base = names.iloc[0] if len(runs) else ""
+    order = [name_of(m, k) for m in sorted({parse(c)[0] for c in names}) for k in KINDS]
+    baseline = min((c for c in names.unique() if parse(c)[1] == "none" and not is_aa(c)),
                    key=lambda c: parse(c)[0], default=base)
     return common.summary_per_variant(common.measured_columns(runs, SessionNumbers), baseline,
                                       ("sessions", "server_pss_mb", "server_uss_mb", "latency_p95_ms"), order)
@@ -146,7 +163,8 @@ def slopes(runs: pd.DataFrame) -> pd.DataFrame:
     intercept, so a slowdown shared by a whole block is not read as a trend across configurations."""
     m = measured(runs)
     rows = []
-    for (kind, clients), g in m.groupby(["kind", "clients"], sort=True):
+    # per version of a version sweep ('' for one server): each its own fit, never pooled
+    for (variant, kind, clients), g in m.groupby(["variant", "kind", "clients"], sort=True):
         x = "max_connections" if kind == "none" else "sessions"
         g = g.assign(x=g[x].astype(float), tps=g["tps"].astype(float), mem=g["server_pss_mb"].astype(float))
         if g["x"].nunique() < 2:
@@ -157,7 +175,8 @@ def slopes(runs: pd.DataFrame) -> pd.DataFrame:
         b0 = float(fit.predict(g.assign(x=0.0)).mean())
         mem = smf.ols("mem ~ x" + blocks, data=g).fit(cov_type="HC3")
         mlo, mhi = mem.conf_int(alpha=1 - stats.CONFIDENCE).loc["x"]
-        rows.append({"kind": kind, "clients": int(clients), "per_100": f"{x} (per 100)", "n": int(fit.nobs),
+        rows.append({**({"variant": variant} if variant else {}), "kind": kind, "clients": int(clients),
+                     "per_100": f"{x} (per 100)", "n": int(fit.nobs),
                      "slope_tps": 100 * fit.params["x"], "ci_low": 100 * lo, "ci_high": 100 * hi,
                      "slope_pct": 100 * 100 * fit.params["x"] / b0, "pct_ci_low": 100 * 100 * lo / b0,
                      "pct_ci_high": 100 * 100 * hi / b0, "intercept_tps": b0, "p_value": float(fit.pvalues["x"]),
@@ -175,7 +194,9 @@ def findings(runs: pd.DataFrame) -> pd.DataFrame:
         flat = r.ci_low <= 0 <= r.ci_high
         mem = "" if r.mb_per_session != r.mb_per_session else (
             f"; server memory {r.mb_per_session:.3g} MB per session [{r.mb_ci_low:.3g}, {r.mb_ci_high:.3g}]")
-        out.append({"item": f"slope.{r.kind}.{r.clients}", "statement":
+        variant = getattr(r, "variant", "")
+        out.append({"item": f"slope.{variant + '.' if variant else ''}{r.kind}.{r.clients}", "statement":
+                    f"{'PostgreSQL ' + variant.removeprefix('pg') + ', ' if variant else ''}"
                     f"{what}, {r.clients} working clients: {r.slope_tps:+.3g} tps per 100 "
                     f"[{r.ci_low:+.3g}, {r.ci_high:+.3g}] ({r.slope_pct:+.2g} % of {r.intercept_tps:.3g} tps; "
                     f"n={r.n}) — " + ("no trend distinguishable from flat" if flat else

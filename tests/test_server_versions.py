@@ -1,0 +1,193 @@
+"""The server versions the suite runs (docker/servers.tsv): their images, and their log records counted exactly.
+
+The fixtures (tests/fixtures/versions/, scripts/capture_version_fixtures.py) are what a real server of each
+version wrote; the integration tests start one server of each version for seconds and check the same again.
+"""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from logbench import versions
+from logbench.benches import postgres as pg
+from logbench.errors import ParameterError
+from logbench.logsinks import count_records
+from logbench.servers import containers
+from logbench.servers import mariadb as mdb
+from logbench.settings import Settings
+
+FIXTURES = Path(__file__).parent / "fixtures" / "versions"
+CAPTURED = json.loads((FIXTURES / "captured.json").read_text())
+PG_VERSIONS = tuple(containers.server_images("postgres"))
+MARIADB_VERSIONS = tuple(containers.server_images("mariadb"))
+
+
+def check_pg_run(run: dict, directory: Path, key: str) -> None:
+    """Every file destination of one captured run holds exactly the records the study expects, each kind on
+    its own; csvlog has its major's columns, jsonlog is one JSON object per line."""
+    s = Settings.of("postgresql", {**pg.BASE, **run["settings"]})
+    shapes = pg.statement_records(s, run["query_mode"])
+    tx, conns = run["transactions"], run["clients"]
+    assert tx == versions.PG_TRANSACTIONS * versions.PG_CLIENTS
+    for suffix in run["files"]:
+        lines = (directory / f"{key}.{suffix}").read_bytes().splitlines()
+        for shape in shapes:
+            assert count_records(lines, (shape,)) == shape.expected(statements=tx, transactions=tx,
+                                                                    connections=conns), (key, suffix, shape.kind)
+        if suffix == "csv":
+            assert {versions.csv_columns(line) for line in lines} == {
+                versions.CSVLOG_COLUMNS[versions.major(run["version"])]}, key
+        if suffix == "json":
+            assert all("message" in json.loads(line) for line in lines), key
+    assert ("json" in run["files"]) == (versions.major(run["version"]) >= versions.JSONLOG_FROM)
+    assert run["server"].startswith(containers.server_images("postgres")[run["version"]].release + " ")
+
+
+def check_mariadb_run(run: dict, directory: Path, key: str) -> None:
+    data = (directory / f"{key}.log").read_bytes()
+    shape = mdb.slow_entry(run["server"])
+    expected = shape.expected(statements=run["statements"], transactions=0, connections=run["connections"])
+    assert count_records(data.splitlines(), (shape,)) == expected, key
+    assert len(mdb.slow_log_entries(data)) == expected, key
+    # 10.5 logs the connection's end as an entry of its own; the later series do not
+    assert data.count(b"# administrator command: Quit;") == expected - run["statements"], key
+    assert run["server"].startswith(containers.server_images("mariadb")[run["version"]].release + "-"), key
+
+
+@pytest.mark.parametrize("kind, prefix, version", [("postgres", "pg", v) for v in PG_VERSIONS]
+                         + [("mariadb", "mariadb", v) for v in MARIADB_VERSIONS])
+def test_every_version_was_captured(kind, prefix, version):
+    if not any(k.startswith(f"{prefix}{version}_") for k in CAPTURED):
+        pytest.skip(f"{kind} {version} not captured yet: `PYTHONPATH=lib python scripts/capture_version_fixtures.py "
+                    f"tests/fixtures/versions {prefix}{version}` (starts it in its container for seconds)")
+    assert {r["version"] for k, r in CAPTURED.items() if k.startswith(f"{prefix}{version}_")} == {version}
+
+
+@pytest.mark.parametrize("key", sorted(CAPTURED))
+def test_expected_records_equal_what_each_version_wrote(key):
+    run = CAPTURED[key]
+    (check_pg_run if key.startswith("pg") else check_mariadb_run)(run, FIXTURES, key)
+
+
+def test_the_manifest_pins_every_image_to_a_package_version():
+    pgs, mdbs = containers.server_images("postgres"), containers.server_images("mariadb")
+    assert pgs["15"].tag == "logbench/postgres:15" and pgs["15"].suite == "bookworm" and pgs["15"].default
+    assert pgs["13"].suite == "bullseye" and pgs["17"].suite == "trixie" and not pgs["13"].default
+    assert mdbs["10.5"].suite == "bullseye" and mdbs["11.8"].suite == "trixie" and mdbs["10.11"].default
+    assert pgs["15"].release == "15.18" and mdbs["10.11"].release == "10.11.19" and mdbs["11.8"].release == "11.8.9"
+    # the versions a study accepts are exactly the manifest's
+    assert set(containers.PG_IMAGES) == set(pgs) and set(containers.MARIADB_IMAGES) == set(mdbs)
+
+
+def test_the_default_images_match_the_local_binaries_patch_level():
+    """A local-vs-container comparison runs the same patch level on both sides (study 03)."""
+    from logbench.servers.postgres import find_bindir
+    from logbench.settings import mariadb_flavor
+
+    local_pg = subprocess.run([str(find_bindir(None) / "postgres"), "--version"], capture_output=True,
+                              text=True, check=True).stdout
+    assert f" {containers.server_images('postgres')['15'].release} " in local_pg
+    assert mariadb_flavor(mdb.find_mariadbd(None))[1] == containers.server_images("mariadb")["10.11"].release
+
+
+def test_an_unknown_version_is_refused_naming_the_allowed_ones(tmp_path):
+    from logbench.studies import pg_destinations as study_mod
+
+    with pytest.raises(ParameterError, match=r"'versions' got '14'.*'13', '15', '17'"):
+        study_mod.define(profile="smoke", backend="container", versions=[14], output_dir=tmp_path)
+    with pytest.raises(ParameterError, match="'13', '15', '17'"):
+        containers.check_version("postgres", "16")
+    with pytest.raises(ParameterError, match="'10.5', '10.11', '11.8'"):
+        containers.check_version("mariadb", "11.4")
+    with pytest.raises(ParameterError, match="jsonlog"):
+        versions.check_pg_destinations("13", ["csvlog", "jsonlog"])
+    versions.check_pg_destinations("15", ["jsonlog"])
+
+
+# -- one real server of each version, for seconds --------------------------------------------------------
+
+def _image_or_skip(kind: str, version: str) -> None:
+    tag = containers.server_images(kind)[version].tag
+    try:
+        containers._docker().images.get(tag)
+    except Exception:
+        reason = f"{tag} is not built: `bash scripts/setup_docker.sh --all-versions` builds every version once"
+        if os.environ.get("CI"):
+            pytest.fail("CI builds every version's image (run.sh test): " + reason)
+        pytest.skip(reason)
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("docker_engine")
+@pytest.mark.parametrize("version", PG_VERSIONS)
+def test_each_postgres_version_writes_the_records_we_expect(version, tmp_path):
+    _image_or_skip("postgres", version)
+    before = containers.leftovers()
+    meta = versions.capture_pg(version, tmp_path / "out", log_root=tmp_path, modes=("min_duration_0",))
+    assert len(meta) == 2
+    for key, run in meta.items():
+        check_pg_run(run, tmp_path / "out", key)
+        # the same shape as the committed capture of this version
+        fixture = (FIXTURES / f"{key}.csv").read_bytes().splitlines()
+        got = (tmp_path / "out" / f"{key}.csv").read_bytes().splitlines()
+        assert {versions.csv_columns(x) for x in got} == {versions.csv_columns(x) for x in fixture}
+    assert containers.leftovers() == before
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("docker_engine")
+@pytest.mark.parametrize("version", MARIADB_VERSIONS)
+def test_each_mariadb_version_writes_the_records_we_expect(version, tmp_path):
+    _image_or_skip("mariadb", version)
+    before, volumes = containers.leftovers(), containers.leftover_volumes()
+    meta = versions.capture_mariadb(version, tmp_path / "out", log_root=tmp_path)
+    for key, run in meta.items():
+        check_mariadb_run(run, tmp_path / "out", key)
+    assert containers.leftovers() == before and containers.leftover_volumes() == volumes
+
+
+def test_study_08_sweeps_versions_in_containers_each_with_its_own_baseline_and_aa(tmp_path):
+    from logbench.benches.pg_sessions import MARGIN
+    from logbench.studies import pg_idle_connections as s08
+
+    study = s08.define(profile="smoke", versions=["13", "17"], output_dir=tmp_path)
+    assert study.backend == "container" and [v[0] for v in study.variants] == ["pg13", "pg17"]
+    assert study.baselines == ("pg13/max10", "pg17/max10")
+    assert study.aa_configurations == {"pg13/max10_again": "pg13/max10", "pg17/max10_again": "pg17/max10"}
+    assert study.sessions_of("pg17/max30_idle", 1) == ("idle", 30 - 1 - MARGIN)
+    assert s08.define(profile="smoke", output_dir=tmp_path).backend == "local"  # no sweep: as before
+    with pytest.raises(ParameterError, match="'13', '15', '17'"):
+        s08.define(profile="smoke", versions=["14"], output_dir=tmp_path)
+    with pytest.raises(ParameterError, match="containers"):
+        s08.define(profile="smoke", versions=["13"], backend="local", output_dir=tmp_path)
+
+
+@pytest.mark.usefixtures("docker_engine")
+def test_setup_refuses_an_image_it_cannot_build_naming_the_allowed_ones():
+    script = Path(__file__).resolve().parents[1] / "scripts" / "setup_docker.sh"
+    r = subprocess.run(["bash", str(script), "--check", "--image", "logbench/postgres:14"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode != 0 and "logbench/postgres:13 logbench/postgres:15 logbench/postgres:17" in r.stderr
+
+
+def test_a_first_use_build_says_its_steps_and_a_failed_one_stops_with_its_lines(tmp_path, monkeypatch):
+    """The plumbing of the build on first use, with a stand-in for set-up's script (the real one takes minutes):
+    its step lines reach the progress channel; its failure is a ServerStartError carrying its last lines."""
+    from logbench.errors import ServerStartError
+
+    script = tmp_path / "setup_docker.sh"
+    script.write_text('echo "setup_docker: building $2 (postgres 13.23-0+deb11u4 from bullseye)"\n'
+                      'echo "setup_docker: logbench/debian:bullseye is up to date (x)"\n'
+                      'echo "E: Version 13.23-0+deb11u4 for postgresql-13 was not found" >&2\nexit 1\n')
+    progress_file = tmp_path / "progress"
+    monkeypatch.setenv("LOGBENCH_PROGRESS", str(progress_file))
+    monkeypatch.setattr(containers, "SETUP_DOCKER", script)
+    with pytest.raises(ServerStartError, match=r"(?s)building logbench/postgres:13 failed.*was not found"):
+        containers.build_image("logbench/postgres:13")
+    said = progress_file.read_text()
+    assert "images: logbench/postgres:13 is not built here: building it" in said
+    assert "images: building logbench/postgres:13 (postgres 13.23-0+deb11u4 from bullseye)" in said
+    assert "up to date" not in said
