@@ -280,6 +280,29 @@ def test_setting_and_record_size_requirements():
     assert C.requirement_mismatch(machine, runs) == "about the post's own hardware"
 
 
+def test_a_pace_requirement_compares_the_io_regime_with_the_cpu_regime_at_the_lowest_level():
+    """001-io-all: the io runs' tps over the cpu runs' of the same configuration, clients and test, at 1 client."""
+    pace = C.claim_rules.POST_001_IO_PACE
+    assert pace.want == pytest.approx(225 / 9607) and pace in C.claim_rules.rule_for("001-io-all").requires
+    whole = pd.DataFrame({"regime": ["cpu"] * 4 + ["io"] * 4, "test": "oltp_read_write",
+                          "configuration": ["slow_all", "slow_all", "slow_1s", "slow_1s"] * 2,
+                          "clients": [1, 10] * 4, "tps": [900.0, 1200.0, 1000.0, 1300.0, 20.0, 30.0, 25.0, 30.0]})
+    io = whole[whole["regime"] == "io"]
+    # 20 / 900 and 25 / 1000: median 0.0236, inside 1/43 x (1 ± 0.5); the 10-client level is not the pace's
+    assert C.requirement_mismatch(pace, io, whole=whole) == ""
+    unpaced = whole.assign(tps=whole["tps"].where(whole["regime"] == "cpu", 300.0))
+    why = C.requirement_mismatch(pace, unpaced[unpaced["regime"] == "io"], whole=unpaced)
+    assert "1/43" in why and "1/3.1" in why and "at 1 client" in why
+    # no cpu runs of the same test: nothing to set the pace against, so no verdict
+    other = whole.assign(test=whole["test"].where(whole["regime"] == "io", "oltp_point_select"))
+    assert "no regime=cpu runs at 1 clients" in C.requirement_mismatch(pace, io, whole=other)
+    # runs that were not IO-bound by their own counters (or that did not record it) get no verdict either
+    counters = C.claim_rules.IO_BOUND_BY_COUNTERS
+    assert C.requirement_mismatch(counters, io.assign(measured_regime="io_bound")) == ""
+    assert "cached / io_bound" in C.requirement_mismatch(counters, io.assign(measured_regime=["io_bound", "cached"] * 2))
+    assert "not recorded" in C.requirement_mismatch(counters, io)
+
+
 def test_every_rule_names_a_claim_of_the_file_and_every_requirement_kind_is_known():
     ids = set(C.load()["claim_id"])
     assert set(C.claim_rules.RULES) <= ids

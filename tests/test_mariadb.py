@@ -128,12 +128,44 @@ def test_mysql8_command_line_switches_off_x_protocol_and_binlog(tmp_path):
     ({"buffer_pool_cpu": "lots"}, "buffer_pool_cpu", "a size in bytes"),
     ({"profile": "standard", "buffer_pool_cpu": "16M"}, "buffer_pool_cpu", "at least 1.25 x the data"),
     ({"profile": "standard", "buffer_pool_io": "512M"}, "buffer_pool_io", "at most a quarter"),
+    # the io regime's pacing: a read cap needs the memory limit, the limit a local server with room for itself
+    ({"read_iops": 100}, "read_iops", "None without memory_limit_mb"),
+    ({"memory_limit_mb": 256, "read_iops": -3}, "read_iops", "a whole number > 0"),
+    ({"memory_limit_mb": "lots"}, "memory_limit_mb", "a whole number > 0"),
+    ({"memory_limit_mb": 256, "backend": "container"}, "memory_limit_mb", "None with the container backend"),
+    ({"memory_limit_mb": 256}, "memory_limit_mb", "set backend to 'local'"),  # 'auto' may resolve to a container
+    ({"memory_limit_mb": 40, "backend": "local", "cells": ["io/oltp_read_write"]}, "memory_limit_mb",
+     "at least buffer_pool_io (8M) + 48 MB"),
 ])
 def test_bad_parameters_fail_before_any_server_starts(kwargs, parameter, allowed, scratch):
     with pytest.raises(ParameterError) as e:
         study_mod.define(**{"profile": "smoke", **kwargs})
     assert e.value.parameter == parameter and allowed in str(e.value)
     assert leftovers(scratch) == []
+
+
+def test_a_profiles_pacing_is_dropped_with_its_reason_where_it_cannot_hold():
+    """The standard profile paces its io regime; on a container backend it runs unpaced and says why (the claims'
+    pace requirement then refuses a verdict), while the cpu-only cells have nothing to pace."""
+    st = study_mod.define(profile="standard", backend="container", output_dir="/tmp/unused")
+    assert st.memory_limit_mb is None and "container" in st.pacing_off
+    st = study_mod.define(profile="standard", backend="local", cells=["cpu/oltp_read_write"], output_dir="/tmp/unused")
+    assert st.memory_limit_mb is None and st.read_iops is None and st.pacing_off == ""
+    assert study_mod.PROFILES["standard"]["memory_limit_mb"] and study_mod.PROFILES["standard"]["read_iops"]
+
+
+def test_a_run_says_from_its_own_counters_whether_it_was_io_bound():
+    pool0 = {"Innodb_buffer_pool_read_requests": 1000, "Innodb_buffer_pool_reads": 10}
+    pool1 = {"Innodb_buffer_pool_read_requests": 2000, "Innodb_buffer_pool_reads": 310}
+    mem0 = {"limit_hits": 0, "file_bytes": 0, "disk_reads": 100}
+    mem1 = {"limit_hits": 0, "file_bytes": 0, "disk_reads": 400, "usage_bytes": 90 * 2**20}
+    e = study_mod.io_evidence(pool0, pool1, mem0, mem1, 2.0)
+    # 300 of 1000 pages missed the pool, and the paced disk served 300 reads (O_DIRECT: no page cache grew)
+    assert e["bp_miss_share"] == pytest.approx(0.3) and e["disk_reads_per_s"] == 150 and e["measured_regime"] == "io_bound"
+    assert study_mod.io_evidence(pool0, pool1, mem0, {**mem1, "disk_reads": 110}, 2.0)["measured_regime"] == "cached"
+    assert study_mod.io_evidence(pool0, pool1, None, None, 2.0)["measured_regime"] == "unverified"  # no cgroup
+    few = {**pool1, "Innodb_buffer_pool_reads": 20}
+    assert study_mod.io_evidence(pool0, few, None, None, 2.0)["measured_regime"] == "cached"
 
 
 def test_papermill_strings_are_accepted():

@@ -108,6 +108,13 @@ def test_a_run_is_io_bound_only_when_its_misses_came_from_storage():
     assert io_regime(10, 990, 5, 0) == "cached" and io_regime(0, 0, 0, 0) == "cached"
 
 
+def test_reads_that_bypass_the_page_cache_count_from_the_paced_disk():
+    # O_DIRECT (InnoDB): no page cache grows and no limit is hit; the read-limited cgroup counted the disk's reads
+    assert memlimit.io_bound(300, 1000, limit_hits=0, page_cache_growth=0, page_bytes=16384, disk_reads=300)
+    assert not memlimit.io_bound(300, 1000, limit_hits=0, page_cache_growth=0, page_bytes=16384, disk_reads=10)
+    assert not memlimit.io_bound(300, 1000, limit_hits=0, page_cache_growth=0, page_bytes=16384)
+
+
 def test_io_bound_profile_is_refused_where_it_cannot_be_io_bound():
     from logbench.errors import ParameterError
     from logbench.studies import pg_destinations as m
@@ -118,3 +125,28 @@ def test_io_bound_profile_is_refused_where_it_cannot_be_io_bound():
         m.define("io_bound", backend="local", memory_limit_mb=40)
     with pytest.raises(ParameterError, match="profile"):
         m.define("no_such_profile", backend="local")
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(bool(_NO_READ_LIMIT), reason=_NO_READ_LIMIT or "")
+def test_study_04_io_regime_paced_records_io_bound_runs_from_their_own_counters(tmp_path):
+    """A MariaDB whose 16 MB buffer pool holds a sixth of the data, in a memory limit with its reads capped at
+    400/s: every io run misses the pool, the paced disk served those misses, and no faster than the cap; each run
+    started once the previous one's purge was done."""
+    from logbench.studies import mysql_slowlog as m
+
+    study = m.define("smoke", backend="local", cells=["io/oltp_read_write"], configurations=["slow_all"], clients=[1],
+                     repeats=1, duration=2, tables=4, table_size=100000, buffer_pool_io="16M", memory_limit_mb=128,
+                     read_iops=400, aa_control=False, output_dir=tmp_path / "raw", processed_dir=tmp_path / "processed")
+    result = m.run(study, progress=False)
+    assert result.environment["io_read_iops_limit"] == 400
+    runs = result.runs[~result.runs["warmup"].astype(bool)]
+    assert len(runs) == 2  # off and slow_all
+    for e in runs["extra"]:
+        assert e["measured_regime"] == "io_bound" and e["bp_miss_share"] > 0.1
+        assert 0 < e["disk_reads_per_s"] <= 400 * 1.1 and e["memory_usage_bytes"] <= 128 * 2**20
+        # each run waited for the previous one's purge and background reads: it inherits none of them
+        assert e["settled"] and e["history_at_start"] == 0 and 0 <= e["settle_s"] < m.SETTLE_TIMEOUT_S
+    pace = m.pace_table(result.runs)  # the notebook's table: no cpu cell here, so no io/cpu ratio
+    assert pace["n"].sum() == 2 and pace["io_bound_runs"].sum() == 2 and pace["unsettled_runs"].sum() == 0
+    assert pace["cpu_tps_median"].isna().all() and "2 of 2 io runs were IO-bound" in m.finding_pace(pace)

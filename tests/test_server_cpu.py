@@ -79,3 +79,8 @@ def test_a_smoke_study_records_the_controls_and_the_server_cpu(tmp_path):
     assert (runs.server_cpu_s.to_numpy() >= runs.extra.map(lambda e: e["collector_cpu_s"]).to_numpy()).all()
     summary = study_mod.summary(runs)
     assert (summary.set_index("configuration").loc["stderr", "collector_cpu_s_mean"] > 0).all()
+    # and its context switches: it sleeps on the pipe between messages, so a logging run wakes it
+    woken = runs.set_index(["configuration", "clients", "repeat"]).extra.map(lambda e: e["collector_ctx_voluntary"])
+    assert (woken >= 0).all() and (woken.loc["stderr"] > 0).all(), woken
+    per_record = study_mod.per_record_cost(runs).set_index("configuration")
+    assert (per_record.loc[["stderr"], "collector_vol_per_record_mean"] > 0).all()

@@ -111,3 +111,67 @@ def add(doc: dict, nums, processed_dir: Path, *, baseline: str = "none") -> None
                          "baseline_grew": grows(base.loc[levels[-2]], base.loc[levels[-1]], "tps"),
                          "collector": [r for r in rows if r["collector"]],
                          "collector_whole": any(r["collector_whole"] for r in rows)}
+
+
+# Study 02's post000 run: the statements sampled to the collector's file (benches.postgres.SAMPLED) beside the full log
+# to the same file, per record (pg_destinations.per_record_cost).
+SAMPLED_STEM, FULL = "pg_destinations_post000", "stderr"
+PER_RECORD = ("server_cpu_us_per_record", "server_vol_per_record", "collector_vol_per_record")
+
+
+def add_sampling(doc: dict, nums, processed_dir: Path) -> None:
+    """``doc["sampling"]``: per clients level, each sampled arm's and the full log's server CPU and voluntary context
+    switches per record (registered with their CIs), and the rates sampled; None without the per-record table."""
+    src = Path(processed_dir) / f"{SAMPLED_STEM}_per_record.csv"
+    doc["sampling"] = None
+    if not src.exists():
+        return
+    table = pd.read_csv(src)
+    arms = [c for c in dict.fromkeys(table["configuration"]) if c.startswith(f"{FULL}_sample_")]
+    if not arms or FULL not in set(table["configuration"]):
+        return
+    env_file = Path(processed_dir) / f"{SAMPLED_STEM}_environment.json"
+    cores = json.loads(env_file.read_text()).get("cpu_count") if env_file.exists() else None
+    if not cores:
+        return
+    levels, above, woken = [], [], []
+    for clients in sorted(int(c) for c in table["clients"].unique()):
+        here = table[table["clients"] == clients].set_index("configuration")
+        if FULL not in here.index:
+            continue
+        cells = []
+        for cfg in [*arms, FULL]:
+            if cfg not in here.index:
+                continue
+            keys = {}
+            row = here.loc[cfg]
+            at = {"configuration": cfg, "clients": clients, "per_core": f"{clients / cores:g}"}
+            if cfg != FULL and _wholly_above(row, here.loc[FULL], "server_cpu_us_per_record"):
+                above.append(at)
+            if cfg != FULL and _wholly_above(row, here.loc[FULL], "collector_vol_per_record"):
+                woken.append(at)
+            for col in PER_RECORD:
+                if f"{col}_mean" not in row.index or pd.isna(row[f"{col}_mean"]):
+                    continue  # (runs before 2026-11-26 did not record the collector's switches)
+                key = f"sampling.{cfg}.at{clients}.{col}"
+                for part in ("mean", "ci_low", "ci_high"):
+                    nums.add(f"{key}.{'estimate' if part == 'mean' else part}",
+                             {"kind": "cell", "source": src.name, "column": f"{col}_{part}", "sig": 3,
+                              "where": {"configuration": cfg, "clients": clients}})
+                keys[col] = key
+            nums.add(f"sampling.{cfg}.at{clients}.records", {"kind": "cell", "source": src.name, "sig": 2,
+                                                              "column": "records_per_tx",
+                                                              "where": {"configuration": cfg, "clients": clients}})
+            cells.append({"configuration": cfg, "records": f"sampling.{cfg}.at{clients}.records", **keys})
+        levels.append({"clients": clients, "per_core": f"{clients / cores:g}", "cells": cells})
+    # an arm whose interval lies wholly above the full log's: a record cost more where fewer were logged
+    # (and, the why, one whose collector slept on the pipe more often per record)
+    doc["sampling"] = {"levels": levels, "full": FULL, "arms": arms, "above": above, "woken": woken,
+                       "collector": any("collector_vol_per_record" in c for lv in levels for c in lv["cells"])} \
+        if levels else None
+
+
+def _wholly_above(row: pd.Series, other: pd.Series, col: str) -> bool:
+    """``row``'s interval of ``col`` lies wholly above ``other``'s (False where either was not recorded)."""
+    low, high = row.get(f"{col}_ci_low"), other.get(f"{col}_ci_high")
+    return bool(pd.notna(low) and pd.notna(high) and low > high)

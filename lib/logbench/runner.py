@@ -359,7 +359,8 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
     marks = [s.mark() for s in sinks]
     cpu0, log_cpu0 = bench.server_cpu(), bench.logger_cpu()
     collector = getattr(bench, "collector_cpu", lambda: math.nan)
-    col0 = collector()
+    col_ctx = getattr(bench, "collector_ctx_switches", lambda: (math.nan, math.nan))
+    col0, col_ctx0 = collector(), col_ctx()
     parts0 = _logger_parts(bench)
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
     machine0 = controls.snapshot()
@@ -370,6 +371,7 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
     counts = {s.name: s.count_since(mark) for s, mark in zip(sinks, marks)}
     cpu1, log_cpu1 = bench.server_cpu(), bench.logger_cpu()
     col_cpu = collector() - col0
+    col_vol, col_invol = (b - a for a, b in zip(col_ctx0, col_ctx()))
     parts = {k: v - parts0[k] for k, v in _logger_parts(bench).items() if k in parts0}
     total = Count(sum(c.records for c in counts.values()), sum(c.lines for c in counts.values()),
                   sum(c.bytes for c in counts.values()))
@@ -394,7 +396,9 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         high_steal=controls.high_steal(steal, float(machine.get("monotonic_s", secs))),
         extra={**m.extra, "placement": place.in_force if place is not None else "none",
                **({"logger_cpu_s_by_daemon": parts} if parts else {}),
-               **({"collector_cpu_s": col_cpu} if not math.isnan(col_cpu) else {})},
+               **({"collector_cpu_s": col_cpu} if not math.isnan(col_cpu) else {}),
+               **({"collector_ctx_voluntary": col_vol, "collector_ctx_involuntary": col_invol}
+                  if not math.isnan(col_vol) else {})},
     )
 
 

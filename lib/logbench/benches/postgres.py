@@ -485,7 +485,12 @@ class PgBench:
     def collector_cpu(self) -> float:
         """The logging collector's own CPU (it is also in server_cpu): the one process every file destination's
         line passes through, whatever the cores; NaN without one (logging_collector = off)."""
-        return process.child_cpu_seconds(self.pg.pid, lambda p: " ".join(p.cmdline()).startswith("postgres: logger"))
+        return process.child_cpu_seconds(self.pg.pid, _is_collector)
+
+    def collector_ctx_switches(self) -> tuple[float, float]:
+        """The logging collector's (voluntary, involuntary) context switches so far: a voluntary one is a sleep on
+        an empty pipe, so per record they say whether it was woken for each message or read them in batches."""
+        return process.child_ctx_switches(self.pg.pid, _is_collector)
 
     def logger_cpu(self) -> float:
         return self.syslog.cpu_seconds() if self.syslog is not None else 0.0
@@ -500,20 +505,17 @@ class PgBench:
         return filesystem_of(self.log_dir)
 
 
-# A run is IO-bound when at least this share of the blocks it needed missed shared buffers (pg_stat_database)
-# and those misses came from storage, not the page cache: the memory limit was reached while it ran (the cache
-# was full and reclaiming), or its page cache grew by at least half the bytes of the blocks missed (they were
-# read in during the run).
-IO_BOUND_MISS_SHARE = 0.1
 BLOCK_BYTES = 8192
 
 
+def _is_collector(p) -> bool:
+    return " ".join(p.cmdline()).startswith("postgres: logger")
+
+
 def io_regime(blks_read: int, blks_hit: int, limit_hits: int, page_cache_growth: int) -> str:
-    """'io_bound' or 'cached' for one run, by the server's own counters (see IO_BOUND_MISS_SHARE)."""
-    total = blks_read + blks_hit
-    missed = total > 0 and blks_read / total >= IO_BOUND_MISS_SHARE
-    from_storage = limit_hits > 0 or page_cache_growth >= 0.5 * blks_read * BLOCK_BYTES
-    return "io_bound" if missed and from_storage else "cached"
+    """'io_bound' or 'cached' for one run, by the server's own counters (memlimit.io_bound)."""
+    return "io_bound" if memlimit.io_bound(blks_read, blks_read + blks_hit, limit_hits=limit_hits,
+                                           page_cache_growth=page_cache_growth, page_bytes=BLOCK_BYTES) else "cached"
 
 
 def start_stack(study: PgStudy, backend: str, stack: contextlib.ExitStack,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from .. import claim_rules
@@ -59,14 +60,18 @@ def concurrency_here(post_clients: tuple[int, ...], rule: ClaimRule, post_cores:
     return Concurrency(ok, bad, how, f"needs {_join(bad)} clients on {post_cores} cores, more than "
                                      f"{per_core} per core")
 
-REQUIREMENT_KINDS = ("column", "setting", "bytes_per_record", "tps", "machine")
+REQUIREMENT_KINDS = ("column", "setting", "bytes_per_record", "tps", "tps_ratio", "machine")
 
 
-def requirement_mismatch(req: Requirement, runs: pd.DataFrame, environment: dict | None = None) -> str:
+def requirement_mismatch(req: Requirement, runs: pd.DataFrame, environment: dict | None = None,
+                         whole: pd.DataFrame | None = None) -> str:
     """Why the runs differ from what the post ran ('' when they match). A ``column`` the runs lack is read from
-    the study's environment record (a study-wide setting, e.g. the syslog rate limit), else its default."""
+    the study's environment record (a study-wide setting, e.g. the syslog rate limit), else its default.
+    ``whole``: all the study's runs, where a ``tps_ratio`` finds its other side."""
     if not len(runs):
         return ""
+    if req.kind == "tps_ratio":
+        return _tps_ratio_mismatch(req, runs, runs if whole is None else whole)
     if req.kind == "column":
         if req.key in runs.columns:
             have = runs[req.key].tolist()
@@ -106,3 +111,29 @@ def requirement_mismatch(req: Requirement, runs: pd.DataFrame, environment: dict
     if req.kind == "machine":
         return req.why
     raise ValueError(f"requirement kind {req.kind!r}; allowed: {', '.join(REQUIREMENT_KINDS)}")
+
+
+def _tps_ratio_mismatch(req: Requirement, runs: pd.DataFrame, whole: pd.DataFrame) -> str:
+    """The judged runs' median tps over that of the study's runs selected by ``req.key`` ('column=value'), the same
+    configuration, clients and test, at the judged runs' lowest level; per configuration, then their median."""
+    col, _, want = req.key.partition("=")
+    if col not in whole.columns:
+        return req.why.format(have=f"no '{col}' recorded")
+    level = int(pd.to_numeric(runs["clients"]).min())
+    mine = runs[pd.to_numeric(runs["clients"]) == level]
+    other = whole[(whole[col].astype(str) == want) & (pd.to_numeric(whole["clients"]) == level)]
+    for same in ("test", "workload"):
+        if same in mine.columns and same in other.columns:
+            other = other[other[same].astype(str).isin(set(mine[same].astype(str)))]
+    ratios = []
+    for cfg, g in mine.groupby(mine["configuration"].astype(str)):
+        o = pd.to_numeric(other.loc[other["configuration"].astype(str) == cfg, "tps"], errors="coerce").dropna()
+        t = pd.to_numeric(g["tps"], errors="coerce").dropna()
+        if len(o) and len(t) and o.median() > 0:
+            ratios.append(float(t.median() / o.median()))
+    if not ratios:
+        return req.why.format(have=f"no {req.key} runs at {level} clients to compare with")
+    ratio = float(np.median(ratios))
+    if abs(ratio / float(req.want) - 1) <= req.tolerance:
+        return ""
+    return req.why.format(have=f"{fmt(ratio)} (1/{fmt(1 / ratio)}) at {level} client(s)")

@@ -169,6 +169,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
     doc["instrument_figure"] = add_figure(doc, figures_dir, "instrument_cv")
     sections.threats_section(doc, processed_dir, nums)
     discussion.add(doc, nums, processed_dir)
+    discussion.add_sampling(doc, nums, processed_dir)
     doc["numbers"] = nums.items
     (gen / "numbers.json").write_text(json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False, default=str,
                                                  allow_nan=False) + "\n")

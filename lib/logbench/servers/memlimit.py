@@ -16,6 +16,8 @@ processes may issue to the data's disk per second (cgroup v1 ``blkio.throttle.re
 :func:`available` says whether this machine allows it (checked before any server starts);
 :class:`MemoryLimit` is the context manager; :func:`evict` drops files from the page cache
 (``posix_fadvise(DONTNEED)``: clean pages only, for every reader, without privileges).
+:func:`limit_parameters` and :func:`check_machine` are the checks every study with such a regime makes before
+any server starts; :func:`io_bound` reads a run's own counters to say whether it was IO-bound.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import time
 from pathlib import Path
 
 import psutil
+
+from ..errors import ParameterError
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -116,6 +120,51 @@ def available(read_limit_on: Path | None = None) -> str:
         if block_device(read_limit_on) is None:
             return f"{read_limit_on} is on no block device (tmpfs, overlay?): there is no disk's reads to limit"
     return ""
+
+
+def limit_parameters(memory_limit_mb: object, read_iops: object, backend: str) -> tuple[int | None, int | None]:
+    """(memory limit in MB, reads per second), each None when off; ParameterError naming the parameter when a
+    value is wrong or the two do not go together. What the machine allows is :func:`check_machine`'s, last."""
+    from .. import params
+
+    limit = params.positive_int_or_off("memory_limit_mb", memory_limit_mb)
+    iops = params.positive_int_or_off("read_iops", read_iops)
+    if iops is not None and limit is None:
+        raise ParameterError("read_iops", iops, "None without memory_limit_mb: reads served by the page cache "
+                             "reach no disk, so there is nothing to pace")
+    if limit is not None and backend != "local":
+        raise ParameterError("memory_limit_mb", limit, "None with the container backend (the limit is a cgroup "
+                             "on the local server's processes): set backend to 'local'")
+    return limit, iops
+
+
+def check_machine(limit_mb: int, read_iops: int | None, read_limit_on: Path) -> None:
+    """Whether this machine allows the limit (and a read limit on the disk holding ``read_limit_on``, where the
+    server's data directory is made); ParameterError naming the parameter it refuses."""
+    why = available()
+    if why:
+        raise ParameterError("memory_limit_mb", limit_mb, f"None on this machine: {why}")
+    why = available(read_limit_on=read_limit_on) if read_iops else ""
+    if why:
+        raise ParameterError("read_iops", read_iops, f"None on this machine: {why}")
+
+
+# A run is IO-bound when at least this share of the pages it needed missed the server's own buffers and those
+# misses came from storage, not the page cache: the memory limit was reached while it ran (the cache was full and
+# reclaiming), its page cache grew by at least half the bytes of the pages missed (they were read in during the
+# run), or the disk served at least half as many reads as pages missed (reads that bypass the page cache,
+# O_DIRECT, counted by the read limit's cgroup).
+IO_BOUND_MISS_SHARE = 0.1
+
+
+def io_bound(missed: int, needed: int, *, limit_hits: int, page_cache_growth: int, page_bytes: int,
+             disk_reads: int | None = None) -> bool:
+    """Whether a run was IO-bound by its own counters (see IO_BOUND_MISS_SHARE): ``missed`` of the ``needed``
+    pages were not in the server's buffers."""
+    missed_enough = needed > 0 and missed / needed >= IO_BOUND_MISS_SHARE
+    from_storage = (limit_hits > 0 or page_cache_growth >= 0.5 * missed * page_bytes
+                    or (disk_reads is not None and disk_reads >= 0.5 * missed))
+    return bool(missed_enough and from_storage)
 
 
 def evict(root: Path) -> int:

@@ -401,6 +401,22 @@ def _tree_times(pid: int) -> tuple[dict[int, float], float] | None:
     return reaped, total
 
 
+def child_ctx_switches(pid: int, which: Callable[[psutil.Process], bool]) -> tuple[float, float]:
+    """(voluntary, involuntary) context switches so far of the one child of ``pid`` that ``which`` picks (as
+    child_cpu_seconds); NaNs when there is none or it is gone."""
+    try:
+        for child in psutil.Process(pid).children():
+            try:
+                if which(child):
+                    c = child.num_ctx_switches()
+                    return float(c.voluntary), float(c.involuntary)
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+    except psutil.NoSuchProcess:
+        pass
+    return float("nan"), float("nan")
+
+
 def child_cpu_seconds(pid: int, which: Callable[[psutil.Process], bool]) -> float:
     """User+system CPU of the one child of ``pid`` that ``which`` picks (a long-lived server process such as
     PostgreSQL's logging collector); NaN when there is none or it is gone."""

@@ -11,6 +11,13 @@ with sysbench's ``oltp_read_write`` as the stand-in for DBT2 and
 did not have: the general log, the slow log as a table, and the sampled slow log
 (``log_slow_rate_limit``).
 
+The post's IO-bound runs waited on its disks (1/43 of its cached throughput at 1
+connection); this VM's disk answers in ~0.1 ms. So the io regime is paced as study 02's
+``io_bound`` profile is (servers.memlimit): the server's processes in a memory cgroup
+(page cache included), the data evicted from the page cache when the regime starts,
+their reads from the data's disk capped (``read_iops``); each run records whether it
+was IO-bound by its own counters (InnoDB buffer pool misses, the cgroup's disk reads).
+
 Each (regime, workload) pair is one *cell*: the server restarts into the regime's
 base settings once, then the runner's schedule interleaves every (configuration,
 clients) pair in seeded random blocks. Ratios compare configurations within a
@@ -20,7 +27,9 @@ cell, never across cells.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +44,7 @@ from ..errors import ParameterError
 from ..headline import Headline
 from ..runner import Measurement
 from ..servers import mariadb as mdb
+from ..servers import memlimit
 from ..servers.process import tree_cpu_seconds  # noqa: F401  (the tests read the server's CPU through it)
 from ..settings import Configuration, Settings, validate_mariadb
 from ..workloads.sysbench import Sysbench
@@ -85,15 +95,27 @@ PROFILES: dict[str, dict[str, object]] = {
     "smoke": {"cells": ["cpu/oltp_point_select"], "clients": [2], "repeats": 2, "duration": 1,
               "warmup": 0, "tables": 1, "table_size": 2000, "buffer_pool_cpu": "64M", "buffer_pool_io": "8M",
               "restart_warmup": 0, "target_halfwidth": None},
-    # the committed run: ~13 minutes on two cores (data ~100 MB); the post's two regimes with the DBT2
+    # the committed run: ~11 minutes on two cores (data ~100 MB); the post's two regimes with the DBT2
     # stand-in, and the highest statement rate (point selects) where the data is cached; the post's
     # 1 / 20 / 100 connections on 4 cores, mapped by connections per core (POST_CLIENTS)
     "standard": {"cells": ["cpu/oltp_read_write", "io/oltp_read_write", "cpu/oltp_point_select"],
                  "clients": [1, 10, 50], "repeats": 3, "duration": 2, "warmup": 0, "tables": 4,
                  "table_size": 100000, "buffer_pool_cpu": "512M", "buffer_pool_io": "16M", "restart_warmup": 2,
+                 # The io regime paced as the post's disk made it wait (claim_rules.POST_001_IO_PACE): its IO-bound
+                 # NOTPM was 1/43 of its cached at 1 connection (225 / 9,607). Here the cpu cell does ~920 tps at
+                 # 1 client (~1.1 ms a transaction), so the target is ~21 tps (~46 ms a transaction, ~45 ms of it
+                 # waiting on storage); a transaction misses the 16 MB buffer pool ~20 times (a smoke-sized run's
+                 # counters: 18-25), so the reads are capped at 20 / 45 ms = 450 per second (that run: 18.8 tps
+                 # at 1 client with slow_all, 1/44 of the cpu cell's). The limit (64 MB, two thirds of the data):
+                 # the pool and the server's own memory, with no room for the data in the page cache (which the
+                 # io regime's O_DIRECT bypasses anyway). A doubt: InnoDB's purge reads share the cap, so a run
+                 # right after a 50-client run can fall far under the pace (that run: 1.6 tps at 1 client).
+                 "memory_limit_mb": 64, "read_iops": 450,
                  # 8 configurations with the A/A control x 3 levels x 3 cells = 72 runs a block at ~2.65 s a
-                 # run (the last committed run: 288 runs in 760 s): 3 blocks ~9.5 min, then up to 3 min of
-                 # adaptive blocks (shared out over the cells) -> ~13 min with the start and the data load
+                 # run (the last committed run: 288 runs in 760 s, ~10 min in all): 3 blocks ~9.5 min, then up to
+                 # 3 min of adaptive blocks (shared out over the cells); the paced io cell's runs end when their
+                 # transactions in flight do, ~1.4 s longer at 50 clients (the smoke-sized run), ~+1 min in all
+                 # -> ~11 min with the start and the data load
                  "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8},
     # The switchback design (logbench.switchback, by SET GLOBAL inside one sysbench load per cell x level: ~20 min):
     # the arms a running session takes at once (benches.mariadb_switchback), the post's two cached cells at its
@@ -107,10 +129,12 @@ PROFILES: dict[str, dict[str, object]] = {
                    "buffer_pool_io": "16M", "restart_warmup": 2, "target_halfwidth": 0.03, "time_budget_s": 120,
                    "max_repeats": 8, "design": "switchback", "window_s": 3, "guard_s": 1, "layout": "permutation",
                    "blocks": 2, "loads": 4, "max_loads": 5},
-    # paper-grade: longer runs, ~2 GB of data, the post's three concurrencies per core
+    # paper-grade: longer runs, ~2 GB of data, the post's three concurrencies per core; the io regime's limit
+    # and read cap as the standard profile's reasoning gives them for its 128 MB pool (to be calibrated by a run)
     "full": {"cells": list(CELLS), "clients": [1, 10, 50],
              "repeats": 5, "duration": 30, "warmup": 5, "tables": 8, "table_size": 1000000,
              "buffer_pool_cpu": "4G", "buffer_pool_io": "128M", "restart_warmup": 10,
+             "memory_limit_mb": 192, "read_iops": 450,
              "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 20},
 }
 
@@ -137,6 +161,12 @@ class MysqlSlowlogStudy(mb.MariaDBStudy):
     buffer_pool_io: str
     sample_rate: int
     restart_warmup: int  # seconds of unrecorded load after each restart (the warm-up runs only then)
+    # The IO-bound regime's pacing (servers.memlimit): a memory cgroup limit (MB, page cache included) on the
+    # server's processes while the io regime runs, and a cap on their reads per second from the data's disk.
+    # None: not limited / not paced. ``pacing_off``: why the profile's pacing was dropped ('' when it was not).
+    memory_limit_mb: int | None = None
+    read_iops: int | None = None
+    pacing_off: str = ""
     cell: int = -1  # -1: the whole study; >= 0: one (regime, workload) cell of it
     # The switchback design (logbench.switchback; benches.mariadb_switchback), or None for blocks.
     switchback: object = None
@@ -146,6 +176,16 @@ class MysqlSlowlogStudy(mb.MariaDBStudy):
         if regime == "cpu":
             return self.base.merged({"innodb_buffer_pool_size": self.buffer_pool_cpu})
         return self.base.merged({"innodb_buffer_pool_size": self.buffer_pool_io, "innodb_flush_method": "O_DIRECT"})
+
+    def resolved(self) -> "MysqlSlowlogStudy":
+        """As mb.MariaDBStudy.resolved; a profile's pacing is dropped (and why recorded) where the backend resolves
+        to a container, whose server the cgroup cannot hold (an explicit one was refused by define)."""
+        study = super().resolved()
+        if study.backend != "local" and study.memory_limit_mb is not None:
+            study = dataclasses.replace(study, memory_limit_mb=None, read_iops=None,
+                                        pacing_off=f"the {study.backend} backend (the limit is a cgroup on a local "
+                                                   "server's processes)")
+        return study
 
     def cells(self) -> list[tuple[str, str]]:
         return [tuple(c.split("/")) for c in self.cell_names]
@@ -176,11 +216,13 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
            sample_rate: object = 100, restart_warmup: object = None, backend: str = "auto", image: object = None,
            mariadbd: object = None, design: object = None, window_s: object = None, guard_s: object = None,
            layout: object = None, blocks: object = None, loads: object = None, max_loads: object = None,
-           **shared: object) -> MysqlSlowlogStudy:
+           memory_limit_mb: object = None, read_iops: object = None, **shared: object) -> MysqlSlowlogStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
     ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...).
     ``configurations`` and the switchback design's parameters: None takes the profile's (every configuration,
-    the block design, where it has none)."""
+    the block design, where it has none). ``memory_limit_mb`` / ``read_iops``: the io regime's pacing (None: the
+    profile's; 0 or "none": off); the profile's is dropped, with the reason recorded, where the backend is a
+    container or this machine allows no cgroup; one asked for explicitly is checked and refused instead."""
     from .. import switchback
     from ..benches import mariadb_switchback
 
@@ -232,11 +274,46 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
             raise ParameterError("buffer_pool_io", study.buffer_pool_io,
                                  f"at most a quarter of the data (~{data / 2**20:.0f} MB), or the IO-bound regime "
                                  "is not IO-bound; add tables or rows instead")
+    study = _paced(study, own, memory_limit_mb, read_iops, io_pool)
     for r in study.regimes:
         validate_mariadb(study.base_for(r), study.mariadbd)
     for c in study.configurations:
         validate_mariadb(c.settings, study.mariadbd)
     return study
+
+
+# The server's own memory besides the buffer pool that the limit must leave room for; a server over its limit with
+# no page cache left to reclaim is killed. What it allocated before it entered stays charged outside (cgroups move
+# no charges): MariaDB 10.11 with a 16 MB pool at 50 connections had 3-19 MB charged inside (smoke run, 2026-11-25).
+SERVER_OVERHEAD_MB = 48
+
+
+def _paced(study: MysqlSlowlogStudy, own: dict, memory_limit_mb: object, read_iops: object,
+           io_pool: int) -> MysqlSlowlogStudy:
+    """The study with its io regime's pacing checked (servers.memlimit), before any server starts."""
+    asked = memory_limit_mb is not None or read_iops is not None
+    limit, iops = memlimit.limit_parameters(own.get("memory_limit_mb") if memory_limit_mb is None else memory_limit_mb,
+                                            own.get("read_iops") if read_iops is None else read_iops,
+                                            study.backend if asked else "local")
+    if limit is None or "io" not in study.regimes:
+        return dataclasses.replace(study, memory_limit_mb=None, read_iops=None)
+    need = io_pool / 2**20 + SERVER_OVERHEAD_MB
+    if limit < need:
+        raise ParameterError("memory_limit_mb", limit, f"at least buffer_pool_io ({study.buffer_pool_io}) + "
+                             f"{SERVER_OVERHEAD_MB} MB = {need:.0f} MB: the server's own memory counts against the "
+                             "limit, and a server over it with no page cache left to reclaim is killed")
+    if not asked and study.backend == "container":
+        return dataclasses.replace(study, memory_limit_mb=None, read_iops=None,
+                                   pacing_off="the container backend (the limit is a cgroup on a local server's "
+                                              "processes)")
+    try:
+        # the server's data directory is made under the scratch root: its disk is the one whose reads are paced
+        memlimit.check_machine(limit, iops, paths.scratch_root())
+    except ParameterError as e:
+        if asked:
+            raise
+        return dataclasses.replace(study, memory_limit_mb=None, read_iops=None, pacing_off=f"this machine ({e})")
+    return dataclasses.replace(study, memory_limit_mb=limit, read_iops=iops)
 
 
 def expected_statement_records(settings: Settings, queries: int) -> int:
@@ -251,14 +328,70 @@ class SlowlogNumbers(mb.SysbenchNumbers):
     regime: str
     cell: int
     slow_file_bytes_during_run: int
+    # Whether the run was IO-bound, by its own counters (io_evidence): InnoDB's page requests and the ones that
+    # missed the buffer pool (SHOW GLOBAL STATUS before and after), and under the io regime's memory limit the
+    # cgroup's: limit hits, page cache growth, reads from the paced disk and their rate.
+    bp_read_requests: int
+    bp_reads: int
+    bp_miss_share: float
+    measured_regime: str  # 'io_bound' | 'cached' | 'unverified' (misses, but no cgroup to say from where)
+    memory_limit_hits: float = math.nan
+    memory_usage_bytes: float = math.nan
+    page_cache_growth_bytes: float = math.nan
+    disk_reads: float = math.nan
+    disk_reads_per_s: float = math.nan
+    # SlowlogBench.settle: the unmeasured wait before the run for the previous run's purge (and, under the read cap,
+    # its background reads), the purge backlog it found and the one the run inherited, and whether it settled.
+    settle_s: float = math.nan
+    history_at_end_of_previous: float = math.nan
+    history_at_start: float = math.nan
+    settled: bool = False  # (runs recorded before the wait existed: None)
+
+
+# SlowlogBench.settle: a run starts once the purge backlog is at most SETTLED_HISTORY and, under a read cap, the
+# server read at most this share of the cap over the last step; never waiting longer than the timeout.
+SETTLE_STEP_S = 0.5
+SETTLED_HISTORY = 0
+SETTLED_READ_SHARE = 0.05
+SETTLE_TIMEOUT_S = 30.0
+
+# InnoDB's page size (MariaDB's default innodb_page_size): the bytes one buffer pool miss reads.
+PAGE_BYTES = 16384
+_POOL_COUNTERS = ("Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads")
+
+
+def io_evidence(pool0: dict[str, int], pool1: dict[str, int], mem0: dict | None, mem1: dict | None,
+                seconds: float) -> dict[str, object]:
+    """A run's IO-bound evidence (the SlowlogNumbers fields) from the counters before and after it: InnoDB's
+    (SHOW GLOBAL STATUS) and, under a memory limit, the cgroup's (memlimit.MemoryLimit.stats; None: none)."""
+    requests = pool1["Innodb_buffer_pool_read_requests"] - pool0["Innodb_buffer_pool_read_requests"]
+    reads = pool1["Innodb_buffer_pool_reads"] - pool0["Innodb_buffer_pool_reads"]
+    share = reads / requests if requests > 0 else math.nan
+    out: dict[str, object] = {"bp_read_requests": requests, "bp_reads": reads, "bp_miss_share": share}
+    if mem0 is None or mem1 is None:
+        missed = requests > 0 and share >= memlimit.IO_BOUND_MISS_SHARE
+        out["measured_regime"] = "unverified" if missed else "cached"
+        return out
+    hits = mem1["limit_hits"] - mem0["limit_hits"]
+    growth = mem1["file_bytes"] - mem0["file_bytes"]
+    disk = mem1["disk_reads"] - mem0["disk_reads"] if "disk_reads" in mem1 else None
+    out.update(memory_limit_hits=hits, page_cache_growth_bytes=growth, memory_usage_bytes=mem1["usage_bytes"],
+               measured_regime="io_bound" if memlimit.io_bound(reads, requests, limit_hits=hits, page_cache_growth=growth,
+                                                               page_bytes=PAGE_BYTES, disk_reads=disk) else "cached")
+    if disk is not None:
+        out.update(disk_reads=disk, disk_reads_per_s=disk / seconds if seconds > 0 else math.nan)
+    return out
 
 
 class SlowlogBench(mb.SysbenchBench):
-    """The MariaDB half of the runner's loop for one cell (see :class:`logbench.runner.Bench`)."""
+    """The MariaDB half of the runner's loop for one cell (see :class:`logbench.runner.Bench`); in the io regime
+    under a memory limit (``memory_limit``), its server's processes are held in it, restarted or not."""
 
-    def __init__(self, study: MysqlSlowlogStudy, server: mdb.MariaDBServer, sysbench: Sysbench):
+    def __init__(self, study: MysqlSlowlogStudy, server: mdb.MariaDBServer, sysbench: Sysbench,
+                 memory_limit: memlimit.MemoryLimit | None = None):
         self.regime, test = study.regimes[0], study.workloads[0]
         super().__init__(study, server, sysbench, test, base=study.base_for(self.regime))
+        self.memory_limit = memory_limit if self.regime == "io" else None
         self.table = mdb.TableSink(server)
         self._sinks: dict[str, object] = {
             "slow_file": mdb.slow_file_sink(server.slow_log),
@@ -268,6 +401,8 @@ class SlowlogBench(mb.SysbenchBench):
 
     def apply(self, configuration: Configuration):
         sw = super().apply(configuration)
+        if sw.kind == "restart" and self.memory_limit is not None:
+            hold(self.memory_limit, self.server)
         if sw.kind == "restart":
             # A restarted server starts cold (its buffer pool is reloaded in the background):
             # load it before the run is marked, so the restart is not measured as logging cost.
@@ -292,13 +427,60 @@ class SlowlogBench(mb.SysbenchBench):
             self.sysbench.run(self.test, max(self.study.clients), self.study.restart_warmup,
                               seed=int(self.study.seed) & 0x7FFFFFFF)
 
+    def pool_counters(self) -> dict[str, int]:
+        """InnoDB's page requests and buffer pool misses so far (the quiet admin session: logged nowhere)."""
+        rows = self.server.query("SHOW GLOBAL STATUS WHERE Variable_name IN (%s, %s)", _POOL_COUNTERS)
+        got = {k.lower(): int(v) for k, v in rows}
+        return {k: got[k.lower()] for k in _POOL_COUNTERS}
+
+    def settle(self) -> dict[str, object]:
+        """Wait (unmeasured) until the previous run's background work is done: InnoDB's purge has emptied the
+        history list and, under a read cap, the server's processes read next to nothing for a step. Measured after
+        a 50-client io run under the cap (2026-11-26): purge read at the full cap for ~2.5 s with 87 transactions
+        of history, so a 2 s run started at once shared the cap with it (1.6-1.9 tps at 1 client, ~18 when
+        quiet). Returns the seconds waited, the history the run would have inherited and whether it settled
+        (False: SETTLE_TIMEOUT_S passed first; the run is still measured and says so)."""
+        t0 = time.monotonic()
+        capped = self.memory_limit is not None and bool(self.memory_limit.read_iops)
+        history0 = history = self.history_length()
+        reads0 = self.memory_limit.reads() if capped else 0
+        while True:
+            calm = True
+            if capped:
+                time.sleep(SETTLE_STEP_S)
+                reads1 = self.memory_limit.reads()
+                calm, reads0 = reads1 - reads0 <= SETTLED_READ_SHARE * self.memory_limit.read_iops * SETTLE_STEP_S, reads1
+                history = self.history_length()
+            settled = calm and history <= SETTLED_HISTORY
+            if settled or time.monotonic() - t0 >= SETTLE_TIMEOUT_S:
+                break
+            if not capped:
+                time.sleep(SETTLE_STEP_S / 5)
+                history = self.history_length()
+        return {"settle_s": time.monotonic() - t0, "history_at_end_of_previous": history0,
+                "history_at_start": history, "settled": settled}
+
+    def history_length(self) -> int:
+        """InnoDB's purge backlog: transactions whose undo is not yet purged (the quiet admin session)."""
+        rows = self.server.query("SHOW GLOBAL STATUS WHERE Variable_name = 'Innodb_history_list_length'")
+        return int(rows[0][1]) if rows else 0
+
     def measure(self, run: PlannedRun, seconds: float) -> Measurement:
+        settled = self.settle()
         slow0 = mb.file_size(self.server.slow_log)
+        pool0 = self.pool_counters()
+        t0 = time.monotonic()
+        mem0 = self.memory_limit.stats() if self.memory_limit is not None else None
         r = self.sysbench.run(self.test, run.clients, int(seconds), report_interval=1, seed=mb.run_seed(self.study, run))
+        mem1 = self.memory_limit.stats() if self.memory_limit is not None else None
+        counted_s = time.monotonic() - t0  # the disk's reads are counted over this, sysbench's start and end included
+        if mem1 is not None and not self.memory_limit.read_iops:
+            mem0.pop("disk_reads"), mem1.pop("disk_reads")  # no read limit: no cgroup counted the disk's reads
         cfg = self.study.configuration(run.configuration)
         extra = dataclasses.asdict(SlowlogNumbers(
             **mb.SysbenchNumbers.of(r), regime=self.regime, cell=self.study.cell,
-            slow_file_bytes_during_run=mb.file_size(self.server.slow_log) - slow0))
+            slow_file_bytes_during_run=mb.file_size(self.server.slow_log) - slow0,
+            **io_evidence(pool0, self.pool_counters(), mem0, mem1, counted_s), **settled))
         if cfg.settings.get("slow_query_log_file") == DEVNULL:
             # Nothing to count in /dev/null: say what was expected and leave the received count out.
             extra["records_expected_uncounted"] = expected_statement_records(
@@ -321,6 +503,13 @@ class SlowlogBench(mb.SysbenchBench):
                 "command": f"{self.test} (one continuous load)"}
 
 
+def hold(limit: memlimit.MemoryLimit, server: mdb.MariaDBServer) -> int:
+    """The (re)started server into the memory limit, its data out of the page cache: the io regime starts cold;
+    returns the bytes evicted."""
+    limit.add_tree(server.pid)
+    return memlimit.evict(server.datadir)
+
+
 def loss_defined(settings: Settings) -> bool:
     """False for the sampled slow log: MariaDB keeps a statement when the *global* query id is a
     multiple of log_slow_rate_limit at the moment it is logged, so with concurrent sessions which
@@ -334,8 +523,14 @@ def loss_defined(settings: Settings) -> bool:
 def run(study: MysqlSlowlogStudy, *, progress: bool = True) -> common.StudyResult:
     """Start a server, load the data, run every cell's schedule, stop and remove everything again."""
     def start(study, stack):
-        server, sb, env = mb.start(study, stack, study.base_for(study.regimes[0]), extra=_data_bytes)
-        return (server, sb), env
+        server, sb, env = mb.start(study, stack, study.base_for(study.regimes[0]),
+                                   extra=lambda s: {**_data_bytes(s), **_pacing(study)})
+        limit = None
+        if study.memory_limit_mb:
+            # made now, entered by the server only when the io regime starts (the cpu regime runs unlimited)
+            limit = stack.enter_context(memlimit.MemoryLimit(study.memory_limit_mb * 2**20, read_iops=study.read_iops,
+                                                             read_limit_on=server.datadir))
+        return (server, sb, limit), env
 
     return common.run_study(study, start, processed_tables, execute=_execute_cells, progress=progress)
 
@@ -345,15 +540,29 @@ def _data_bytes(server: mdb.MariaDBServer) -> dict:
                                            "information_schema.tables WHERE table_schema = 'sbtest'")[0][0])}
 
 
+def _pacing(study: MysqlSlowlogStudy) -> dict:
+    """The io regime's pacing as the environment record keeps it."""
+    if study.memory_limit_mb:
+        return {"io_memory_limit_bytes": study.memory_limit_mb * 2**20, "io_read_iops_limit": study.read_iops}
+    return {"io_pacing_off": study.pacing_off} if study.pacing_off else {}
+
+
 def _execute_cells(study: MysqlSlowlogStudy, started, env: dict, progress: bool):
     """Each cell in turn on the one server (restarted into its regime's base when that changes)."""
-    server, sb = started
+    server, sb, limit = started
     switches = []
+    held = False
     for index, (regime, _) in enumerate(study.cells()):
         cell = study.for_cell(index)
-        if server.base != study.base_for(regime):
+        restarted = server.base != study.base_for(regime)
+        if restarted:
             server.restart(base=study.base_for(regime))
-        bench = SlowlogBench(cell, server, sb)
+        if regime == "io" and limit is not None and (restarted or not held):
+            # (InnoDB reads and writes its data O_DIRECT here, past the page cache; evict() writes and drops what
+            # else the server's files left there)
+            hold(limit, server)
+            held = True
+        bench = SlowlogBench(cell, server, sb, limit)
         if index > 0 and study.cells()[index - 1][0] != regime:
             bench.warm_after_restart()
         if study.switchback is not None:
@@ -417,8 +626,50 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
                            key=lambda s: s.map(key[s.name]) if s.name in key else s, ignore_index=True)
 
 
+def pace_table(runs: pd.DataFrame) -> pd.DataFrame | None:
+    """The io regime's pace beside the cpu regime's, per configuration and clients (the measured runs): median tps
+    in each, their ratio (the post's was 1/43 at 1 connection: claim_rules.POST_001_IO_PACE), the io runs' buffer
+    pool misses, the paced disk's reads per second, how many were IO-bound by their own counters, and the wait
+    for the previous run's purge (SlowlogBench.settle): median and longest, and how many runs did not settle."""
+    m = expand(records.measured(runs))
+    if "regime" not in m or not (m["regime"] == "io").any():
+        return None  # no io regime in this run (records.write_processed removes an earlier run's table)
+    keys = ["test", "configuration", "clients"]
+    cpu = m[m["regime"] == "cpu"].groupby(keys)["tps"].median().rename("cpu_tps_median")
+    io = m[m["regime"] == "io"]
+    out = io.groupby(keys, sort=False).agg(
+        n=("tps", "size"), io_tps_median=("tps", "median"), miss_share_median=("bp_miss_share", "median"),
+        disk_reads_per_s_median=("disk_reads_per_s", "median"),
+        io_bound_runs=("measured_regime", lambda r: int((r == "io_bound").sum())),
+        settle_s_median=("settle_s", "median"), settle_s_max=("settle_s", "max"),
+        history_inherited_max=("history_at_start", "max"),
+        unsettled_runs=("settled", lambda r: int((r == False).sum())))  # noqa: E712 (None: recorded before settling)
+    out = out.join(cpu, on=keys)
+    out["io_over_cpu"] = out["io_tps_median"] / out["cpu_tps_median"]
+    first = ["n", "io_tps_median", "cpu_tps_median", "io_over_cpu"]
+    return out[first + [c for c in out.columns if c not in first]].reset_index()
+
+
+def finding_pace(pace: pd.DataFrame | None) -> str:
+    """What the pace table says: whether the io regime waited on storage as the post's did."""
+    if pace is None or pace.empty:
+        return "No io regime in this run: nothing paced."
+    want = claim_rules.POST_001_IO_PACE.want
+    one = pace[pace["clients"] == pace["clients"].min()]
+    ratios = ", ".join(f"{r.configuration} 1/{1 / r.io_over_cpu:.0f}" for r in one.itertuples() if r.io_over_cpu > 0)
+    n, bound, unsettled = int(pace["n"].sum()), int(pace["io_bound_runs"].sum()), int(pace["unsettled_runs"].sum())
+    return (f"**The io regime's pace.** At {one['clients'].iloc[0]} client the io cell ran at {ratios} of the cpu "
+            f"cell's median tps (the post's IO-bound DBT2 at 1 connection: 1/{1 / want:.0f}). {bound} of {n} io runs "
+            f"were IO-bound by their own counters (buffer pool misses served by the paced disk); the disk served a "
+            f"median {pace['disk_reads_per_s_median'].median():.0f} reads/s. Each run started after the previous "
+            f"one's purge (median wait {pace['settle_s_median'].median():.1f} s, longest "
+            f"{pace['settle_s_max'].max():.1f} s; {unsettled} runs did not settle within "
+            f"{SETTLE_TIMEOUT_S:.0f} s).")
+
+
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
     return {"summary": summary(result.runs), "runs": records.flatten(expand(result.runs)),
+            "pace": pace_table(result.runs),
             **switchback_tables(result.study, result.runs)}
 
 
@@ -503,8 +754,11 @@ def regime_table(study: MysqlSlowlogStudy) -> pd.DataFrame:
     rows = []
     for r in study.regimes:
         s = study.base_for(r)
+        paced = r == "io" and study.memory_limit_mb
         rows.append({"regime": r, "innodb_buffer_pool_size": s["innodb_buffer_pool_size"],
                      "innodb_flush_method": s.get("innodb_flush_method", "(server default)"),
+                     "memory limit (MB, page cache included)": study.memory_limit_mb if paced else "–",
+                     "disk reads per second (limit)": (study.read_iops or "–") if paced else "–",
                      "data (estimate)": f"{study.data_bytes_estimate / 2**20:.0f} MB "
                                         f"({study.tables} x {study.table_size} rows)"})
     return pd.DataFrame(rows).set_index("regime")
