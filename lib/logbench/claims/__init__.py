@@ -55,7 +55,8 @@ from ..claim_rules import ClaimRule, Requirement  # noqa: F401
 from ..settings import aa_name, is_aa  # noqa: F401
 from ..stats import Estimate  # noqa: F401
 from .comparability import (  # noqa: F401
-    MAX_CLIENTS_PER_CORE, REQUIREMENT_KINDS, Concurrency, clients_here, concurrency_here, requirement_mismatch)
+    MAX_CLIENTS_PER_CORE, REQUIREMENT_KINDS, Concurrency, _tps_ratio_mismatch, clients_here, concurrency_here,
+    requirement_mismatch)
 from .data import (  # noqa: F401
     PGBENCH_BYTES_PER_SCALE, REGIME_NAMES, REGIMES, StudyData, _bound, _int_list, _names, _where, regime, restrict,
     run_regimes)

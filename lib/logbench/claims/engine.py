@@ -184,7 +184,7 @@ def _per_cell(j: _Judging, study: StudyData, conc: Concurrency, configs: tuple[s
     """A claim judged cell by cell: the runs it is about, its levels here, each case's verdict, and the
     combined one (withheld where our runs differ from the post's)."""
     c, metric_name = j.c, j.c["metric"]
-    whole = study.runs  # before the restriction: a tps_ratio requirement compares with runs it leaves out
+    whole = study.runs
     study, why = restrict(study, c["where"], c["regime"])
     if study is None:
         return j.done(NOT_MEASURED, why)
@@ -206,7 +206,7 @@ def _per_cell(j: _Judging, study: StudyData, conc: Concurrency, configs: tuple[s
     details, cases, biased, equivalent = _cases(j, study, levels, configs, orders)
     if biased:
         note += "; ".join(dict.fromkeys(biased)) + " (the instrument cannot be read there); "
-    return _combined(j, study, configs, details, cases, equivalent, note, whole)
+    return _combined(j, study, whole, configs, details, cases, equivalent, note)
 
 
 def _cases(j: _Judging, study: StudyData, levels: list[int], configs: tuple[str, ...], orders: dict):
@@ -248,10 +248,10 @@ def _cases(j: _Judging, study: StudyData, levels: list[int], configs: tuple[str,
     return details, cases, biased, equivalent
 
 
-def _combined(j: _Judging, study: StudyData, configs: tuple[str, ...], details: list[dict], cases: list,
-              equivalent: dict, note: str, whole: pd.DataFrame) -> tuple[dict, list[dict]]:
+def _combined(j: _Judging, study: StudyData, whole: pd.DataFrame, configs: tuple[str, ...], details: list[dict],
+              cases: list, equivalent: dict, note: str) -> tuple[dict, list[dict]]:
     """The cases' combined verdict and its decisive case, or 'not comparable' where the judged runs differ
-    from what the post ran (``whole``: all the study's runs, before the claim's restriction)."""
+    from what the post ran (``whole``: all the study's runs, for a requirement on a ratio to others)."""
     c, metric_name = j.c, j.c["metric"]
     verdict = combine([v for *_, v in cases])
     decisive = _decisive(cases, verdict)
@@ -266,7 +266,8 @@ def _combined(j: _Judging, study: StudyData, configs: tuple[str, ...], details: 
                 f"decisive: {label} @ {k}: {estimate_text(e)}")
     j.base.update(ours=ours, value=e.value, ci_low=e.low, ci_high=e.high, measured_at=f"{label} @ {k} clients")
     judged = study.runs[study.runs["configuration"].astype(str).isin(configs)]
-    mismatches = [m for m in (requirement_mismatch(r, judged, study.environment, whole) for r in j.rule.requires) if m]
+    mismatches = [m for m in (requirement_mismatch(r, judged, study.environment, whole) for r in j.rule.requires)
+                  if m]
     if mismatches:
         for d in details:
             d["verdict"] = NOT_COMPARABLE
