@@ -109,8 +109,10 @@ def slurm_runs(tmp_path_factory):
         second = subprocess.run(_snakemake(work), cwd=work, env=ENV, capture_output=True, text=True, timeout=900)
         second_log = second.stdout + second.stderr
         assert second.returncode == 0, second_log[-6000:]
-        sacct = _cluster("exec", "sacct", "-X", "-n", "-P", "-o", "JobID,JobName,Partition,NodeList,State",
+        sacct = _cluster("exec", "sacct", "-X", "-n", "-P", "-o", "JobID,JobName,Partition,NodeList,State,AllocCPUS",
                          cwd=work).stdout
+        sinfo = _cluster("exec", "sinfo", "-N", "-h", "-o", "%N %c", cwd=work).stdout
+        cpus = dict(ln.split() for ln in sinfo.splitlines())
     finally:
         down = _cluster("down", timeout=120)
     left = _left()
@@ -119,7 +121,7 @@ def slurm_runs(tmp_path_factory):
           + next((ln for ln in reversed(study_log.splitlines()) if "Error" in ln), "(none)"))
     print("its SLURM log's end:\n" + "".join(slurm_logs.values())[-1500:])
     return dict(out=work / "results" / "smoke", first=first, first_log=first_log, second_log=second_log,
-                study_log=study_log, slurm_logs=slurm_logs, recorded=recorded, before=before, sacct=sacct,
+                study_log=study_log, slurm_logs=slurm_logs, recorded=recorded, before=before, sacct=sacct, cpus=cpus,
                 down=down, left=left)
 
 
@@ -134,11 +136,14 @@ def test_each_study_ran_whole_on_each_node_through_slurm(slurm_runs):
         summary = pd.read_csv(out / "processed" / f"{name}.csv")
         envs = summary.groupby("host")["env_id"].unique()
         assert set(envs.index) == set(HOSTS) and all(len(e) == 1 for e in envs) and envs["a"][0] != envs["b"][0]
-    # sacct: every study job on its partition's node; the killed one FAILED, then its re-run COMPLETED
+    # sacct: every study job on its partition's node, the whole node (--exclusive: all its CPUs, as slurm.conf
+    # has them from the node's slurmd -C); the killed one FAILED, then its re-run COMPLETED
     jobs = [ln.split("|") for ln in slurm_runs["sacct"].splitlines() if ln.strip()]
     assert len(jobs) == len(STUDIES) * len(HOSTS) + 1, slurm_runs["sacct"]
-    assert {(p, n) for _, _, p, n, _ in jobs} == {(p, n) for p, n in HOSTS.values()}
-    states = [s for *_, s in jobs]
+    assert {(p, n) for _, _, p, n, _, _ in jobs} == {(p, n) for p, n in HOSTS.values()}
+    assert all(c == slurm_runs["cpus"][n] for *_, n, _, c in jobs), (slurm_runs["sacct"], slurm_runs["cpus"])
+    assert set(slurm_runs["cpus"].values()) == {str(os.cpu_count())}, "the nodes' real CPUs (this machine's)"
+    states = [s for *_, s, _ in jobs]
     assert states.count("FAILED") == 1 and states.count("COMPLETED") == len(jobs) - 1, slurm_runs["sacct"]
 
 
