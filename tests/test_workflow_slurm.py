@@ -7,7 +7,9 @@ Two studies' smoke runs on two host labels mapped to the two partitions. In the 
 of one study job is killed once that job has recorded a run: SLURM and Snakemake report that job failed, the
 study's error is in its log, and the other three jobs finish (--keep-going). The same command again resumes the
 failed study from its recorded runs. Then every result has its node's hostname and env_id, sacct shows the jobs,
-and `down` leaves nothing.
+the findings and the paper (run here, on the gathered outputs) show the two environments side by side, never
+pooled, and `down` leaves nothing. (This replaced the simulated cluster's run, tests/test_workflow_cluster.py,
+whose assertions it carries; the simulated cluster's profile is dry-run in tests/test_workflow.py.)
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import time
 import pandas as pd
 import pytest
 
-from logbench import paths
+from logbench import paths, report
 
 from conftest import needs_root
 
@@ -54,13 +56,15 @@ def _left() -> list[str]:
 def _snakemake(work) -> list[str]:
     return ["bash", str(SCRIPT), "exec", "snakemake", "-s", str(ROOT / "workflow" / "Snakefile"),
             "--profile", str(ROOT / "workflow" / "profiles" / "slurm"),
-            # the runs and their gathering (the findings and the paper over hosts: tests/test_workflow_cluster.py)
+            # the runs and their gathering; the findings and the paper on them are checked below, in-process
+            # (tests/test_workflow.py runs the findings notebook and the paper through the workflow)
             *(f"results/smoke/processed/{name}.csv" for name in STUDIES),
             # a small cluster answers at once: the plugin's first status check after 5 s, not 40
             "--slurm-init-seconds-before-status-checks", "5", "--keep-going",
             "--config", "profile=smoke", "studies=[" + ", ".join(STUDIES) + "]", "hosts=[" + ", ".join(HOSTS) + "]",
             "host_resources={" + ", ".join(f"{h}: {{slurm_partition: {p}}}" for h, (p, _) in HOSTS.items()) + "}",
-            # one logging configuration each beside the baseline, as the simulated cluster's test
+            # one logging configuration each beside the baseline: the machinery is under test here, not the
+            # configurations (the workflow's smoke run in tests/test_workflow.py runs them all)
             "parameters={pg_destinations: {destinations: [stderr]}, log_rotation: {methods: [copytruncate]}}"]
 
 
@@ -168,6 +172,41 @@ def test_a_job_whose_server_died_failed_with_the_studys_error_and_resumed(slurm_
     assert f"{len(before)} runs already recorded" in (study_dir / f"{name}.ipynb").read_text()
     assert _runs(study_dir / "runs.jsonl")[:len(before)] == before, "the recorded runs kept, whole and unchanged"
     assert len(_runs(study_dir / "runs.jsonl")) == len(json.loads((study_dir / "plan.json").read_text()))
+
+
+def test_results_come_back_side_by_side_never_pooled(slurm_runs, tmp_path):
+    out = slurm_runs["out"]
+    for name in STUDIES:
+        summary = pd.read_csv(out / "processed" / f"{name}.csv")
+        per_host = [pd.read_csv(out / h / name / "processed" / f"{name}.csv") for h in HOSTS]
+        assert len(summary) == sum(map(len, per_host)), "rows concatenated, never recomputed over hosts"
+        # each environment is a cell of its own in the findings and the paper: ratios with CIs per environment
+        assert {c["host"] for c in report.cells(summary)} == set(HOSTS)
+        assert {"host", "env_id"} <= set(report.study_table(summary).columns)
+    studies, status = report.load_studies(out / "processed")
+    assert set(STUDIES) <= set(studies)
+    figures = report.study_figures({n: studies[n] for n in STUDIES})
+    try:
+        for name in STUDIES:
+            assert {k for k in figures if k.startswith(f"study_{name}_")} == {
+                f"study_{name}{report.cell_slug(c)}" for c in report.cells(studies[name].summary)}
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+    # 90_findings' table of them: one column per environment, each ratio with its CI
+    side = report.environment_ratios({n: studies[n] for n in STUDIES})
+    assert set(side) == set(STUDIES)
+    for name in STUDIES:
+        envs = [c for c in side[name].columns if " · " in c]
+        assert sorted(c.split(" · ")[0] for c in envs) == sorted(HOSTS)
+        assert side[name][envs].notna().all().all(), "every cell measured on both hosts"
+    # the paper's data: the study's cells, figures and resolution per environment (the first study is the
+    # one whose job was killed and resumed: its results are whole)
+    doc = report.generate(out / "processed", tmp_path / "figures", tmp_path / "paper")
+    entry = next(s for s in doc["studies"] if s["name"] == STUDIES[0])
+    assert {r["label"].split(", ")[0] for r in entry["resolution"]} == set(HOSTS)
+    assert {c["label"].split(", ")[0] for c in entry["cheapest"]} == set(HOSTS)
 
 
 def test_down_leaves_nothing(slurm_runs):
