@@ -1,6 +1,7 @@
 #!/bin/bash
 # Build the suite's image (the top-level Dockerfile) FROM the locally built Debian base: no registry needed.
-# The simulated cluster (workflow/profiles/containers) starts each job in a container of it.
+# The SLURM test cluster's image (docker/slurm, scripts/slurm_cluster.sh) is built FROM it; the simulated cluster
+# (workflow/profiles/containers) starts each job in a container of it.
 #
 #   bash scripts/build_suite_image.sh            # idempotent: seconds when the image is current
 #   bash scripts/build_suite_image.sh --rebuild

@@ -83,6 +83,20 @@ def test_committed_target_lists_every_committed_run(tmp_path):
     assert {"committed_findings", "committed_paper", "committed"} <= {rule for rule, _ in listed}
 
 
+def test_the_simulated_cluster_profile_is_a_valid_one(tmp_path):
+    # The simulated cluster (each job in a container of its own: workflow/profiles/containers) is no longer run
+    # in the suite: the real SLURM cluster (tests/test_workflow_slurm.py) covers the workflow over hosts. A dry
+    # run still checks that the profile's keys are the generic cluster executor's and that its jobs resolve.
+    r = snakemake(tmp_path, "-n", "--profile", str(paths.ROOT / "workflow" / "profiles" / "containers"),
+                  "results/smoke/processed/pg_destinations.csv", "results/smoke/processed/log_rotation.csv",
+                  "--config", "profile=smoke", "studies=[pg_destinations, log_rotation]", "hosts=[a, b]")
+    assert r.returncode == 0, r.stderr + r.stdout
+    study_jobs = [w for rule, w in planned(r.stdout) if rule == "study"]
+    assert sorted((w["host"], w["stem"]) for w in study_jobs) == [
+        (h, n) for h in "ab" for n in ("log_rotation", "pg_destinations")]
+    assert not any(p.exists() for p in tmp_path.iterdir() if p.name != ".snakemake"), "a dry run wrote files"
+
+
 def test_a_bad_profile_is_refused_naming_the_allowed_ones(tmp_path):
     r = snakemake(tmp_path, "-n", "--config", "profile=huge")
     assert r.returncode != 0
