@@ -1,5 +1,7 @@
 import os
 import signal
+import threading
+import time
 
 import pytest
 
@@ -129,3 +131,39 @@ def pytest_configure(config):
     # handlers reset to the default at exec, so the children get a working SIGINT again.
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def connector(connect, made=None):
+    """A capture helper's ``connect``: a fresh autocommit session from ``connect()`` each call, each one also
+    appended to ``made`` (so a test can kill the one in use)."""
+    def session():
+        c = connect()
+        if made is not None:
+            made.append(c)
+        return c
+    return session
+
+
+def in_thread(fn):
+    """``fn`` on a thread of its own: (the thread, a box that gets 'result' or 'error')."""
+    box = {}
+
+    def target():
+        try:
+            box["result"] = fn()
+        except BaseException as e:  # noqa: BLE001
+            box["error"] = e
+
+    t = threading.Thread(target=target)
+    t.start()
+    return t, box
+
+
+def wait_for(predicate, timeout=20.0):
+    """True as soon as ``predicate()`` is, False after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False

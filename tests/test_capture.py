@@ -21,6 +21,8 @@ WATCHED = ["slow_query_log", "slow_query_log_file", "long_query_time", "log_slow
 # A server that already logs slow queries (to the table, sampled): the helper must change and restore all of it.
 START = {"slow_query_log": True, "long_query_time": 2, "log_slow_rate_limit": 5, "log_output": "TABLE"}
 
+from conftest import connector as conftest_connector, in_thread, wait_for
+
 
 # -- no server ---------------------------------------------------------------------------------------
 
@@ -79,35 +81,7 @@ def original(server):
 
 
 def connector(server, made=None):
-    def connect():
-        c = pymysql.connect(**server.conninfo, autocommit=True)
-        if made is not None:
-            made.append(c)
-        return c
-    return connect
-
-
-def in_thread(fn):
-    box = {}
-
-    def target():
-        try:
-            box["result"] = fn()
-        except BaseException as e:  # noqa: BLE001
-            box["error"] = e
-
-    t = threading.Thread(target=target)
-    t.start()
-    return t, box
-
-
-def wait_for(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+    return conftest_connector(lambda: pymysql.connect(**server.conninfo, autocommit=True), made)
 
 
 @pytest.mark.integration

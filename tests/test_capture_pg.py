@@ -19,7 +19,8 @@ from logbench.servers.postgres import LocalPostgres
 from logbench.settings import Settings
 from logbench.studies import pg_destinations as study_mod
 
-from conftest import needs_root
+from conftest import in_thread, needs_root, wait_for
+from conftest import connector as conftest_connector
 
 CURRENT = {"log_destination": "stderr", "log_line_prefix": "%m [%p] ", "lc_messages": "C",
            "log_min_duration_statement": "-1"}
@@ -114,35 +115,7 @@ def before(request, server):
 
 
 def connector(server, made=None):
-    def connect():
-        c = psycopg.connect(**server.conninfo, autocommit=True)
-        if made is not None:
-            made.append(c)
-        return c
-    return connect
-
-
-def in_thread(fn):
-    box = {}
-
-    def target():
-        try:
-            box["result"] = fn()
-        except BaseException as e:  # noqa: BLE001
-            box["error"] = e
-
-    t = threading.Thread(target=target)
-    t.start()
-    return t, box
-
-
-def wait_for(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+    return conftest_connector(lambda: psycopg.connect(**server.conninfo, autocommit=True), made)
 
 
 def capturing(server) -> bool:

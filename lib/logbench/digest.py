@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from . import environment
 from .errors import ToolError
 
 TOOL = "pt-query-digest"
@@ -45,10 +45,7 @@ COLUMNS = ("rank", "fingerprint", "example", "count", "time_total_s", "time_mean
 
 def tool_path() -> str:
     """pt-query-digest on PATH (Debian's percona-toolkit); ToolError saying how to get it otherwise."""
-    path = shutil.which(TOOL)
-    if path is None:
-        raise ToolError(f"{TOOL} is not installed: `apt-get install percona-toolkit` (scripts/apt-packages.txt)")
-    return path
+    return environment.installed(TOOL, "percona-toolkit")
 
 
 def tool_version() -> str:

@@ -119,6 +119,18 @@ def pg_test_timing(binary: Path, seconds: int = 1) -> dict[str, float]:
     return res
 
 
+def installed(tool: str, package: str) -> str:
+    """``tool``'s path on PATH; ToolError naming the Debian package that has it otherwise (the set-up's list)."""
+    import shutil
+
+    from .errors import ToolError
+
+    path = shutil.which(tool)
+    if path is None:
+        raise ToolError(f"{tool} is not installed: `apt-get install {package}` (scripts/apt-packages.txt)")
+    return path
+
+
 def tool_version(argv: list[str]) -> str:
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=30)

@@ -9,12 +9,12 @@ number a test sets beside our own record counting (``logsinks``).
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import environment
 from .errors import ToolError
 
 TOOL = "pgbadger"
@@ -25,10 +25,7 @@ FORMATS = {"stderr": "stderr", "csvlog": "csv", "jsonlog": "jsonlog", "syslog": 
 
 def tool_path() -> str:
     """pgbadger on PATH; ToolError saying how to get it otherwise."""
-    path = shutil.which(TOOL)
-    if path is None:
-        raise ToolError(f"{TOOL} is not installed: `apt-get install pgbadger` (scripts/apt-packages.txt)")
-    return path
+    return environment.installed(TOOL, "pgbadger")
 
 
 def tool_version() -> str:
