@@ -1,0 +1,36 @@
+"""Study 10 (pg_digest): pgBadger's numbers for the statements the study ran match what was run."""
+
+import pytest
+
+from logbench.studies import pg_digest as m
+from logbench.workloads.pgbench import SETUP_STATEMENTS
+
+PGBENCH_S = "select abalance from pgbench_accounts where aid = ?;"  # as pgBadger normalizes it
+
+
+def test_normalized_queries_are_named_and_ranked():
+    report = {"normalyzed_info": {"db": {
+        "select * from digest_indexed where abalance = ?;": {"count": 4, "duration": 0.2, "min": "0.04", "max": "0.06"},
+        "select * from pgbench_accounts where abalance = ?;": {"count": 4, "duration": 40.0, "min": "9", "max": "11"},
+        PGBENCH_S: {"count": 1000, "duration": 10.0, "min": "0.005", "max": "0.1"}}}}
+    t = m.ranked_queries(report)
+    assert list(t["statement"]) == ["unindexed_filter", "", "indexed_filter"]
+    assert list(t["rank_by_count"]) == [2, 1, 2] and list(t["rank_by_mean"]) == [1, 3, 2]
+    assert t["time_mean_ms"].tolist() == pytest.approx([10.0, 0.01, 0.05])
+
+
+@pytest.mark.integration
+def test_pgbadger_counts_what_the_study_ran(tmp_path):
+    study = m.define(profile="smoke", executions=7, output_dir=tmp_path / "out")
+    r = m.run(study, progress=False)
+    d = r.digest.set_index("query")
+    for name in m.OWN_ORDER:  # each of ours exactly as often as it ran, once per execution
+        assert r.own[name] == 7
+        assert int(r.digest.loc[r.digest["statement"] == name, "count"].sum()) == 7, name
+    # pgbench's statement once per transaction; its set-up statements are in the log too
+    assert d.loc[PGBENCH_S, "count"] == r.pgbench["transactions"]
+    assert d.loc["select count(*) from pgbench_branches;", "count"] == 1 and SETUP_STATEMENTS == 2
+    # the plans show in the time per execution: a sequential scan against an index lookup
+    mean = r.digest.groupby("statement")["time_mean_ms"].first()
+    assert mean["unindexed_filter"] > 10 * mean["indexed_filter"]
+    assert r.html.is_file() and r.html.stat().st_size > 0
