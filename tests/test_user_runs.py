@@ -91,7 +91,7 @@ def test_a_user_run_never_touches_data_processed(user_run):
     assert after == before
     own = Path(study.output_dir) / "processed"
     assert {p.name for p in own.iterdir()} == {"pg_destinations.csv", "pg_destinations_runs.csv",
-                                               "pg_destinations_environment.json"}
+                                               "pg_destinations_per_record.csv", "pg_destinations_environment.json"}
     assert len(pd.read_csv(own / "pg_destinations_runs.csv")) == len(result.runs) == 6
 
 
@@ -148,15 +148,20 @@ COMPARED = [s for s in studies.specs() if (paths.PROCESSED / f"{s.name}.csv").ex
 VALUED = [s for s in studies.specs() if (paths.PROCESSED / f"{s.name}.csv").exists() and not _ratio_table(s.name)]
 
 
+# each valued study's key and value, as its notebook compares them
+VALUED_AS = {"mysql_digest": ("fingerprint", "ratio"), "pg_digest": ("query", "time_mean_ms")}
+
+
 @pytest.mark.parametrize("spec", VALUED, ids=[s.name for s in VALUED])
 def test_beside_reference_of_a_value_without_an_interval(spec):
+    key, value = VALUED_AS[spec.name]
     ref = pd.read_csv(paths.PROCESSED / f"{spec.name}.csv")
-    mine = ref.assign(ratio=ref["ratio"] * 2).iloc[1:]
-    b = common.beside_reference(spec, mine, keys=["fingerprint"], value="ratio")
-    assert list(b.cells.columns) == ["yours: ratio", "reference: ratio"]
+    mine = ref.assign(**{value: ref[value] * 2}).iloc[1:]
+    b = common.beside_reference(spec, mine, keys=[key], value=value)
+    assert list(b.cells.columns) == [f"yours: {value}", f"reference: {value}"]
     first = ref.iloc[1]
-    assert b.cells.loc[first["fingerprint"], "reference: ratio"] == f"{first['ratio']:.4g}"
-    assert b.cells.loc[ref.iloc[0]["fingerprint"], "yours: ratio"] == "–"  # a cell only the reference ran
+    assert b.cells.loc[first[key], f"reference: {value}"] == f"{first[value]:.4g}"
+    assert b.cells.loc[ref.iloc[0][key], f"yours: {value}"] == "–"  # a cell only the reference ran
 
 
 @pytest.mark.parametrize("spec", COMPARED, ids=[s.name for s in COMPARED])
