@@ -386,7 +386,7 @@ def per_record_cost(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFram
     base = m[m["configuration"] == baseline].set_index(["variant", "clients", "repeat"])[["per_tx_cpu", "per_tx_vol"]]
     kept = m[(m["configuration"] != baseline) & (m["log_records_received"] > 0)
              & (m["log_loss"].isna() | (m["log_loss"] <= 0.01))]
-    kept = kept.join(base, on=["variant", "clients", "repeat"], rsuffix="_base")
+    kept = kept.join(base.add_suffix("_base"), on=["variant", "clients", "repeat"])
     kept = kept.assign(
         server_cpu_us_per_record=(kept["per_tx_cpu"] - kept["per_tx_cpu_base"]) / kept["rec_per_tx"],
         server_vol_per_record=(kept["per_tx_vol"] - kept["per_tx_vol_base"]) / kept["rec_per_tx"],
