@@ -89,6 +89,12 @@ PROFILES["io_bound"] = {
     "syslog_rate_limit": True,
     "destinations": ["none", "stderr", "csvlog", "syslog", "remote_syslog_udp"],
     "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8, "design": "blocks"}
+# Issue 23's sweep: does the answer change with the server's version? The standard profile's runs on PostgreSQL
+# 13, 15 and 17 (docker/servers.tsv), each in its container, one interleaved schedule, each version its own
+# baseline and A/A (never pooled); the file destinations and syslog (jsonlog does not exist in 13). ~25 min:
+# 5 configurations x 3 versions x 3 levels x 4 blocks of ~5.9 s runs, then up to 4 min of adaptive blocks.
+PROFILES["versions"] = {**PROFILES["standard"], "destinations": ["none", "stderr", "csvlog", "syslog"],
+                        "versions": ["13", "15", "17"]}
 # Data per pgbench scale unit (post 000: scale 200 = 2997 MB); the IO-bound data must exceed the limit this often.
 BYTES_PER_SCALE, IO_BOUND_FACTOR = 15e6, 4
 # Named profiles that redo another post than this study's own: which post and experiment their figure shows.
@@ -115,6 +121,7 @@ def define(profile: str = "standard", destinations: object = None, scale: object
     ``syslog_rate_limit``: None takes the profile's, if it has one (rate limiting: off unless the profile's)."""
     d = common.profile_lookup(profile, PROFILES)
     own = PROFILES[profile]
+    versions = own.get("versions") if versions is None else versions
     chosen = params.name_list("destinations", own.get("destinations", list(DESTINATIONS)) if destinations is None
                               else destinations, ARMS)
     if not [c for c in chosen if c != BASELINE]:
@@ -449,5 +456,6 @@ SPEC = common.StudySpec(
     committed={"profile": "standard", "backend": "local", "publish": True},
     extra_committed=({"profile": "post004", "backend": "local", "publish": True},
                      {"profile": "post000", "backend": "local", "publish": True},
-                     {"profile": "io_bound", "backend": "local", "publish": True}),
+                     {"profile": "io_bound", "backend": "local", "publish": True},
+                     {"profile": "versions", "backend": "container", "publish": True}),
     smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=1)
