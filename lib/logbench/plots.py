@@ -38,16 +38,26 @@ def fmt_ci(mean: float, low: float, high: float, n: int | None = None, digits: i
     return text + (f" (n={n})" if n is not None else "")
 
 
+def variants(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """A summary's servers, each with its rows: [("", summary)] for one server; a version sweep's or a backend
+    comparison's variants in their order, each its own baseline (never pooled, so shown side by side)."""
+    if "variant" not in summary or not (summary["variant"].astype(str) != "").any():
+        return [("", summary)]
+    return [(str(v), summary[summary["variant"] == v]) for v in dict.fromkeys(summary["variant"])]
+
+
 def ci_table(summary: pd.DataFrame, value: str, *, index: str = "configuration", columns: str = "clients",
              n_col: str = "n", digits: int = 4) -> pd.DataFrame:
-    """A wide table of 'mean [CI] (n)' strings: one row per ``index``, one column per ``columns``."""
+    """A wide table of 'mean [CI] (n)' strings: one row per ``index`` (per variant and ``index`` where the summary
+    has several servers), one column per ``columns``."""
     cells = summary.assign(
         _cell=[fmt_ci(r[f"{value}_mean"] if f"{value}_mean" in summary else r[value],
                       r[f"{value}_ci_low"], r[f"{value}_ci_high"], int(r[n_col]), digits)
                for _, r in summary.iterrows()]
     )
-    order = list(dict.fromkeys(summary[index]))
-    wide = cells.pivot(index=index, columns=columns, values="_cell").reindex(order)
+    rows = [index] if len(variants(summary)) == 1 else ["variant", index]
+    order = list(dict.fromkeys(map(tuple, cells[rows].to_numpy()))) if len(rows) > 1 else list(dict.fromkeys(cells[index]))
+    wide = cells.pivot(index=rows, columns=columns, values="_cell").reindex(order)
     wide.columns = [f"{columns}={c}" for c in wide.columns]
     return wide
 
@@ -72,48 +82,65 @@ def _dodged(ax, data: pd.DataFrame, *, x: str, hue: str, mean: str, low: str, hi
     return xs, positions, palette
 
 
+def _panels(summary: pd.DataFrame, height: float):
+    """One axes per server (variant), sharing the y axis: a version sweep's versions side by side."""
+    parts = variants(summary)
+    fig, axes = plt.subplots(1, len(parts), figsize=(8 if len(parts) == 1 else 4.2 * len(parts) + 1.5, height),
+                             sharey=True, squeeze=False)
+    for ax, (label, _) in zip(axes[0], parts):
+        if label:
+            ax.set_title(label)
+    return fig, list(zip(axes[0], parts))
+
+
 def ratio_figure(summary: pd.DataFrame, *, baseline: str, reference: pd.DataFrame | None = None,
                  title: str = "", x: str = "clients", hue: str = "configuration", ylabel: str = "throughput / baseline"):
-    """Overhead ratios with their CIs per configuration and concurrency; published ratios as open markers, at the
-    ``clients`` their rows carry (a caller that maps a post's clients to this machine's per core passes them
-    mapped: they may fall between our levels, and get a category of their own)."""
+    """Overhead ratios with their CIs per configuration and concurrency (one panel per server where the summary
+    has several: each against its own baseline); published ratios as open markers, at the ``clients`` their rows
+    carry (a caller that maps a post's clients to this machine's per core passes them mapped: they may fall
+    between our levels, and get a category of their own)."""
     theme()
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    data = summary[summary[hue] != baseline]
+    fig, panels = _panels(summary, 4.5)
     has_reference = reference is not None and len(reference) > 0
-    shown = reference[reference["configuration_key"].isin(set(data[hue]))] if has_reference else None
-    xs, positions, palette = _dodged(ax, data, x=x, hue=hue, mean="ratio", low="ratio_ci_low", high="ratio_ci_high",
-                                     also_x=shown["clients"].unique() if has_reference else ())
-    if has_reference:
-        for h, pos in positions.items():
-            r = shown[shown["configuration_key"] == h].groupby("clients")["ratio"].first().reindex(xs)
-            if r.notna().any():
-                ax.scatter(pos, r, marker="D", facecolors="none", edgecolors=palette[h], s=40, linewidths=1.2)
-    ax.axhline(1.0, color="0.3", lw=1, ls="--")
-    ax.set_ylabel(ylabel)
+    for ax, (_, part) in panels:
+        data = part[part[hue] != baseline]
+        shown = reference[reference["configuration_key"].isin(set(data[hue]))] if has_reference else None
+        xs, positions, palette = _dodged(ax, data, x=x, hue=hue, mean="ratio", low="ratio_ci_low",
+                                         high="ratio_ci_high", also_x=shown["clients"].unique() if has_reference else ())
+        if has_reference:
+            for h, pos in positions.items():
+                r = shown[shown["configuration_key"] == h].groupby("clients")["ratio"].first().reindex(xs)
+                if r.notna().any():
+                    ax.scatter(pos, r, marker="D", facecolors="none", edgecolors=palette[h], s=40, linewidths=1.2)
+        ax.axhline(1.0, color="0.3", lw=1, ls="--")
+    ax0 = panels[0][0]
+    ax0.set_ylabel(ylabel)
     if title:
-        ax.set_title(title)
-    handles, labels = ax.get_legend_handles_labels()
+        fig.suptitle(title) if len(panels) > 1 else ax0.set_title(title)
+    handles, labels = ax0.get_legend_handles_labels()
     if has_reference:
         handles.append(plt.Line2D([], [], marker="D", ls="", markerfacecolor="none", markeredgecolor="0.3"))
         labels.append("published (post)")
     # beside the axes: inside, it hid the A/A points of the highest levels
-    ax.legend(handles, labels, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    panels[-1][0].legend(handles, labels, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1),
+                         borderaxespad=0)
     fig.tight_layout()
     return fig
 
 
 def rate_figure(summary: pd.DataFrame, *, value: str, ylabel: str, baseline: str | None = None,
                 x: str = "clients", hue: str = "configuration", title: str = ""):
-    """Mean ± CI of a per-run quantity (log lines/s, bytes/s, loss) per configuration and concurrency."""
+    """Mean ± CI of a per-run quantity (log lines/s, bytes/s, loss) per configuration and concurrency (one panel
+    per server where the summary has several)."""
     theme()
-    data = summary if baseline is None else summary[summary[hue] != baseline]
-    fig, ax = plt.subplots(figsize=(8, 4))
-    _dodged(ax, data, x=x, hue=hue, mean=f"{value}_mean", low=f"{value}_ci_low", high=f"{value}_ci_high")
-    ax.set_ylabel(ylabel)
+    fig, panels = _panels(summary, 4)
+    for ax, (_, part) in panels:
+        data = part if baseline is None else part[part[hue] != baseline]
+        _dodged(ax, data, x=x, hue=hue, mean=f"{value}_mean", low=f"{value}_ci_low", high=f"{value}_ci_high")
+    panels[0][0].set_ylabel(ylabel)
     if title:
-        ax.set_title(title)
-    ax.legend(fontsize="small", ncol=2)
+        fig.suptitle(title) if len(panels) > 1 else panels[0][0].set_title(title)
+    panels[-1][0].legend(fontsize="small", ncol=2)
     fig.tight_layout()
     return fig
 

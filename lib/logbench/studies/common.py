@@ -23,9 +23,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from .. import design, params, paths, records, runner
+from .. import design, params, paths, records, runner, stats
 from ..design import Study
 from ..errors import ParameterError
 
@@ -233,17 +234,19 @@ def environment_table(result: StudyResult, rows: Mapping[str, object] = (), *,
                       reload_label: str = "reload") -> pd.DataFrame:
     """The environment a study ran in: machine, server, the study's own ``rows``, and how long its
     settings switches took (``reload_label`` names a reload, e.g. 'SET GLOBAL')."""
-    env = result.environment
-    out = {"env_id": env["env_id"], "CPU": f"{env['cpu_model']} × {env['cpu_count']}", "kernel": env["kernel"],
-           "clocksource": env["clocksource"], "server": env["server_version"], **dict(rows),
-           "git commit": env["git_commit"]}
     kinds = pd.Series([k for k, _ in result.switches], dtype=object)
     secs = pd.Series([s for _, s in result.switches], dtype=float)
-    for kind in ("reload", "restart"):
-        sel = secs[kinds == kind]
-        out[f"{reload_label if kind == 'reload' else kind}s (n, median s)"] = (
-            f"{len(sel)}, {sel.median():.3f}" if len(sel) else "0")
-    return pd.Series(out, name="value").to_frame()
+    switches = {f"{reload_label if kind == 'reload' else kind}s (n, median s)":
+                f"{len(sel)}, {sel.median():.3f}" if len(sel) else "0"
+                for kind in ("reload", "restart") for sel in [secs[kinds == kind]]}
+    columns = {}
+    for label, env in _environments(result.environment).items():  # a version sweep: one column per server
+        columns[label or "value"] = {
+            "env_id": env["env_id"], "CPU": f"{env['cpu_model']} × {env['cpu_count']}", "kernel": env["kernel"],
+            "clocksource": env["clocksource"], "server": env["server_version"],
+            **({"image": env["image"]} if label and env.get("image") else {}), **dict(rows),
+            "git commit": env["git_commit"], **switches}
+    return pd.DataFrame(columns)
 
 
 def ci(r: pd.Series, col: str, digits: int = 3) -> str:
@@ -257,7 +260,32 @@ def ci(r: pd.Series, col: str, digits: int = 3) -> str:
 def configuration_order(frame: pd.DataFrame, keys: list[str], orders: Mapping[str, list[str]]) -> pd.DataFrame:
     """``frame`` sorted by ``keys``, each key in ``orders`` by its position there (others as they sort)."""
     pos = {k: {v: i for i, v in enumerate(o)} for k, o in orders.items()}
+    # a version sweep's variants by version ('pg13' before 'pg17', 'mariadb10.5' before 'mariadb10.11')
+    pos.setdefault("variant", {v: i for i, v in enumerate(sorted(set(frame.get("variant", ())), key=version_key))})
     return frame.sort_values(keys, key=lambda s: s.map(pos[s.name]) if s.name in pos else s, ignore_index=True)
+
+
+def version_key(label: object) -> tuple:
+    """A variant label's sort key: its numbers as numbers, then the label."""
+    import re
+
+    return (tuple(int(n) for n in re.findall(r"\d+", str(label))), str(label))
+
+
+def per_variant_text(summary: pd.DataFrame, finding: Callable[..., str], *args: object) -> str:
+    """``finding(summary, *args)``, or where the summary has several servers (a version sweep's variants), the
+    finding of each server's rows under its label: every server against its own baseline, never pooled."""
+    from ..plots import variants
+
+    parts = variants(summary)
+    if len(parts) == 1:
+        return finding(summary, *args)
+    return "\n\n".join(f"**{label}**\n\n{finding(part, *args)}" for label, part in parts)
+
+
+def variant_keys(frame: pd.DataFrame, keys: list[str]) -> list[str]:
+    """``keys`` with ``variant`` first where the frame has several servers (split_variant's '' for one)."""
+    return ["variant", *keys] if "variant" in frame and (frame["variant"].astype(str) != "").any() else keys
 
 
 # -- summaries ---------------------------------------------------------------------------------------------
@@ -271,6 +299,30 @@ def split_variant(runs: pd.DataFrame) -> pd.DataFrame:
     measured["variant"] = parts[0].where(has, "")
     measured["configuration"] = parts[2].where(has, measured["configuration"])
     return measured
+
+
+def variant_differences(runs: pd.DataFrame, baseline: str, order: list[str], value: str = "tps") -> pd.DataFrame:
+    """Does the server's version change the answer? Per configuration x clients, each later variant's ratio to
+    its own baseline over the first variant's (a ratio of ratios; 1: the same cost), with the t CI over blocks
+    of the per-block log differences (the variants of a sweep run in the same interleaved blocks, so a block's
+    drift is in both ratios) and n blocks; the A/A control's row is the instrument's own difference. Empty for
+    one server."""
+    m = split_variant(runs)
+    labels = sorted(set(m["variant"]), key=version_key)
+    if len(labels) < 2 or "" in labels:
+        return pd.DataFrame()
+    logs = np.log(m.groupby(["variant", "configuration", "clients", "repeat"])[value].mean())
+    base = logs.xs(baseline, level="configuration")
+    lr = (logs.drop(baseline, level="configuration") - base.reindex(
+        logs.drop(baseline, level="configuration").index.droplevel("configuration")).to_numpy()).unstack("variant")
+    first, rows = labels[0], []
+    for (cfg, clients), g in lr.groupby(level=["configuration", "clients"], sort=False):
+        for other in labels[1:]:
+            e = stats.mean_ci((g[other] - g[first]).dropna())
+            rows.append({"configuration": cfg, "clients": clients, "variant": other, "against": first,
+                         "ratio_of_ratios": float(np.exp(e.value)), "ci_low": float(np.exp(e.low)),
+                         "ci_high": float(np.exp(e.high)), "n": e.n})
+    return configuration_order(pd.DataFrame(rows), ["configuration", "clients", "variant"], {"configuration": order})
 
 
 def summary_per_variant(runs: pd.DataFrame, baseline: str, also: tuple[str, ...], order: list[str],

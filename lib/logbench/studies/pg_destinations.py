@@ -221,7 +221,8 @@ def regime_check(runs: pd.DataFrame) -> pd.DataFrame:
     r = with_regime(records.measured(runs))
     if "regime" not in r:
         return pd.DataFrame()
-    g = r.groupby(["configuration", "clients"], sort=False)
+    r = common.split_variant(r)
+    g = r.groupby(common.variant_keys(r, ["configuration", "clients"]), sort=False)
     return pd.DataFrame({
         "runs": g.size(), "io_bound runs": g["regime"].agg(lambda x: int((x == "io_bound").sum())),
         "blks_read share (mean)": g["blks_read_share"].mean(), "blks_read (mean)": g["blks_read"].mean(),
@@ -237,8 +238,10 @@ def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
               **switchwindows.processed_tables(result.study, result.runs, BASELINE)}
     check = regime_check(result.runs)
     per_record = per_record_cost(result.runs)
+    between = common.variant_differences(result.runs, BASELINE, list(ARMS))  # a version sweep's (issue 23)
     return {**tables, **({"regime": check} if len(check) else {}),
-            **({"per_record": per_record} if len(per_record) else {})}
+            **({"per_record": per_record} if len(per_record) else {}),
+            **({"between_versions": between} if len(between) else {})}
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -248,6 +251,10 @@ def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame,
 # -- findings: sentences whose every number is read from the summary ---------------------------------
 
 def finding_overhead(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
+    return common.per_variant_text(summary, _finding_overhead, baseline)
+
+
+def _finding_overhead(summary: pd.DataFrame, baseline: str) -> str:
     """Per concurrency: the cheapest and dearest destination, and which ones are distinguishable from the baseline."""
     lines = []
     for clients, g in stats.logging_rows(summary, baseline).groupby("clients", sort=True):
@@ -265,6 +272,10 @@ def finding_overhead(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
 
 
 def finding_loss(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
+    return common.per_variant_text(summary, _finding_loss, baseline)
+
+
+def _finding_loss(summary: pd.DataFrame, baseline: str) -> str:
     """Which destinations lost statement records, and how many."""
     g = stats.logging_rows(summary, baseline)
     lost = g[g["log_loss_ci_low"] > 0]
@@ -283,6 +294,10 @@ def finding_loss(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
 
 
 def finding_rates(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
+    return common.per_variant_text(summary, _finding_rates, baseline)
+
+
+def _finding_rates(summary: pd.DataFrame, baseline: str) -> str:
     g = stats.logging_rows(summary, baseline)
     top = g.loc[g["log_bytes_per_s_mean"].idxmax()]
     return (
@@ -331,14 +346,16 @@ def beside_post(summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
 
     pub = published.set_index(["configuration_key", "clients"])["ratio"]
     rows = []
+    keys = common.variant_keys(summary, ["configuration", "clients"])
     for r in stats.logging_rows(summary, BASELINE).itertuples():
         post = pub.get((r.configuration, r.clients))
         inside = None if post is None or pd.isna(r.ratio_ci_low) else bool(r.ratio_ci_low <= post <= r.ratio_ci_high)
-        rows.append({"configuration": r.configuration, "clients": r.clients,
+        rows.append({**({"variant": r.variant} if "variant" in keys else {}),
+                     "configuration": r.configuration, "clients": r.clients,
                      "ours: ratio [95 % CI] (n)": fmt_ci(r.ratio, r.ratio_ci_low, r.ratio_ci_high, r.n),
                      "post 000": "–" if post is None else f"{post:.3g}",
                      "post inside our CI": "–" if inside is None else ("yes" if inside else "no")})
-    return pd.DataFrame(rows).set_index(["configuration", "clients"])
+    return pd.DataFrame(rows).set_index(keys)
 
 
 def published_for(study: pg.PgStudy) -> pd.DataFrame:
@@ -367,12 +384,13 @@ def logger_share(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     m = m.assign(logger_share=m["logger_cpu_s"] / m["wall_s"], received=m["log_records_received"],
                  expected=m["log_records_expected"])
     rows = []
-    for (cfg, clients), g in m.groupby(["configuration", "clients"], sort=False):
+    keys = common.variant_keys(m, ["configuration", "clients"])  # each server its own
+    for key, g in m.groupby(keys, sort=False):
         e = stats.mean_ci(g["logger_share"])
-        rows.append({"configuration": cfg, "clients": clients, "n": e.n, "logger_share_mean": e.value,
+        rows.append({**dict(zip(keys, key)), "n": e.n, "logger_share_mean": e.value,
                      "logger_share_ci_low": e.low, "logger_share_ci_high": e.high,
                      "records_expected": int(g["expected"].sum()), "records_received": int(g["received"].sum())})
-    return common.configuration_order(pd.DataFrame(rows), ["configuration", "clients"], {"configuration": list(ARMS)})
+    return common.configuration_order(pd.DataFrame(rows), keys, {"configuration": list(ARMS)})
 
 
 def per_record_cost(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
