@@ -602,3 +602,37 @@ def test_a_ratio_inside_its_levels_aa_spread_is_not_printed_as_an_effect(tmp_pat
     at1, at2 = per_study.cheapest(report.Numbers(tmp_path), study)
     assert (at1["best_note"], at1["worst_note"]) == ("within the A/A spread", "")
     assert at2["best_note"] == at2["worst_note"] == "no A/A at this level" and not at1["above_one"]
+
+
+def test_a_version_difference_is_read_only_where_the_aa_difference_contains_1(tmp_path):
+    """The paper's version section (issue 23): a later version's ratio over the oldest's whose interval is off 1
+    is named, unless the A/A control's own difference at that level and pair of versions is off 1 too."""
+    from logbench.paper import versions
+
+    def row(cfg, clients, v, est, low, high):
+        return {"configuration": cfg, "clients": clients, "variant": v, "against": "pg13",
+                "ratio_of_ratios": est, "ci_low": low, "ci_high": high, "n": 4}
+
+    between = pd.DataFrame([row("stderr", 1, "pg17", 0.8, 0.7, 0.9), row("none_again", 1, "pg17", 1.0, 0.9, 1.1),
+                            row("stderr", 4, "pg17", 0.8, 0.7, 0.9), row("none_again", 4, "pg17", 1.3, 1.1, 1.5),
+                            row("csvlog", 1, "pg17", 1.0, 0.8, 1.2)])
+    shown, bad = versions.differences(between)
+    assert [(r.configuration, r.clients) for r in shown.itertuples()] == [("stderr", 1)]
+    assert [(r.configuration, r.clients) for r in bad.itertuples()] == [("none_again", 4)]
+
+    summary = pd.DataFrame([
+        {"variant": v, "configuration": c, "clients": 1, "n": 4, "ratio": r, "ratio_ci_low": lo, "ratio_ci_high": hi}
+        for v in ("pg13", "pg17") for c, r, lo, hi in (("none", 1.0, np.nan, np.nan), ("stderr", 0.6, 0.5, 0.7),
+                                                        ("none_again", 1.0, 0.9, 1.1))])
+    summary.to_csv(tmp_path / "pg_destinations_versions.csv", index=False)
+    between.to_csv(tmp_path / "pg_destinations_versions_between_versions.csv", index=False)
+    doc = {"tables": []}
+    versions.versions_section(doc, tmp_path, tmp_path / "gen")
+    (entry,) = doc["versions"]
+    assert entry["versions"] == "pg13, pg17"
+    assert "stderr at 1 client(s), pg17 / pg13 0.800 [0.700, 0.900]" in entry["reading"]
+    assert "A/A control itself differs between versions at none_again at 4 client(s)" in entry["reading"]
+    ratios = pd.read_csv(tmp_path / "gen" / "versions_pg_destinations_versions.csv")
+    assert list(ratios.columns) == ["configuration", "clients", "pg13", "pg17"]
+    assert "none" not in set(ratios["configuration"])
+    assert len(doc["versions_pending"]) == len(versions.SWEEPS) - 1

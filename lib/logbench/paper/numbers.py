@@ -22,7 +22,7 @@ from .. import studies as studies_registry
 from ..claims import fmt, fmt_p
 from ..findings import load_studies
 from ..stats import CONFIDENCE
-from . import costs, per_study, sections
+from . import costs, per_study, sections, versions
 from .tables import GENERATED, add_figure, add_table, posts_table
 
 
@@ -165,6 +165,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
     sections.anomaly_section(doc, processed_dir, gen, nums, found)
     sections.screen_section(doc, processed_dir, gen, nums)
     sections.digest_section(doc, processed_dir, gen)
+    versions.versions_section(doc, processed_dir, gen)
     sections.designs_section(doc, processed_dir, gen)
     doc["instrument_figure"] = add_figure(doc, figures_dir, "instrument_cv")
     sections.threats_section(doc, processed_dir, nums)
