@@ -25,27 +25,9 @@ t0=$(date +%s)
 sudo_=""
 [ "$(id -u)" -eq 0 ] || sudo_="sudo"
 
-# 1. System packages: only the missing ones, so a second run does not touch apt.
-mapfile -t wanted < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' scripts/apt-packages.txt | tr -d ' ')
-missing=()
-for p in "${wanted[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  say "installing ${missing[*]}"
-  # Debian's postinst scripts would start the host's own PostgreSQL/MariaDB/rsyslog services;
-  # the suite never uses them, so keep them from starting where we can.
-  policy=/usr/sbin/policy-rc.d
-  added_policy=0
-  if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\nexit 101\n' | $sudo_ tee "$policy" >/dev/null && $sudo_ chmod +x "$policy" && added_policy=1
-  fi
-  $sudo_ env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  [ "$added_policy" -eq 1 ] && $sudo_ rm -f "$policy"
-else
-  say "system packages present"
-fi
+# 1. System packages, only the missing ones (a second run does not touch apt); the local PostgreSQL and MariaDB
+#    at docker/servers.tsv's patch level, the one their default images run (scripts/setup_packages.sh says why).
+bash scripts/setup_packages.sh
 
 # 2. The account servers run as when the suite runs as root (PostgreSQL and MariaDB refuse root).
 if ! id logbench >/dev/null 2>&1; then

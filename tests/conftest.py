@@ -124,9 +124,6 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "workflow_smoke: uses the workflow's smoke run of every study (one session fixture, ~6 min)")
     config.addinivalue_line(
-        "markers", "this_machine: about the machine the committed runs are made on (its installed server versions); "
-                   "the fresh-machine check leaves it out, a fresh machine installs the archive's newest")
-    config.addinivalue_line(
         "markers", "long_load: a real load of a minute or more whose programs shorter tests run too (the fresh-machine "
                    "check leaves it out to keep CI's time; -m 'not long_load')")
     # A suite started in the background of a non-interactive shell (`cmd &`) inherits SIGINT ignored, and so would

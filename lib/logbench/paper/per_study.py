@@ -17,7 +17,7 @@ from .tables import add_figure, add_table, statements, study_table
 
 # Columns of a study's runs the text names where the study has them: (column, aggregate, key).
 RUN_FACTS = (("repeat", "nunique", "repeats"), ("duration_s", "max", "duration"), ("scale", "max", "scale"),
-             ("server_version", "first", "server_version"), ("query_mode", "first", "query_mode"),
+             ("server_version", "list", "server_version"), ("query_mode", "first", "query_mode"),
              ("workload", "list", "workload"), ("backend", "list", "backend"))
 ENVIRONMENT_KEYS = ("cpu_count", "cpu_model", "kernel", "os", "clocksource", "timer_loop_ns")
 
@@ -84,6 +84,7 @@ def run_numbers(doc: dict, processed_dir: Path, nums, s: StudyData, entry: dict)
                 spec["int"] = True
             if nums.add(f"{name}.{key}", spec, optional=True) is not None:
                 entry[f"has_{key}"] = True
+    backend_versions(nums, s, src, measured, entry)
     if s.summary is not None and "design" in s.summary.columns and (s.summary["design"] == "switchback").any():
         # windows inside continuous loads, not separate runs: the paper says so wherever it counts them
         entry["switchback"] = True
@@ -93,6 +94,25 @@ def run_numbers(doc: dict, processed_dir: Path, nums, s: StudyData, entry: dict)
     elif s.summary is not None and "ratio_method" in s.summary.columns:
         # a block-design summary made since ratios are paired by block says per row how each was made
         entry["paired"] = bool((s.summary["ratio_method"] == PAIRED).any())
+
+
+def backend_versions(nums, s: StudyData, src: str, measured: dict, entry: dict) -> None:
+    """A study over several backends whose servers were not the same version: ``entry['backend_versions']``, each
+    backend with the key of its version, so the paper says its backend effect includes the version difference."""
+    if not {"backend", "server_version"} <= set(s.runs.columns) or s.runs["backend"].nunique() < 2:
+        return
+    runs = s.runs
+    for col, want in measured.items():
+        runs = runs[runs[col].astype(str) == str(want)]
+    per = runs.groupby("backend")["server_version"].agg(lambda v: tuple(sorted(set(v.astype(str)))))
+    if per.nunique() < 2:
+        return
+    entry["backend_versions"] = []
+    for backend in per.index:
+        key = f"{s.name}.server_version.{backend}"
+        nums.add(key, {"kind": "agg", "source": src, "where": {**measured, "backend": backend},
+                       "column": "server_version", "agg": "list"})
+        entry["backend_versions"].append({"backend": str(backend), "key": key})
 
 
 def add_ratio(nums, key: str, name: str, where: dict) -> None:

@@ -7,6 +7,11 @@ against its own ``none``; whether a ratio differs between backends is the
 interaction term of an OLS fit of log(tps) on destination × backend per
 concurrency (statsmodels, HC3 errors): exp(coefficient) is the container's
 ratio divided by the local one.
+
+Both sides' server versions are recorded to the patch level (every run's ``server_version``), and the summary,
+the interaction table and the finding carry them: set-up installs the local server at the image's pinned
+version (docker/servers.tsv, scripts/setup_packages.sh), but a machine that had another patch level keeps it,
+and then the backend effect is also a version effect, which the finding says, naming both.
 """
 
 from __future__ import annotations
@@ -78,15 +83,42 @@ def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
 
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per backend: tps and the ratio to that backend's own 'none', with CIs."""
-    return common.summary_per_variant(
+    """Per backend: tps and the ratio to that backend's own 'none', with CIs, and the server version it ran."""
+    out = common.summary_per_variant(
         runs, BASELINE, ("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s",
                          "logger_cpu_s"), list(pg.DESTINATIONS)).rename(columns={"variant": "backend"})
+    return out.assign(server_version=out["backend"].map(server_versions(runs)))
+
+
+def server_versions(runs: pd.DataFrame) -> dict[str, str]:
+    """{backend: the server version its measured runs recorded} ("15.18 (Debian 15.18-0+deb12u1)"); several
+    versions of one backend (an image rebuilt mid-study) joined by " / "."""
+    r = common.split_variant(runs)
+    return {b: " / ".join(sorted(set(g["server_version"].astype(str)))) for b, g in r.groupby("variant", sort=False)}
+
+
+def patch_level(version: str) -> str:
+    """The server's own version from a recorded one: '15.18 (Debian 15.18-0+deb12u1)' -> '15.18'."""
+    return version.split(" ")[0]
+
+
+def version_note(local: str, container: str) -> str:
+    """Whether the two backends ran the same server, naming both: the backend effect is the backend's alone only
+    where they did."""
+    if local == container:
+        return f"Both backends ran the same server, {local}: a difference between them is the backend's."
+    if patch_level(local) == patch_level(container):
+        return (f"Both backends ran PostgreSQL {patch_level(local)}, in different builds (local {local}, container "
+                f"{container}): a difference between them is the backend's and the build's.")
+    return (f"The backends ran different server versions, local {local} and container {container}: each difference "
+            "between them is the backend's effect and the version difference's together, not the backend's alone.")
 
 
 def interaction(runs: pd.DataFrame, confidence: float = stats.CONFIDENCE) -> pd.DataFrame:
-    """Container ratio / local ratio per destination and concurrency, from log(tps) ~ destination * backend."""
+    """Container ratio / local ratio per destination and concurrency, from log(tps) ~ destination * backend; each
+    row names both sides' server versions (``local_server``, ``container_server``)."""
     r = common.split_variant(runs)
+    versions = server_versions(runs)
     rows = []
     for clients, g in r.groupby("clients"):
         g = g.assign(log_tps=np.log(g["tps"]))
@@ -100,7 +132,8 @@ def interaction(runs: pd.DataFrame, confidence: float = stats.CONFIDENCE) -> pd.
             est, (lo, hi) = fit.params[term], ci.loc[term]
             rows.append({"destination": dest, "clients": clients, "n": int(fit.nobs),
                          "ratio_of_ratios": math.exp(est), "ci_low": math.exp(lo), "ci_high": math.exp(hi),
-                         "p_value": float(fit.pvalues[term])})
+                         "p_value": float(fit.pvalues[term]), "local_server": versions.get("local"),
+                         "container_server": versions.get("container")})
     return pd.DataFrame(rows)
 
 
@@ -112,6 +145,8 @@ def finding(inter: pd.DataFrame) -> str:
                if differs.empty else
                f"{len(differs)} of {len(inter)} destination × concurrency cells differ at 95 % confidence: "
                + ", ".join(f"`{r.destination}` ({r.clients})" for r in differs.itertuples()) + ".")
+    if {"local_server", "container_server"} <= set(inter.columns) and len(inter):
+        verdict += " " + version_note(str(inter["local_server"].iloc[0]), str(inter["container_server"].iloc[0]))
     return "\n".join(lines) + "\n\n" + verdict
 
 
