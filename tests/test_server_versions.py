@@ -184,6 +184,12 @@ def test_study_08_sweeps_versions_in_containers_each_with_its_own_baseline_and_a
         s08.define(profile="smoke", versions=["14"], output_dir=tmp_path)
     with pytest.raises(ParameterError, match="containers"):
         s08.define(profile="smoke", versions=["13"], backend="local", output_dir=tmp_path)
+    # the committed sweep: its own profile and stem, the standard runs on every version, in containers
+    swept = s08.define(profile="versions", output_dir=tmp_path)
+    assert [v[3] for v in swept.variants] == ["13", "15", "17"] and swept.backend == "container"
+    assert swept.name == "pg_idle_connections_versions"
+    assert len(swept.plan()) == 3 * len(s08.define(profile="standard", output_dir=tmp_path).plan())
+    assert {"profile": "versions", "backend": "container", "publish": True} in map(dict, s08.SPEC.extra_committed)
 
 
 @pytest.mark.usefixtures("docker_engine")

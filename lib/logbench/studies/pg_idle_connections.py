@@ -48,6 +48,15 @@ PROFILES: dict[str, dict[str, object]] = {
     "full": {"clients": [2, 8], "repeats": 5, "duration": 30, "warmup": 5, "scale": 100, "sampling_rate": 0.01,
              "max_connections": [100, 250, 500, 1000, 2000]},
 }
+# Issue 23's sweep (its own stem, common.stem): the standard profile's runs on PostgreSQL 13, 15 and 17
+# (docker/servers.tsv), each in its container, one interleaved schedule, each version its own baseline, A/A and
+# slopes (14 changed GetSnapshotData: post 004's idle-connection claim judged per version). ~17 min on two cores
+# (estimate): 10 configurations x 2 client levels x 3 blocks x 3 versions = 180 runs of ~5.2 s (4 s of load, ~1.2 s
+# besides: a container restart in two runs of three, 0.44 s median, and the sessions; a two-version container run
+# of 100 / 600 at 8 clients, 2026-11-26, took ~1 s besides its load per run), after ~1 min starting the three
+# containers and loading scale 10 into each. The standard sizes, unshrunk: the slopes need the three levels and the
+# three blocks (each block its own intercept), and the post's two working-client levels stay.
+PROFILES["versions"] = {**PROFILES["standard"], "versions": ["13", "15", "17"]}
 
 
 def name_of(m: int, kind: str) -> str:
@@ -97,9 +106,10 @@ def define(profile: str = "standard", max_connections: object = None, kinds: obj
            shared_buffers: str = "128MB", pg_bindir: object = None, versions: object = None,
            backend: object = None, **shared: object) -> IdleConnectionsStudy:
     """Check every parameter and freeze the study (ParameterError before any server starts). ``versions``: a
-    list of PostgreSQL majors (docker/servers.tsv) run side by side in containers; ``backend``: None is 'local'
-    without versions and 'container' with them."""
+    list of PostgreSQL majors (docker/servers.tsv) run side by side in containers (None: the profile's, if it
+    has them); ``backend``: None is 'local' without versions and 'container' with them."""
     d = common.profile_lookup(profile, PROFILES)
+    versions = PROFILES[profile].get("versions") if versions is None else versions
     levels = tuple(sorted(params.int_list("max_connections", d("max_connections", max_connections))))
     chosen = params.name_list("kinds", list(KINDS) if kinds is None else kinds, KINDS)
     fields = common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared)
@@ -150,8 +160,25 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
     order = [name_of(m, k) for m in sorted({parse(c)[0] for c in names}) for k in KINDS]
     baseline = min((c for c in names.unique() if parse(c)[1] == "none" and not is_aa(c)),
                    key=lambda c: parse(c)[0], default=base)
-    return common.summary_per_variant(common.measured_columns(runs, SessionNumbers), baseline,
-                                      ("sessions", "server_pss_mb", "server_uss_mb", "latency_p95_ms"), order)
+    out = common.summary_per_variant(common.measured_columns(runs, SessionNumbers), baseline,
+                                     ("sessions", "server_pss_mb", "server_uss_mb", "latency_p95_ms"), order)
+    return with_server_version(out, runs)
+
+
+def server_versions(runs: pd.DataFrame) -> dict[str, str]:
+    """Each variant's server version as its runs recorded it ('' for a study on one server)."""
+    m = common.split_variant(runs)
+    return {v: ", ".join(sorted(g["server_version"].astype(str).unique())) for v, g in m.groupby("variant")}
+
+
+def with_server_version(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the server version of each row's variant as its last column (after the cell's keys and
+    numbers: a reference from another patch level still lines up cell by cell, common.beside_reference)."""
+    if not len(table) or not len(runs) or "server_version" not in runs:
+        return table
+    versions = server_versions(runs)
+    key = table["variant"] if "variant" in table else pd.Series("", index=table.index)
+    return table.assign(server_version=key.map(versions))
 
 
 def slopes(runs: pd.DataFrame) -> pd.DataFrame:
@@ -183,7 +210,7 @@ def slopes(runs: pd.DataFrame) -> pd.DataFrame:
                      "mb_per_session": float(mem.params["x"]) if kind != "none" else math.nan,
                      "mb_ci_low": float(mlo) if kind != "none" else math.nan,
                      "mb_ci_high": float(mhi) if kind != "none" else math.nan})
-    return pd.DataFrame(rows)
+    return with_server_version(pd.DataFrame(rows), runs)
 
 
 def findings(runs: pd.DataFrame) -> pd.DataFrame:
@@ -207,7 +234,14 @@ def findings(runs: pd.DataFrame) -> pd.DataFrame:
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
     runs = result.runs
     return {"summary": summary(runs), "slopes": slopes(runs), "findings": findings(runs),
-            "runs": records.flatten(common.measured_columns(runs, SessionNumbers))}
+            "runs": records.flatten(with_variant(common.measured_columns(runs, SessionNumbers)))}
+
+
+def with_variant(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs with a ``variant`` column (a version sweep's "pg13"; '' for one server) beside their full
+    configuration names; each run's ``server_version`` is its own record's."""
+    head, sep, _ = runs["configuration"].str.partition(runner.SplitBench.SEP).T.values
+    return runs.assign(variant=[h if s else "" for h, s in zip(head, sep)])
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, ...]:
@@ -226,11 +260,70 @@ def session_table(study: IdleConnectionsStudy) -> pd.DataFrame:
                          for c in study.configurations for k in study.clients]).set_index(["configuration", "clients"])
 
 
+# -- a version sweep's tables side by side: each version's own cells, never pooled ----------------------------
+
+def variants_of(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(variant, its rows without the variant column) per server, in the schedule's order; [('', frame)] for a
+    study on one server."""
+    if "variant" not in frame or frame["variant"].fillna("").eq("").all():
+        return [("", frame.drop(columns="variant", errors="ignore"))]
+    return [(str(v), g.drop(columns="variant")) for v, g in frame.groupby("variant", sort=False)]
+
+
+def side_by_side(summary: pd.DataFrame, value: str) -> pd.DataFrame:
+    """plots.ci_table of ``value`` per version, the versions' columns side by side (one server: the table)."""
+    from .. import plots
+
+    parts = variants_of(summary)
+    if len(parts) == 1:
+        return plots.ci_table(parts[0][1], value)
+    return pd.concat({v: plots.ci_table(g, value) for v, g in parts}, axis=1)
+
+
+SESSION_COLUMNS = ["sessions", "sessions_open_before", "sessions_open_after_run", "sessions_left_after_close",
+                   "server_pss_mb", "server_uss_mb"]
+
+
+def sessions_check(runs: pd.DataFrame) -> pd.DataFrame:
+    """The sessions wanted and counted per run, and the server's memory: count, mean, min, max over the measured
+    runs (per version, side by side)."""
+    m = measured(runs)
+    parts = variants_of(m)
+    stats_of = lambda g: g[SESSION_COLUMNS].describe().T[["count", "mean", "min", "max"]]  # noqa: E731
+    if len(parts) == 1:
+        return stats_of(parts[0][1])
+    return pd.concat({v: stats_of(g) for v, g in parts}, axis=1)
+
+
+def sessions_figure(runs: pd.DataFrame):
+    """tps of each measured run against its open sessions (kind none: its max_connections), a column per
+    working-clients level and, for a version sweep, a row per version."""
+    import seaborn as sns
+
+    m = measured(runs)
+    m = m.assign(x=m["sessions"].where(m["kind"] != "none", m["max_connections"]))
+    several = m["variant"].nunique() > 1
+    g = sns.relplot(data=m[~m["configuration"].map(is_aa)], x="x", y="tps", hue="kind", col="clients",
+                    row="variant" if several else None, kind="line", marker="o", errorbar=("ci", 95),
+                    facet_kws={"sharey": False}, height=3.2)
+    g.set_axis_labels("open sessions (none: max_connections)", "tps")
+    return g
+
+
 def environment_table(result: common.StudyResult) -> pd.DataFrame:
-    return common.environment_table(result)
+    """The environment; a version sweep's one column per server, side by side."""
+    env = result.environment
+    if "variants" not in env:
+        return common.environment_table(result)
+    import dataclasses
+
+    return pd.concat({label: common.environment_table(dataclasses.replace(result, environment=e))["value"]
+                      for label, e in env["variants"].items()}, axis=1)
 
 
 SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="PostgreSQL max_connections and idle sessions", post=POST,
     baseline="max100", notebook="08_pg_idle_connections.ipynb", seed=20140401,
-    committed={"profile": "standard", "publish": True}, smoke=({"profile": "smoke"},), paper_order=8)
+    committed={"profile": "standard", "publish": True},
+    extra_committed=({"profile": "versions", "backend": "container", "publish": True},),
+    smoke=({"profile": "smoke"},), paper_order=8)
