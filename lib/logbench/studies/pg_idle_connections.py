@@ -156,13 +156,18 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Per configuration and clients: tps and its ratio to the smallest max_connections without sessions
     (CI within blocks: stats.cell_ratio), sessions open, server memory."""
     names = runs["configuration"].map(plain)
-    base = names.iloc[0] if len(runs) else ""
     order = [name_of(m, k) for m in sorted({parse(c)[0] for c in names}) for k in KINDS]
-    baseline = min((c for c in names.unique() if parse(c)[1] == "none" and not is_aa(c)),
-                   key=lambda c: parse(c)[0], default=base)
+    baseline = baseline_of(runs)
     out = common.summary_per_variant(common.measured_columns(runs, SessionNumbers), baseline,
                                      ("sessions", "server_pss_mb", "server_uss_mb", "latency_p95_ms"), order)
     return with_server_version(out, runs)
+
+
+def baseline_of(runs: pd.DataFrame) -> str:
+    """The smallest max_connections without sessions that ran (a profile's levels are its own)."""
+    names = runs["configuration"].map(plain)
+    return min((c for c in names.unique() if parse(c)[1] == "none" and not is_aa(c)),
+               key=lambda c: parse(c)[0], default=names.iloc[0] if len(runs) else "")
 
 
 def server_versions(runs: pd.DataFrame) -> dict[str, str]:
@@ -233,8 +238,12 @@ def findings(runs: pd.DataFrame) -> pd.DataFrame:
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
     runs = result.runs
-    return {"summary": summary(runs), "slopes": slopes(runs), "findings": findings(runs),
-            "runs": records.flatten(with_variant(common.measured_columns(runs, SessionNumbers)))}
+    table = summary(runs)
+    # a version sweep's: each later version's ratio to its own baseline over the oldest's (issue 23)
+    between = common.variant_differences(runs, baseline_of(runs), list(dict.fromkeys(table["configuration"])))
+    return {"summary": table, "slopes": slopes(runs), "findings": findings(runs),
+            "runs": records.flatten(with_variant(common.measured_columns(runs, SessionNumbers))),
+            **({"between_versions": between} if len(between) else {})}
 
 
 def with_variant(runs: pd.DataFrame) -> pd.DataFrame:
@@ -311,14 +320,8 @@ def sessions_figure(runs: pd.DataFrame):
 
 
 def environment_table(result: common.StudyResult) -> pd.DataFrame:
-    """The environment; a version sweep's one column per server, side by side."""
-    env = result.environment
-    if "variants" not in env:
-        return common.environment_table(result)
-    import dataclasses
-
-    return pd.concat({label: common.environment_table(dataclasses.replace(result, environment=e))["value"]
-                      for label, e in env["variants"].items()}, axis=1)
+    """The environment (a version sweep's: one column per server, side by side)."""
+    return common.environment_table(result)
 
 
 SPEC = common.StudySpec(
