@@ -74,7 +74,7 @@ def _spec(name: str):
 
 
 FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail",
-            "anomalies")
+            "anomalies", "claims_by_version")
 
 
 # --- step 1: the studies ------------------------------------------------------------------------------------
@@ -361,6 +361,42 @@ def claim_findings(studies: dict[str, StudyData], regression_table: pd.DataFrame
                                orders=physical_orders(studies))
 
 
+def version_claims(studies: dict[str, StudyData],
+                   claims_file: Path | str = claims_mod.CLAIMS_FILE) -> pd.DataFrame:
+    """Every claim about a study judged again on each server version of that study's version sweep (its
+    ``versions`` run, issue 23): the same rule on that version's runs alone (its own baseline and A/A, never
+    pooled). One row per claim and version; empty without a sweep."""
+    import dataclasses
+
+    from .runner import SplitBench
+    from .studies.common import version_key
+
+    table = claims_mod.with_published(claims_mod.load(claims_file), reference_values())
+    cores, rows = machine_cores(studies), []
+    for name, sweep in studies.items():
+        base = name.removesuffix("_versions")
+        head, sep, plain = (sweep.runs["configuration"].astype(str).str.partition(SplitBench.SEP)[i]
+                            for i in range(3))
+        if base == name or not (sep == SplitBench.SEP).any():
+            continue
+        for version in sorted(set(head[sep == SplitBench.SEP]), key=version_key):
+            keep = (head == version).to_numpy()
+            summary = sweep.summary
+            if summary is not None and "variant" in summary:
+                summary = summary[summary["variant"] == version].drop(columns="variant").reset_index(drop=True)
+            one = dataclasses.replace(
+                sweep, name=base, runs=sweep.runs[keep].assign(configuration=plain[keep]).reset_index(drop=True),
+                summary=summary, environment=sweep.environment.get("variants", {}).get(version, sweep.environment))
+            judged, _ = claims_mod.evaluate(table, {base: one}, cores=cores, orders=physical_orders({base: one}))
+            judged = judged[judged["study"] == base]
+            rows.append(judged.assign(sweep=name, version=version)[
+                ["claim_id", "sweep", "version", "claimed", "measured_at", "ours", "value", "ci_low", "ci_high",
+                 "verdict", "why"]])
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(
+        columns=["claim_id", "sweep", "version", "claimed", "measured_at", "ours", "value", "ci_low", "ci_high",
+                 "verdict", "why"])
+
+
 def write_findings(tables: dict[str, pd.DataFrame], figures: dict[str, object], *,
                    output_dir: Path | str | None = None, figures_dir: Path | str | None = None) -> dict[str, Path]:
     """``findings_<name>.csv`` into output_dir (default data/processed), figures as PNG into figures_dir
@@ -391,7 +427,7 @@ def compute_findings(processed_dir: Path | str = paths.PROCESSED, *, claims_file
     summary, detail = claim_findings(studies, reg.coefficients, claims_file)
     tables = {"studies": status, "regression": reg.coefficients, "regression_fit": reg.diagnostics,
               "influential": reg.influential, "write_floor": floors, "claims": summary, "claims_detail": detail,
-              "anomalies": anomaly_findings(studies)}
+              "anomalies": anomaly_findings(studies), "claims_by_version": version_claims(studies, claims_file)}
     figures = {**study_figures(studies), **reg.figures, **cost_figures(reg, floors)}
     return tables, figures
 

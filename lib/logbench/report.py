@@ -34,7 +34,7 @@ from .findings import (  # noqa: F401
     claim_findings, compute_findings, cost_figures, cost_terms, fit_label, fit_slug, fit_title, floor_findings,
     load_studies, machine_cores, physical_orders, pooled_runs, published_ratios, reference_values,
     regression_findings, run_findings_notebook, study_figures, study_names, study_published, summary_keys,
-    write_findings)
+    version_claims, write_findings)
 from .paper.build import PAPER_SOURCE, PDF_NAME, build, compile_pdf  # noqa: F401
 from .paper.numbers import CONSTANTS, Numbers, generate, render, resolve  # noqa: F401
 from .paper.sections import (  # noqa: F401

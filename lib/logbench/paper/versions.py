@@ -19,6 +19,8 @@ from ..studies.common import version_key
 from .tables import add_table
 from .text import ci_text
 
+CLAIMS_BY_VERSION = "findings_claims_by_version.csv"
+
 # The sweeps, in the paper's order: the processed stem of the committed run, and what it measures.
 SWEEPS = (
     ("pg_destinations_versions", "PostgreSQL: every statement logged (log_min_duration_statement = 0) to each "
@@ -75,6 +77,22 @@ def _texts(rows: pd.DataFrame) -> list[str]:
             f"{ci_text(r['ratio_of_ratios'], r['ci_low'], r['ci_high'])}" for _, r in rows.iterrows()]
 
 
+def claims_table(doc: dict, gen: Path, processed_dir: Path, stem: str) -> str:
+    """The posts' claims about the sweep's study judged on each version (findings_claims_by_version.csv, written
+    by 90_findings): one row per claim, a column per version with its estimate and verdict; '' where none."""
+    src = processed_dir / CLAIMS_BY_VERSION
+    if not src.exists():
+        return ""
+    c = pd.read_csv(src, keep_default_na=False)
+    c = c[c["sweep"] == stem]
+    if not len(c):
+        return ""
+    rows = [{"claim": claim, "claimed": g["claimed"].iloc[0],
+             **{r["version"]: f"{r['ours']}: {r['verdict']}" for _, r in g.iterrows()}}
+            for claim, g in c.groupby("claim_id", sort=False)]
+    return add_table(doc, gen, pd.DataFrame(rows), f"versions_{stem}_claims")
+
+
 def versions_section(doc: dict, processed_dir: Path, gen: Path) -> None:
     """``doc['versions']``: one entry per sweep that ran (title, servers, the two tables, the reading);
     ``doc['versions_pending']``: the titles of those not yet run."""
@@ -100,11 +118,15 @@ def versions_section(doc: dict, processed_dir: Path, gen: Path) -> None:
             shows, bad_aa = _texts(shown), _texts(bad)
             notes = sorted({RELEASE_NOTES[k] for k in RELEASE_NOTES
                             if k[0] == _engine(stem) and k[1] in set(shown["configuration"])})
+            widths = 50 * (between["ci_high"] - between["ci_low"]) / between["ratio_of_ratios"]
             entry["reading"] = (
                 ("A difference between versions shows for " + "; ".join(shows) + "." if shows else
-                 "No configuration's cost differs between the versions with confidence: every interval of the "
-                 "ratio of ratios contains 1.")
+                 "No configuration's cost differs between the versions with confidence at this resolution: every "
+                 "interval of the ratio of ratios contains 1 (half-widths "
+                 f"{ci_text(widths.median(), widths.min(), widths.max(), sig=2)} % of the estimate, median "
+                 "[narrowest, widest]): a difference smaller than that is not excluded.")
                 + (" The A/A control itself differs between versions at " + "; ".join(bad_aa)
                    + ": no difference at those levels is read." if bad_aa else "")
                 + (" " + " ".join(notes) if notes else ""))
+        entry["claims"] = claims_table(doc, gen, processed_dir, stem)
         doc["versions"].append(entry)
