@@ -2,9 +2,10 @@
 by side, each version against its own baseline and A/A (never pooled), and each later version's ratio over the
 oldest's with its CI (``<stem>_between_versions.csv``, :func:`logbench.studies.common.variant_differences`).
 
-A sweep is a study's committed run of its named profile ``versions``; until it has run, the section says so. What
-changed in the server is named (:data:`RELEASE_NOTES`) only where a difference between versions shows: an
-interval of the ratio of ratios wholly off 1, while the A/A's own difference at that level contains 1.
+A sweep is a study's committed run of its named profile ``versions``; until it has run, the section says so. A
+difference between versions is read only where more intervals of the ratio of ratios lie wholly off 1 than chance
+gives (:func:`chance_limit`), each where the A/A's own difference at that level contains 1; the paper's text names
+what the release notes changed in the path a study exercises, beside the sweep where it would show.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import pandas as pd
 
 from .. import studies as studies_registry
 from ..settings import is_aa
+from ..stats import CONFIDENCE
 from ..studies.common import version_key
 from .tables import add_table
 from .text import ci_text
 
+PCT = round(100 * CONFIDENCE)
 CLAIMS_BY_VERSION = "findings_claims_by_version.csv"
 
 # The sweeps, in the paper's order: the processed stem of the committed run, and what it measures.
@@ -28,15 +31,6 @@ SWEEPS = (
     ("mysql_slowlog_versions", "MariaDB: the slow log's configurations on the CPU-bound sysbench load (study 04)"),
     ("pg_idle_connections_versions", "PostgreSQL: max_connections and idle sessions (study 08, post 004)"),
 )
-
-# What the release notes say changed in the path a configuration exercises, by engine and configuration; printed
-# only beside a difference that shows. (Sources: the PostgreSQL 14/16/17 and MariaDB 10.6-11.8 release notes.)
-RELEASE_NOTES: dict[tuple[str, str], str] = {}
-
-
-def _engine(stem: str) -> str:
-    return "mariadb" if stem.startswith("mysql") else "postgresql"
-
 
 def per_version_table(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """One row per configuration and clients level, one column per version: 'ratio [CI] (n)' to its own baseline."""
@@ -71,6 +65,14 @@ def differences(between: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return between[~aa & off & pd.Series(keep, index=between.index)], between[aa & off]
 
 
+def chance_limit(tested: int) -> int:
+    """How many of ``tested`` independent 95 % intervals exclude the truth by chance at most, 95 times in 100
+    (scipy's binomial quantile): more than that is read as a difference of the versions, not as chance."""
+    from scipy.stats import binom
+
+    return int(binom.ppf(CONFIDENCE, tested, 1 - CONFIDENCE)) if tested else 0
+
+
 def _texts(rows: pd.DataFrame) -> list[str]:
     """'configuration at N client(s), v / w ratio [CI]' per row (plain text: the paper prints it as a string)."""
     return [f"{r['configuration']} at {int(r['clients'])} client(s), {r['variant']} / {r['against']} "
@@ -91,6 +93,33 @@ def claims_table(doc: dict, gen: Path, processed_dir: Path, stem: str) -> str:
              **{r["version"]: f"{r['ours']}: {r['verdict']}" for _, r in g.iterrows()}}
             for claim, g in c.groupby("claim_id", sort=False)]
     return add_table(doc, gen, pd.DataFrame(rows), f"versions_{stem}_claims")
+
+
+def slopes_table(doc: dict, gen: Path, processed_dir: Path, stem: str) -> tuple[str, str]:
+    """A sweep's per-version slopes where its study fits them (study 08: tps per 100 sessions or connection
+    slots, in % of the fitted tps without them, t CI from the HC3 errors): the table, and which versions' slopes
+    exclude 0. ('', '') where the study has none."""
+    src = processed_dir / f"{stem}_slopes.csv"
+    if not src.exists():
+        return "", ""
+    sl = pd.read_csv(src)
+    if "variant" not in sl:
+        return "", ""
+    versions = sorted(set(sl["variant"]), key=version_key)
+    rows = []
+    for (kind, clients), g in sl.groupby(["kind", "clients"], sort=True):
+        by = g.set_index("variant")
+        rows.append({"kind": kind, "clients": str(int(clients)), "per 100 of": by["per_100"].iloc[0].split(" (")[0],
+                     **{v: ci_text(by.loc[v, "slope_pct"], by.loc[v, "pct_ci_low"], by.loc[v, "pct_ci_high"])
+                        if v in by.index else "—" for v in versions}})
+    off = sl[(sl["pct_ci_high"] < 0) | (sl["pct_ci_low"] > 0)]
+    reading = ("Slopes whose interval excludes 0: " + "; ".join(
+        f"{r['variant']} {r['kind']} at {int(r['clients'])} client(s), "
+        f"{ci_text(r['slope_pct'], r['pct_ci_low'], r['pct_ci_high'])} % per 100" for _, r in off.iterrows())
+        + ". A slope that excludes 0 in one version and not in another is not by itself a difference between "
+          "them: that needs the intervals of the difference (the ratio-of-ratios table) to exclude 1."
+        if len(off) else "No version's slope excludes 0.")
+    return add_table(doc, gen, pd.DataFrame(rows), f"versions_{stem}_slopes"), reading
 
 
 def versions_section(doc: dict, processed_dir: Path, gen: Path) -> None:
@@ -116,17 +145,24 @@ def versions_section(doc: dict, processed_dir: Path, gen: Path) -> None:
             entry["between"] = add_table(doc, gen, between_table(between), f"versions_{stem}_between")
             shown, bad = differences(between)
             shows, bad_aa = _texts(shown), _texts(bad)
-            notes = sorted({RELEASE_NOTES[k] for k in RELEASE_NOTES
-                            if k[0] == _engine(stem) and k[1] in set(shown["configuration"])})
+            tested = int((~between["configuration"].map(is_aa)).sum())
+            chance = chance_limit(tested)
             widths = 50 * (between["ci_high"] - between["ci_low"]) / between["ratio_of_ratios"]
             entry["reading"] = (
-                ("A difference between versions shows for " + "; ".join(shows) + "." if shows else
+                (f"{len(shows)} of {tested} intervals of the ratio of ratios exclude 1: " + "; ".join(shows) + ". "
+                 + (f"With {tested} intervals at {PCT} %, up to {chance} exclude 1 by chance alone (the "
+                    f"binomial's {PCT} % quantile, the intervals taken as independent) when no version differs: these are not read as "
+                    "differences." if len(shows) <= chance else
+                    f"That is more than chance gives ({chance} of {tested} at most, the binomial's "
+                    f"{PCT} % quantile): the version changes these costs.")
+                 if shows else
                  "No configuration's cost differs between the versions with confidence at this resolution: every "
-                 "interval of the ratio of ratios contains 1 (half-widths "
-                 f"{ci_text(widths.median(), widths.min(), widths.max(), sig=2)} % of the estimate, median "
-                 "[narrowest, widest]): a difference smaller than that is not excluded.")
+                 "interval of the ratio of ratios contains 1.")
+                + " The intervals' half-widths: "
+                f"{ci_text(widths.median(), widths.min(), widths.max(), sig=2)} % of the estimate (median "
+                "[narrowest, widest]); a smaller difference is not excluded."
                 + (" The A/A control itself differs between versions at " + "; ".join(bad_aa)
-                   + ": no difference at those levels is read." if bad_aa else "")
-                + (" " + " ".join(notes) if notes else ""))
+                   + ": no difference at those levels is read." if bad_aa else ""))
         entry["claims"] = claims_table(doc, gen, processed_dir, stem)
+        entry["slopes"], entry["slopes_reading"] = slopes_table(doc, gen, processed_dir, stem)
         doc["versions"].append(entry)
