@@ -30,6 +30,10 @@ def test_pgbadger_counts_what_the_study_ran(tmp_path):
     # pgbench's statement once per transaction; its set-up statements are in the log too
     assert d.loc[PGBENCH_S, "count"] == r.pgbench["transactions"]
     assert d.loc["select count(*) from pgbench_branches;", "count"] == 1 and SETUP_STATEMENTS == 2
+    # the capture helper's own statements (its restore's ALTER SYSTEM RESET, its reloads, its reads of the settings
+    # and the log directory) are not in the log it captured (capture_pg.QUIET), so none is ranked as workload
+    helper = r"alter system|pg_reload_conf|pg_settings|pg_current_logfile|pg_ls_logdir|pg_file_settings|pg_db_role"
+    assert not r.digest["query"].str.contains(helper).any(), r.digest["query"].tolist()
     # the plans show in the time per execution: a sequential scan against an index lookup
     mean = r.digest.groupby("statement")["time_mean_ms"].first()
     assert mean["unindexed_filter"] > 10 * mean["indexed_filter"]

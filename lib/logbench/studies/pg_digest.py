@@ -7,6 +7,9 @@ its own with known plans (:data:`OWN_STATEMENTS`: an unindexed filter, its index
 index); the capture logs all of it, pgBadger (``--format`` of the captured file, JSON for the tables, HTML
 beside the raw record) digests the file, and the normalized queries are ranked by total time, count and mean.
 
+The capture's own statements (its restore's ``ALTER SYSTEM RESET``, its reloads, its reads of the settings) are
+not in the log (``capture_pg.QUIET``): what is ranked is the workload.
+
 One capture, not a schedule of repeated runs: the captured log, pgBadger's JSON and HTML are the raw record,
 the ranked digest the processed table. PostgreSQL's log has no rows examined, so the ebook's B / A rule
 (study 09) cannot be applied here; the plans' difference shows in the time per execution.
