@@ -115,14 +115,14 @@ def test_the_paper_prints_the_digest_once_study_09_wrote_it(tmp_path):
 
     processed, gen = tmp_path / "processed", tmp_path / "generated"
     processed.mkdir(), gen.mkdir()
-    doc = {"tables": []}
-    report.digest_section(doc, processed, gen)
-    assert doc["digest"] == ""  # not run yet: the paper says so
+    doc, nums = {"tables": []}, report.Numbers(processed)
+    report.digest_section(doc, processed, gen, nums, [m.SPEC])
+    assert doc["digests"] == {"mysql_digest": ""}  # not run yet: the paper says so
     ruled = m.label(D.rows_rule(D.parse(REPORT.read_text())))
-    ruled.to_csv(processed / report.DIGEST, index=False, float_format="%.6g")
-    report.digest_section(doc, processed, gen)
-    t = pd.read_csv(gen / "digest.csv", dtype=str)
-    assert doc["digest"] == "generated/digest.csv" and len(t) == len(KNOWN)
+    ruled.to_csv(processed / "mysql_digest.csv", index=False, float_format="%.6g")
+    report.digest_section(doc, processed, gen, nums, [m.SPEC])
+    t = pd.read_csv(gen / "digest_mysql_digest.csv", dtype=str)
+    assert doc["digests"] == {"mysql_digest": "generated/digest_mysql_digest.csv"} and len(t) == len(KNOWN)
     first = t.iloc[0]  # the unindexed filter took the most time: nothing sent, 2000 rows examined per query
     assert (first["fingerprint"], first["count"], first["B / A"]) == ("select * from sbtest? where c = ?", "7", "∞")
     assert first["reading"].startswith("serious candidate")

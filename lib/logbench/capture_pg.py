@@ -17,9 +17,14 @@ connection drops: it reconnects until ``restore_timeout`` and, what it still can
 the exact statements to run (exit status 2). It names the log files the window wrote to, with the bytes
 it added to each.
 
+Its own session keeps ``log_min_duration_statement = -1`` (``SET``): the threshold it turns on for every
+other session would otherwise log its own statements too (the restore's ``ALTER SYSTEM RESET``, its
+reload, its reads of ``pg_settings``), and a digest of the capture would rank them beside the workload.
+
 It refuses, before changing anything, a server whose ``logging_collector`` is off (turning it on needs a
 restart, which is not this helper's to do), a read-only standby (it logs only what it replays and reads;
-capture on the primary), and a user who is not a superuser.
+capture on the primary), and a user who is neither a superuser nor, on PostgreSQL 15 or later, holds the
+grants it uses (:func:`missing_grants`; the refusal prints them as the ``GRANT`` statements to run).
 
 Two limits of the method, reported rather than hidden:
 
@@ -42,6 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import psycopg
+import psycopg.sql
 
 from .capturing import (EXIT_BAD_USAGE, EXIT_FAILED, EXIT_NOT_RESTORED, EXIT_OK, CaptureInterrupted, Change,
                         Outcome, Session, hold, interrupted_status, shout)
@@ -55,16 +61,22 @@ PREFIX = "%m [%p]: user=%u,db=%d,app=%a,client=%h "
 # The destination the capture is read from, in this order of preference, and pgBadger's --format for it.
 FORMATS = {"csvlog": "csv", "jsonlog": "jsonlog", "stderr": "stderr"}
 WATCHED = ["log_destination", "log_line_prefix", "lc_messages", "log_min_duration_statement"]
+# The helper's own session: its statements stay out of the log it captures (see the module's docstring). Only the
+# threshold the capture turns on is silenced: log_statement or log_duration, where the DBA has them on, are the
+# server's own audit of who changed what, and log the helper's ALTER SYSTEM as they log anyone's.
+QUIET = "SET log_min_duration_statement = -1"
 _DISCOVER = WATCHED + ["logging_collector", "log_directory", "data_directory", "log_statement", "log_duration",
                        "log_min_duration_sample", "log_statement_sample_rate", "log_transaction_sample_rate"]
 
 
 class Refused(Exception):
-    """The server cannot be captured safely as it is; nothing was changed. ``reasons`` says why, one a line."""
+    """The server cannot be captured safely as it is; nothing was changed. ``reasons`` says why, one a line;
+    ``grants``: the GRANT statements a non-superuser lacks (empty otherwise)."""
 
-    def __init__(self, reasons: list[str]):
+    def __init__(self, reasons: list[str], grants: list[str] | None = None):
         super().__init__("; ".join(reasons))
         self.reasons = reasons
+        self.grants = grants or []
 
 
 @dataclass(frozen=True)
@@ -143,7 +155,9 @@ def _is_lost(e: BaseException) -> bool:
 
 
 def _settings(conn: psycopg.Connection, names: list[str]) -> dict[str, str]:
-    return dict(conn.execute("SELECT name, setting FROM pg_settings WHERE name = ANY(%s)", [names]).fetchall())
+    # reset_val, not setting: the helper's session has its own log_min_duration_statement (QUIET); reset_val is
+    # what the configuration gives every other session, updated by a reload as setting is where nothing SET it.
+    return dict(conn.execute("SELECT name, reset_val FROM pg_settings WHERE name = ANY(%s)", [names]).fetchall())
 
 
 def _auto_conf(conn: psycopg.Connection) -> dict[str, str]:
@@ -173,17 +187,54 @@ def written(before: dict[str, tuple[int, float]], after: dict[str, tuple[int, fl
     return out
 
 
+# What the capture uses beyond what every role may, as (the check, what to grant). A superuser holds all of it; since
+# PostgreSQL 15 a role can be granted each piece. It needs no pg_read_server_files (it names the log files, it
+# reads none), no pg_write_server_files (ALTER SYSTEM writes postgresql.auto.conf itself) and no pg_signal_backend
+# (pg_reload_conf() signals the postmaster).
+def _uses(changed: list[str]) -> list[tuple[str, str]]:
+    return ([(f"has_parameter_privilege('{p}', 'ALTER SYSTEM')", f"ALTER SYSTEM ON PARAMETER {p}")  # set, restore
+             for p in changed]
+            + [("has_parameter_privilege('log_min_duration_statement', 'SET')",  # QUIET
+                "SET ON PARAMETER log_min_duration_statement"),
+               ("has_function_privilege('pg_reload_conf()', 'EXECUTE')", "EXECUTE ON FUNCTION pg_reload_conf()"),
+               # which file the collector writes, and what the window added to the log directory
+               ("has_function_privilege('pg_current_logfile(text)', 'EXECUTE')",
+                "EXECUTE ON FUNCTION pg_current_logfile(text)"),
+               ("has_function_privilege('pg_ls_logdir()', 'EXECUTE')", "EXECUTE ON FUNCTION pg_ls_logdir()"),
+               # what postgresql.auto.conf held, which the restore puts back: the view and the function behind it
+               ("has_table_privilege('pg_file_settings', 'SELECT')", "SELECT ON pg_file_settings"),
+               ("has_function_privilege('pg_show_all_file_settings()', 'EXECUTE')",
+                "EXECUTE ON FUNCTION pg_show_all_file_settings()"),
+               # data_directory and log_directory (where the log files are), hidden from other roles
+               ("pg_has_role('pg_read_all_settings', 'USAGE')", "pg_read_all_settings")])
+
+
+def missing_grants(conn: psycopg.Connection, changed: list[str]) -> list[str]:
+    """The GRANT statements (PostgreSQL 15 or later) that would let the connected role capture, changing ``changed``."""
+    uses = _uses(changed)
+    user, *held = conn.execute(f"SELECT current_user, {', '.join(check for check, _ in uses)}").fetchone()
+    role = psycopg.sql.Identifier(user).as_string(conn)
+    return [f"GRANT {what} TO {role};" for (_, what), ok in zip(uses, held) if not ok]
+
+
 def check(conn: psycopg.Connection) -> None:
     """Refuse, with every reason at once, a server this helper must not change."""
-    user, superuser, standby, collector = conn.execute(
+    user, superuser, standby, collector, version = conn.execute(
         "SELECT current_user, current_setting('is_superuser'), pg_is_in_recovery(), "
-        "current_setting('logging_collector')").fetchone()
-    reasons = []
-    if superuser != "on":
-        reasons.append(
-            f"user {user!r} is not a superuser: the capture needs ALTER SYSTEM on {', '.join(WATCHED)}, "
-            "EXECUTE on pg_reload_conf(), pg_current_logfile() and pg_ls_logdir(), and reading pg_file_settings "
-            f"(to restore exactly what it changed); connect as a superuser (-U postgres) or ALTER ROLE {user} SUPERUSER")
+        "current_setting('logging_collector'), current_setting('server_version_num')::int").fetchone()
+    reasons, grants = [], []
+    role = psycopg.sql.Identifier(user).as_string(conn)
+    if superuser != "on" and version < 150000:
+        reasons.append(f"user {user!r} is not a superuser, and before PostgreSQL 15 only a superuser may ALTER "
+                       f"SYSTEM: connect as a superuser (-U postgres) or ALTER ROLE {role} SUPERUSER")
+    elif superuser != "on":
+        # WATCHED's values are visible to every role: the grants named are those of this server's changes
+        grants = missing_grants(conn, [c.name for c in plan(_settings(conn, WATCHED), {})[0]])
+        if grants:
+            reasons.append(f"user {user!r} is not a superuser and lacks grants the capture uses (to change and "
+                           "restore the logging settings, reload, and find the log files); as a superuser run:\n"
+                           + "\n".join(f"      {g}" for g in grants)
+                           + f"\n    or connect as a superuser (-U postgres), or ALTER ROLE {role} SUPERUSER")
     if standby:
         reasons.append("the server is a read-only standby (pg_is_in_recovery()): it logs only its own reads; "
                        "capture on the primary")
@@ -192,7 +243,7 @@ def check(conn: psycopg.Connection) -> None:
                        "of the server's own names; turning it on needs a restart (ALTER SYSTEM SET logging_collector "
                        "= on, then restart the server), which this helper does not do")
     if reasons:
-        raise Refused(reasons)
+        raise Refused(reasons, grants)
 
 
 def capture(connect: Connect, seconds: float, *, verbose: bool = False, log: Callable[[str], None] | None = None,
@@ -200,7 +251,8 @@ def capture(connect: Connect, seconds: float, *, verbose: bool = False, log: Cal
             settle_timeout: float = 10.0) -> StatementLogResult:
     """Log every statement with its duration for ``seconds``, then restore every changed setting.
 
-    ``connect`` returns a new autocommit connection of a superuser; it is called again to reconnect.
+    ``connect`` returns a new autocommit connection of a superuser or a role with the grants :func:`check` names;
+    it is called again to reconnect.
     Raises Refused (nothing changed) for a server it must not change; CaptureInterrupted (a
     KeyboardInterrupt) after restoring when a signal cut the capture short. Anything that could not be
     restored is printed to stderr and listed in the result.
@@ -214,12 +266,13 @@ def capture(connect: Connect, seconds: float, *, verbose: bool = False, log: Cal
     first = connect()
     try:
         check(first)
+        first.execute(QUIET)
     except BaseException:
         first.close()
         raise
     result = StatementLogResult()
     session: Session[psycopg.Connection] = Session(connect, result, say, is_open=lambda c: not (c.closed or c.broken),
-                                                   is_lost=_is_lost)
+                                                   is_lost=_is_lost, on_open=lambda c: c.execute(QUIET))
     session.conn = first
     current = _settings(first, _DISCOVER)
     auto = _auto_conf(first)
@@ -339,7 +392,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="say what is discovered, set and restored")
     p.add_argument("-h", "--host", help="server host or socket directory")
     p.add_argument("-p", "--port", help="server port")
-    p.add_argument("-U", "--username", help="a superuser (default: libpq's, as psql)")
+    p.add_argument("-U", "--username", help="a superuser, or a role with the grants a refusal names (default: "
+                   "libpq's, as psql)")
     p.add_argument("-d", "--dbname", help="database name or connection string")
     p.add_argument("conninfo", nargs="?", help="database name or connection string (as psql's first argument)")
     p.add_argument("--restore-timeout", type=float, default=60.0,

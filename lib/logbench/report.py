@@ -38,7 +38,7 @@ from .findings import (  # noqa: F401
 from .paper.build import PAPER_SOURCE, PDF_NAME, build, compile_pdf  # noqa: F401
 from .paper.numbers import CONSTANTS, Numbers, generate, render, resolve  # noqa: F401
 from .paper.sections import (  # noqa: F401
-    ANOMALIES, DESIGNS, DIGEST, DIGEST_ROWS, INSTRUMENT_FINDINGS, PLACEMENT_TEXT, designs_section, digest_section)
+    ANOMALIES, DESIGNS, INSTRUMENT_FINDINGS, PLACEMENT_TEXT, designs_section, digest_section)
 from .paper.tables import (  # noqa: F401
     FIGURES, GENERATED, STUDY_TABLE_COLUMNS, TITLE_GLOSS, environment_ratios, environments_text, statements,
     study_table)

@@ -13,7 +13,7 @@ The studies and findings the paper is built from are :mod:`logbench.findings`.
 
 from .build import PAPER_SOURCE, PDF_NAME, build, compile_pdf
 from .numbers import CONSTANTS, Numbers, generate, render, resolve
-from .sections import DIGEST, INSTRUMENT_FINDINGS, designs_section, digest_section
+from .sections import INSTRUMENT_FINDINGS, designs_section, digest_section
 
-__all__ = ["CONSTANTS", "DIGEST", "INSTRUMENT_FINDINGS", "Numbers", "PAPER_SOURCE", "PDF_NAME", "build",
+__all__ = ["CONSTANTS", "INSTRUMENT_FINDINGS", "Numbers", "PAPER_SOURCE", "PDF_NAME", "build",
            "compile_pdf", "designs_section", "digest_section", "generate", "render", "resolve"]

@@ -164,7 +164,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
     headline.add(doc, nums, studies_registry.specs(), processed_dir)
     sections.anomaly_section(doc, processed_dir, gen, nums, found)
     sections.screen_section(doc, processed_dir, gen, nums)
-    sections.digest_section(doc, processed_dir, gen)
+    sections.digest_section(doc, processed_dir, gen, nums)
     versions.versions_section(doc, processed_dir, gen)
     sections.designs_section(doc, processed_dir, gen)
     doc["instrument_figure"] = add_figure(doc, figures_dir, "instrument_cv")

@@ -1,5 +1,5 @@
 """The paper's sections after the studies and the costs: the claims, the 1-client anomaly and the instrument hook,
-the anomaly screen, the slow-log digest, the comparison of the designs, threats to validity.
+the anomaly screen, the digests of captured logs, the comparison of the designs, threats to validity.
 
 Each is a function of the ``doc`` (what numbers.json holds), the processed directory and ``generated/``
 (``gen``), and of the number registry where it registers numbers; it sets its keys of ``doc`` whether or not
@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import anomalies as anomalies_mod
+from .. import studies as studies_registry
 from .. import claim_rules
 from .. import claims as claims_mod
 from ..claims import fmt
@@ -114,12 +115,6 @@ def anomaly_section(doc: dict, processed_dir: Path, gen: Path, nums, studies: di
         doc["instrument"] = add_table(doc, gen, statements(inst), "instrument")
 
 
-# Written by study 09 (notebooks/09_mysql_digest): pt-query-digest's fingerprints of a captured full slow log,
-# ranked, with the ebook's rows-examined / rows-sent reading. The paper prints its top rows when it exists.
-DIGEST = "mysql_digest.csv"
-DIGEST_ROWS = 12
-
-
 # Written by notebook 00's designs part: the switchback and the block design at equal machine time.
 DESIGNS = ("instrument_designs_efficiency.csv", "instrument_designs_bias.csv")
 PLACEMENT_TEXT = {"none": "with the scheduler's placement", "split": "with the server and pgbench on separate CPUs"}
@@ -171,21 +166,28 @@ def designs_section(doc: dict, processed_dir: Path, gen: Path) -> None:
     doc["designs_table"] = add_table(doc, gen, pd.DataFrame(rows), "designs")
 
 
-def digest_section(doc: dict, processed_dir: Path, gen: Path) -> None:
-    """The digest's top fingerprints as display strings (``doc['digest']``: its CSV, or '' until study 09 ran)."""
-    src = processed_dir / DIGEST
-    doc["digest"] = ""
-    if not src.exists():
-        return
-    d = pd.read_csv(src, keep_default_na=False, na_values=[""]).head(DIGEST_ROWS)
-    t = pd.DataFrame({
-        "rank": d["rank"].astype(int).astype(str), "ours": d["statement"].fillna("").astype(str),
-        "fingerprint": d["fingerprint"].astype(str).str.slice(0, 60), "count": d["count"].astype(int).astype(str),
-        "share of time": (100 * d["time_share"]).map(lambda v: f"{fmt(v)} %"),
-        "p95 (ms)": (1e3 * d["time_p95_s"]).map(fmt), "sent / query (A)": d["rows_sent_per_query"].map(fmt),
-        "B": d["examined_per_table"].map(fmt), "B / A": d["ratio"].astype(float).map(fmt),
-        "reading": d["reading"].astype(str)})
-    doc["digest"] = add_table(doc, gen, t, "digest")
+def digest_section(doc: dict, processed_dir: Path, gen: Path, nums, specs=None) -> None:
+    """Every digest study's section (``doc['digests'][name]``: its table's CSV, or '' until the study ran) and the
+    numbers its text states (``<name>.<key>``), as its spec's :class:`~logbench.studies.common.DigestPaper` says."""
+    doc["digests"] = {}
+    for spec in studies_registry.specs() if specs is None else specs:
+        paper = spec.digest
+        if paper is None:
+            continue
+        src = processed_dir / f"{spec.name}.csv"
+        doc["digests"][spec.name] = ""
+        if not src.exists():
+            continue
+        d = pd.read_csv(src, keep_default_na=False, na_values=[""])
+        doc["digests"][spec.name] = add_table(doc, gen, paper.table(d.head(paper.rows)), f"digest_{spec.name}")
+        for key, number in paper.numbers.items():
+            nums.add(f"{spec.name}.{key}", _sourced(number, src.name))
+
+
+def _sourced(spec: dict, source: str) -> dict:
+    """A number's spec with ``source`` filled in wherever it reads a table (inside "div" and "scale" too)."""
+    out = {k: _sourced(v, source) if isinstance(v, dict) and "kind" in v else v for k, v in spec.items()}
+    return {**out, "source": source} if spec["kind"] in ("cell", "agg") else out
 
 
 def threats_section(doc: dict, processed_dir: Path, nums) -> None:

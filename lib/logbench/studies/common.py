@@ -33,6 +33,20 @@ from ..errors import ParameterError
 
 
 @dataclass(frozen=True)
+class DigestPaper:
+    """A digest study's part of the paper (``logbench.paper.sections.digest_section``, one function for every such
+    study): the top rows of its processed table (data/processed/<name>.csv) as display strings, and the numbers the
+    text of its section states, each by reference to that table."""
+
+    # the table's top ``rows`` rows -> the paper's table, every cell a display string
+    table: Callable[[pd.DataFrame], pd.DataFrame]
+    # key -> a number's spec (logbench.paper.numbers: "cell", "agg", "div", "scale") without its source, which is
+    # the study's table; registered as "<name>.<key>"
+    numbers: Mapping[str, dict] = field(default_factory=dict)
+    rows: int = 12
+
+
+@dataclass(frozen=True)
 class StudySpec:
     """A study as the rest of the suite sees it (see :mod:`logbench.studies` for the registry)."""
 
@@ -56,6 +70,8 @@ class StudySpec:
     measures_logging: bool = True
     # What its committed run says in the paper's abstract (logbench.headline.Headline), or None
     headline: object = None
+    # A study that digests a captured log: its section of the paper (DigestPaper), or None
+    digest: DigestPaper | None = None
 
     @property
     def post_id(self) -> str:

@@ -270,8 +270,22 @@ def finding(result_digest: pd.DataFrame) -> str:
         f", of ours: {', '.join(f'`{n}`' for n in ours)}." if ours else ".")
 
 
+def paper_table(d: pd.DataFrame) -> pd.DataFrame:
+    """The paper's digest table: each fingerprint's rank, count, share of time, p95, rows and the ebook's reading."""
+    from ..claims import fmt
+
+    return pd.DataFrame({
+        "rank": d["rank"].astype(int).astype(str), "ours": d["statement"].fillna("").astype(str),
+        "fingerprint": d["fingerprint"].astype(str).str.slice(0, 60), "count": d["count"].astype(int).astype(str),
+        "share of time": (100 * d["time_share"]).map(lambda v: f"{fmt(v)} %"),
+        "p95 (ms)": (1e3 * d["time_p95_s"]).map(fmt), "sent / query (A)": d["rows_sent_per_query"].map(fmt),
+        "B": d["examined_per_table"].map(fmt), "B / A": d["ratio"].astype(float).map(fmt),
+        "reading": d["reading"].astype(str)})
+
+
 SPEC = common.StudySpec(
     name=NAME, engine="mariadb", title="MariaDB full slow log digested", post=POST, baseline="",
     notebook="09_mysql_digest.ipynb", seed=20120911, experiment="002/rows_examined",
     committed={"profile": "standard", "backend": "local", "publish": True},
-    smoke=({"profile": "smoke", "backend": "local"},), paper_order=9, measures_logging=False)
+    smoke=({"profile": "smoke", "backend": "local"},), paper_order=9, measures_logging=False,
+    digest=common.DigestPaper(paper_table))
