@@ -218,3 +218,33 @@ def test_a_first_use_build_says_its_steps_and_a_failed_one_stops_with_its_lines(
     assert "images: logbench/postgres:13 is not built here: building it" in said
     assert "images: building logbench/postgres:13 (postgres 13.23-0+deb11u4 from bullseye)" in said
     assert "up to date" not in said
+
+
+def test_study_04_sweeps_mariadb_versions_each_with_its_own_records_baseline_and_aa(tmp_path):
+    from logbench.studies import mysql_slowlog as s04
+
+    study = s04.define(profile="smoke", versions=["10.5", "11.8"], backend="container", output_dir=tmp_path)
+    assert [v[0] for v in study.variants] == ["mariadb10.5", "mariadb11.8"]
+    assert study.baselines == ("mariadb10.5/off", "mariadb11.8/off")
+    assert study.aa_configurations == {"mariadb10.5/off_again": "mariadb10.5/off",
+                                       "mariadb11.8/off_again": "mariadb11.8/off"}
+    # 10.5's slow log has an entry more per connection (its Quit); 11.8's none: expected counts differ by that
+    old, new = study.configuration("mariadb10.5/slow_all"), study.configuration("mariadb11.8/slow_all")
+    assert old.expected_records(statements=1000, connections=8) == 1008
+    assert new.expected_records(statements=1000, connections=8) == 1000
+    assert study.configuration("mariadb10.5/slow_1s").records == ()
+    # the committed sweep: its own stem, the cpu regime only, in containers, registered as a committed run
+    swept = s04.define(profile="versions", output_dir=tmp_path)
+    assert [v[3] for v in swept.variants] == ["10.5", "10.11", "11.8"] and swept.name == "mysql_slowlog_versions"
+    assert swept.regimes == ("cpu",) and swept.memory_limit_mb is None
+    assert {"profile": "versions", "backend": "container", "publish": True} in map(dict, s04.SPEC.extra_committed)
+    # refused before any server starts, naming what is allowed
+    with pytest.raises(ParameterError, match="'versions'.*'10.5', '10.11', '11.8'"):
+        s04.define(profile="smoke", versions=["11.4"], backend="container", output_dir=tmp_path)
+    with pytest.raises(ParameterError, match="'versions'.*containers"):
+        s04.define(profile="smoke", versions=["10.5"], backend="local", output_dir=tmp_path)
+    with pytest.raises(ParameterError, match="'image'"):
+        s04.define(profile="smoke", versions=["10.5"], backend="container", image="mariadb:10.5", output_dir=tmp_path)
+    with pytest.raises(ParameterError, match="'design'.*version sweep"):
+        s04.define(profile="switchback", versions=["10.5"], backend="container", output_dir=tmp_path)
+    assert not s04.define(profile="smoke", backend="local", output_dir=tmp_path).variants  # no sweep: as before

@@ -27,7 +27,7 @@ from .backend import BACKENDS, check_backend, check_image, filesystem_of, resolv
 
 __all__ = ["BACKENDS", "MariaDBStudy", "SysbenchBench", "filesystem_of", "mariadb_fields", "measurement_extra",
            "prepared_server", "resolve_server", "run_seed", "server_tools", "start", "statements_sent",
-           "SysbenchNumbers"]
+           "SysbenchNumbers", "check_versions", "with_variants"]
 
 # Post 001's [mysqld] section (max_connections lowered: 3000 threads are pointless on 2 cores;
 # table_cache is today's table_open_cache). Logging off; FILE output unless a configuration says TABLE.
@@ -55,12 +55,24 @@ class MariaDBStudy(Study):
     mariadbd: str  # the host's server binary: runs the local backend, validates the settings for both
     flavor: str
     image: str | None = None  # the container backend's image: as asked until the run resolves it, then what ran
+    # (label, backend, image, version) per server when one schedule spans several (a version sweep, with_variants);
+    # configurations are then "label/name". Backend and image stay as asked until the run resolves them.
+    variants: tuple[tuple[str, str, str | None, str | None], ...] = ()
 
     def resolved(self) -> "MariaDBStudy":
-        """The study as it runs: backend 'auto' decided, the container's image found (or refused). Asks the
+        """The study as it runs: backend 'auto' decided, the container's image found (or refused); a version
+        sweep's image of each version (built on first use, or ServerStartError naming the version). Asks the
         Docker engine, so the run calls it, before anything starts."""
+        if self.variants:
+            variants = tuple((label, *_version_server(b, v), v) for label, b, _, v in self.variants)
+            return dataclasses.replace(self, variants=variants, backend="container")
         backend, image = resolve_server(self.backend, self.image)
         return dataclasses.replace(self, backend=backend, image=image)
+
+    def variant(self, label: str) -> "MariaDBStudy":
+        """The study as one server of a version sweep starts it: that variant's backend and image."""
+        _, backend, image, _ = next(v for v in self.variants if v[0] == label)
+        return dataclasses.replace(self, backend=backend, image=image, variants=())
 
 
 def mariadb_fields(*, backend: str, image: object, mariadbd: object, tables: object, table_size: object,
@@ -99,6 +111,45 @@ def resolve_server(backend: str, image: str | None) -> tuple[str, str | None]:
         return backend, resolve_image("mariadb", "10.11", str(image))
     except ServerStartError as e:
         raise ParameterError("image", image, f"an image present here or pullable ({e})") from e
+
+
+def _version_server(backend: str, version: str) -> tuple[str, str]:
+    """(backend, image) of one version of a sweep: always a container (ParameterError otherwise)."""
+    from ..servers.containers import resolve_image
+
+    backend = resolve_backend(backend)
+    if backend != "container":
+        raise ParameterError("versions", version, "a version sweep runs in containers: backend 'container', or "
+                             "'auto' once a Docker engine answers (`bash scripts/setup.sh --docker` installs one)")
+    return backend, resolve_image("mariadb", version)
+
+
+def check_versions(versions: object, backend: str, image: object) -> tuple[str, ...]:
+    """A version sweep's MariaDB series (docker/servers.tsv), checked before any server starts: each one set-up
+    can build, the container backend (or 'auto'), no single image."""
+    from ..servers.containers import MARIADB_IMAGES
+
+    chosen = params.name_list("versions", versions, MARIADB_IMAGES, coerce=str)
+    if backend == "local":
+        raise ParameterError("versions", list(chosen), "a version sweep runs in containers: set backend to "
+                             "'container' or 'auto' with a Docker engine")
+    if image:
+        raise ParameterError("image", image, "None with versions (each version runs its own image, "
+                             "docker/servers.tsv)")
+    return chosen
+
+
+def with_variants(study: MariaDBStudy, variants: list[tuple[str, str, str | None, str | None]]) -> MariaDBStudy:
+    """The same study on several servers in one interleaved schedule (runner.SplitBench), each configuration
+    named "label/name" and due the records its variant's server writes (statement_records by version: MariaDB
+    10.5's slow log has an entry more per connection)."""
+    from ..runner import SplitBench
+
+    configs = tuple(dataclasses.replace(c, name=f"{label}{SplitBench.SEP}{c.name}",
+                                        records=statement_records(c.settings, version or "") if c.records else ())
+                    for c in study.configurations for label, _, _, version in variants)
+    return dataclasses.replace(study, configurations=configs, variants=tuple(variants),
+                               backend="+".join(dict.fromkeys(b for _, b, _, _ in variants)))
 
 
 @contextlib.contextmanager
@@ -149,18 +200,22 @@ def start(study: MariaDBStudy, stack: contextlib.ExitStack, base: Settings | Non
     return server, sb, env
 
 
-def statement_records(settings: Settings) -> tuple[RecordShape, ...]:
-    """The records each statement leaves under ``settings`` (a configuration's, over a base that logs nothing).
+def statement_records(settings: Settings, server_version: str = "") -> tuple[RecordShape, ...]:
+    """The records each statement leaves under ``settings`` (a configuration's, over a base that logs nothing)
+    on the server ``server_version`` ('' or a series, e.g. '10.5': mdb.slow_entry).
 
     Every statement reaches the general log (one " Query\t" line) and, at long_query_time = 0, the slow
-    log (one entry, one "# Query_time:" line); the sampled slow log keeps the statements whose query id
-    is a multiple of the rate, ~1/rate of them; at long_query_time > 0, sysbench's statements are too fast.
+    log (one entry, one "# Query_time:" line; on 10.5 one more per connection, its Quit); the sampled slow log
+    keeps the statements whose query id is a multiple of the rate, ~1/rate of them (of 10.5's Quit entries too,
+    taken as the same share: an approximation, as the sampled count is); at long_query_time > 0, sysbench's
+    statements are too fast.
     """
     if settings.get("general_log") == "on":
         return (mdb.GENERAL_QUERY,)
     if settings.get("slow_query_log") == "on" and float(settings.get("long_query_time", "10")) == 0:
         rate = int(settings.get("log_slow_rate_limit", "1"))
-        return (dataclasses.replace(mdb.SLOW_ENTRY, per_statement=1 / rate),)
+        entry = mdb.slow_entry(server_version)
+        return (dataclasses.replace(entry, per_statement=1 / rate, per_connection=entry.per_connection / rate),)
     return ()
 
 

@@ -317,6 +317,25 @@ def split_variant(runs: pd.DataFrame) -> pd.DataFrame:
     return measured
 
 
+def with_variant(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs (all of them, as recorded) with a ``variant`` column beside their full configuration names: a
+    multi-server schedule's label ("pg13" of "pg13/none"), '' for one server; for the processed runs table."""
+    head, sep, _ = runs["configuration"].astype(str).str.partition(runner.SplitBench.SEP).T.to_numpy()
+    return runs.assign(variant=[h if s else "" for h, s in zip(head, sep)])
+
+
+def with_server_version(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (a summary, or any table keyed by ``variant`` where it has several servers) with the server
+    version its rows' runs recorded, as its last column: after the cell's keys and numbers, so a reference run of
+    another patch level still lines up cell by cell (beside_reference takes the keys before ``n``)."""
+    if not len(table) or not len(runs) or "server_version" not in runs:
+        return table
+    m = split_variant(runs)
+    versions = {v: ", ".join(sorted(g["server_version"].astype(str).unique())) for v, g in m.groupby("variant")}
+    key = table["variant"].astype(str) if "variant" in table else pd.Series("", index=table.index)
+    return table.assign(server_version=key.map(versions))
+
+
 def variant_differences(runs: pd.DataFrame, baseline: str, order: list[str], value: str = "tps") -> pd.DataFrame:
     """Does the server's version change the answer? Per configuration x clients, each later variant's ratio to
     its own baseline over the first variant's (a ratio of ratios; 1: the same cost), with the t CI over blocks

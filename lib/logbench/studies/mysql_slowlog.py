@@ -137,6 +137,20 @@ PROFILES: dict[str, dict[str, object]] = {
              "memory_limit_mb": 192, "read_iops": 450,
              "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 20},
 }
+# Issue 23's sweep (its own stem, common.stem): MariaDB 10.5, 10.11 and 11.8 (docker/servers.tsv), each in its
+# container, one interleaved schedule per cell, each version its own baseline and A/A, never pooled. The cpu regime
+# only: the io regime's pacing is a memory cgroup on a local server's processes, which cannot hold a container's.
+# The post's four configurations (off, 1 s, all, all to /dev/null) and the A/A control; not the general log, the
+# table or the sampled log (each would add ~2.5 min). ~17 min on two cores (estimate, from 2-version container runs
+# of these cells, 2026-11-26): per cell 3 blocks of 5 configurations x 3 levels x 3 versions = 135 runs of ~2.85 s
+# (oltp_read_write) / ~2.25 s (oltp_point_select), the 27 /dev/null runs ~3.5 s more each (a container restart
+# ~1.1-1.8 s and the 2 s warm-up after it): ~8 + ~6.6 min; ~1.5 min to start the three containers and load the
+# data; then at most 1 min of adaptive blocks.
+PROFILES["versions"] = {
+    "cells": ["cpu/oltp_read_write", "cpu/oltp_point_select"], "clients": [1, 10, 50],
+    "configurations": ["off", "slow_1s", "slow_all", "slow_all_devnull"], "repeats": 3, "duration": 2, "warmup": 0,
+    "tables": 4, "table_size": 100000, "buffer_pool_cpu": "512M", "buffer_pool_io": "16M", "restart_warmup": 2,
+    "target_halfwidth": 0.03, "time_budget_s": 60, "max_repeats": 6, "versions": ["10.5", "10.11", "11.8"]}
 
 
 def post_levels(cores: int, post_cores: int = claim_rules.POST_CORES["001"], post_clients: tuple[int, ...] = POST_CLIENTS) -> dict[int, int]:
@@ -216,18 +230,23 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
            sample_rate: object = 100, restart_warmup: object = None, backend: str = "auto", image: object = None,
            mariadbd: object = None, design: object = None, window_s: object = None, guard_s: object = None,
            layout: object = None, blocks: object = None, loads: object = None, max_loads: object = None,
-           memory_limit_mb: object = None, read_iops: object = None, **shared: object) -> MysqlSlowlogStudy:
+           memory_limit_mb: object = None, read_iops: object = None, versions: object = None,
+           **shared: object) -> MysqlSlowlogStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
     ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...).
     ``configurations`` and the switchback design's parameters: None takes the profile's (every configuration,
     the block design, where it has none). ``memory_limit_mb`` / ``read_iops``: the io regime's pacing (None: the
     profile's; 0 or "none": off); the profile's is dropped, with the reason recorded, where the backend is a
-    container or this machine allows no cgroup; one asked for explicitly is checked and refused instead."""
+    container or this machine allows no cgroup; one asked for explicitly is checked and refused instead.
+    ``versions``: MariaDB series (docker/servers.tsv) run side by side in containers, one interleaved schedule,
+    each its own baseline and A/A (None: the profile's, if it has them; else one server)."""
     from .. import switchback
     from ..benches import mariadb_switchback
 
     d = common.profile_lookup(profile, PROFILES)
     own = PROFILES[profile]
+    versions = own.get("versions") if versions is None else versions
+    swept = None if versions is None else mb.check_versions(versions, backend, image)
     chosen = params.name_list("configurations", own.get("configurations", list(CONFIGURATIONS))
                               if configurations is None else configurations, CONFIGURATIONS)
     chosen = common.with_baseline(BASELINE, chosen)
@@ -260,6 +279,9 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
     sb = switchback.from_profile(own, design=design, lead_in_s=study.warmup, window_s=window_s, guard_s=guard_s,
                                  layout=layout, blocks=blocks, loads=loads, max_loads=max_loads)
     if sb is not None:
+        if swept:
+            raise ParameterError("design", "switchback", "'blocks' with a version sweep (versions): its servers "
+                                 "interleave as separate runs")
         mariadb_switchback.check_switchable(study.configurations, study.base)
         study = dataclasses.replace(study, switchback=sb)
     cpu_pool = size_bytes("buffer_pool_cpu", study.buffer_pool_cpu)
@@ -279,6 +301,8 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
         validate_mariadb(study.base_for(r), study.mariadbd)
     for c in study.configurations:
         validate_mariadb(c.settings, study.mariadbd)
+    if swept:
+        study = mb.with_variants(study, [(f"mariadb{v}", study.backend, None, v) for v in swept])
     return study
 
 
@@ -346,6 +370,7 @@ class SlowlogNumbers(mb.SysbenchNumbers):
     history_at_end_of_previous: float = math.nan
     history_at_start: float = math.nan
     settled: bool = False  # (runs recorded before the wait existed: None)
+    settle_on: str = "history"  # what said the previous run's work was done: 'history' or 'server_cpu' (before 10.6)
 
 
 # SlowlogBench.settle: a run starts once the purge backlog is at most SETTLED_HISTORY and, under a read cap, the
@@ -354,6 +379,19 @@ SETTLE_STEP_S = 0.5
 SETTLED_HISTORY = 0
 SETTLED_READ_SHARE = 0.05
 SETTLE_TIMEOUT_S = 30.0
+# MariaDB before 10.6 shrinks the history list it reports only when purge truncates the undo segments, every
+# innodb_purge_rseg_truncate_frequency (128) batches: after a 50-client oltp_read_write run on 10.5.29 it stayed at
+# 1528 for the whole 30 s timeout (containers, 2026-11-26), where 11.8.9's reached 0 within a second. There a run
+# starts once the server's own CPU stays under this share of a core for a step: its background work is done.
+HISTORY_SHOWS_PURGE_FROM = (10, 6)
+SETTLED_CPU_SHARE = 0.05
+
+
+def history_shows_purge(server_version: str) -> bool:
+    """Whether the server's Innodb_history_list_length falls as purge works (10.6 and later; '' = the local one)."""
+    m = re.match(r"(\d+)\.(\d+)", server_version or "")
+    return not m or (int(m[1]), int(m[2])) >= HISTORY_SHOWS_PURGE_FROM
+
 
 # InnoDB's page size (MariaDB's default innodb_page_size): the bytes one buffer pool miss reads.
 PAGE_BYTES = 16384
@@ -439,26 +477,35 @@ class SlowlogBench(mb.SysbenchBench):
         a 50-client io run under the cap (2026-11-26): purge read at the full cap for ~2.5 s with 87 transactions
         of history, so a 2 s run started at once shared the cap with it (1.6-1.9 tps at 1 client, ~18 when
         quiet). Returns the seconds waited, the history the run would have inherited and whether it settled
-        (False: SETTLE_TIMEOUT_S passed first; the run is still measured and says so)."""
+        (False: SETTLE_TIMEOUT_S passed first; the run is still measured and says so). On a server whose history
+        list does not show the purge's progress (history_shows_purge), the server's own CPU going quiet for a step
+        stands for the history reaching 0 (``settle_on``)."""
         t0 = time.monotonic()
         capped = self.memory_limit is not None and bool(self.memory_limit.read_iops)
+        by_cpu = not history_shows_purge(self.server_version)
+        stepped = capped or by_cpu
         history0 = history = self.history_length()
         reads0 = self.memory_limit.reads() if capped else 0
+        cpu0 = self.server_cpu() if by_cpu else 0.0
         while True:
             calm = True
-            if capped:
+            if stepped:
                 time.sleep(SETTLE_STEP_S)
-                reads1 = self.memory_limit.reads()
-                calm, reads0 = reads1 - reads0 <= SETTLED_READ_SHARE * self.memory_limit.read_iops * SETTLE_STEP_S, reads1
+                if capped:
+                    reads1 = self.memory_limit.reads()
+                    calm, reads0 = reads1 - reads0 <= SETTLED_READ_SHARE * self.memory_limit.read_iops * SETTLE_STEP_S, reads1
+                if by_cpu:
+                    cpu1 = self.server_cpu()
+                    calm, cpu0 = calm and cpu1 - cpu0 <= SETTLED_CPU_SHARE * SETTLE_STEP_S, cpu1
                 history = self.history_length()
-            settled = calm and history <= SETTLED_HISTORY
+            settled = calm and (by_cpu or history <= SETTLED_HISTORY)
             if settled or time.monotonic() - t0 >= SETTLE_TIMEOUT_S:
                 break
-            if not capped:
+            if not stepped:
                 time.sleep(SETTLE_STEP_S / 5)
                 history = self.history_length()
         return {"settle_s": time.monotonic() - t0, "history_at_end_of_previous": history0,
-                "history_at_start": history, "settled": settled}
+                "history_at_start": history, "settled": settled, "settle_on": "server_cpu" if by_cpu else "history"}
 
     def history_length(self) -> int:
         """InnoDB's purge backlog: transactions whose undo is not yet purged (the quiet admin session)."""
@@ -483,8 +530,8 @@ class SlowlogBench(mb.SysbenchBench):
             **io_evidence(pool0, self.pool_counters(), mem0, mem1, counted_s), **settled))
         if cfg.settings.get("slow_query_log_file") == DEVNULL:
             # Nothing to count in /dev/null: say what was expected and leave the received count out.
-            extra["records_expected_uncounted"] = expected_statement_records(
-                cfg.settings, mb.statements_sent(r.queries, r.ignored_errors))
+            extra["records_expected_uncounted"] = cfg.expected_records(
+                statements=mb.statements_sent(r.queries, r.ignored_errors), connections=connections(run, r.reconnects))
             extra["note"] = "slow log written to /dev/null: records cannot be counted"
         return mb.measurement(r, run, extra)
 
@@ -492,7 +539,10 @@ class SlowlogBench(mb.SysbenchBench):
         return [self._sinks[name] for name in configuration.destinations]
 
     def expected_records(self, configuration: Configuration, run: PlannedRun, m: Measurement) -> int:
-        return configuration.expected_records(statements=mb.statements_sent(m.extra["queries"], m.failed))
+        # connections count where the server logs each one's end (MariaDB 10.5's slow log: the configuration's
+        # records, mb.statement_records by version); elsewhere their share is 0
+        return configuration.expected_records(statements=mb.statements_sent(m.extra["queries"], m.failed),
+                                              connections=connections(run, m.extra.get("reconnects", 0)))
 
     def loss_defined(self, configuration: Configuration) -> bool:
         return loss_defined(configuration.settings)
@@ -501,6 +551,11 @@ class SlowlogBench(mb.SysbenchBench):
         """A switchback window's own numbers (the columns :class:`SlowlogNumbers` gives a block run)."""
         return {"regime": self.regime, "cell": self.study.cell, "queries": queries, "qps": qps,
                 "command": f"{self.test} (one continuous load)"}
+
+
+def connections(run: PlannedRun, reconnects: int = 0) -> int:
+    """The connections a sysbench run opened: one per thread, and one more per reconnect it reported."""
+    return int(run.clients) + int(reconnects or 0)
 
 
 def hold(limit: memlimit.MemoryLimit, server: mdb.MariaDBServer) -> int:
@@ -521,8 +576,16 @@ def loss_defined(settings: Settings) -> bool:
 
 
 def run(study: MysqlSlowlogStudy, *, progress: bool = True) -> common.StudyResult:
-    """Start a server, load the data, run every cell's schedule, stop and remove everything again."""
+    """Start a server (one per version of a sweep), load the data, run every cell's schedule, stop and remove
+    everything again."""
     def start(study, stack):
+        if study.variants:
+            servers, envs = {}, {}
+            for label, *_ in study.variants:
+                server, sb, envs[label] = mb.start(study.variant(label), stack, study.base_for(study.regimes[0]),
+                                                   extra=lambda s: {**_data_bytes(s), **_pacing(study)})
+                servers[label] = (server, sb)
+            return (servers, None), {"variants": envs}
         server, sb, env = mb.start(study, stack, study.base_for(study.regimes[0]),
                                    extra=lambda s: {**_data_bytes(s), **_pacing(study)})
         limit = None
@@ -530,7 +593,7 @@ def run(study: MysqlSlowlogStudy, *, progress: bool = True) -> common.StudyResul
             # made now, entered by the server only when the io regime starts (the cpu regime runs unlimited)
             limit = stack.enter_context(memlimit.MemoryLimit(study.memory_limit_mb * 2**20, read_iops=study.read_iops,
                                                              read_limit_on=server.datadir))
-        return (server, sb, limit), env
+        return ({"": (server, sb)}, limit), env
 
     return common.run_study(study, start, processed_tables, execute=_execute_cells, progress=progress)
 
@@ -548,23 +611,29 @@ def _pacing(study: MysqlSlowlogStudy) -> dict:
 
 
 def _execute_cells(study: MysqlSlowlogStudy, started, env: dict, progress: bool):
-    """Each cell in turn on the one server (restarted into its regime's base when that changes)."""
-    server, sb, limit = started
+    """Each cell in turn on the one server, or on each version's server behind one interleaved schedule
+    (runner.SplitBench), each restarted into its regime's base when that changes."""
+    servers, limit = started
     switches = []
     held = False
+    env_id = env["env_id"] if "env_id" in env else next(iter(env["variants"].values()))["env_id"]
     for index, (regime, _) in enumerate(study.cells()):
         cell = study.for_cell(index)
-        restarted = server.base != study.base_for(regime)
-        if restarted:
-            server.restart(base=study.base_for(regime))
+        restarted = False
+        for server, _ in servers.values():
+            if server.base != study.base_for(regime):
+                server.restart(base=study.base_for(regime))
+                restarted = True
         if regime == "io" and limit is not None and (restarted or not held):
             # (InnoDB reads and writes its data O_DIRECT here, past the page cache; evict() writes and drops what
-            # else the server's files left there)
-            hold(limit, server)
+            # else the server's files left there; a limit exists for the one local server only)
+            hold(limit, servers[""][0])
             held = True
-        bench = SlowlogBench(cell, server, sb, limit)
+        benches = {label: SlowlogBench(cell, server, sb, limit) for label, (server, sb) in servers.items()}
         if index > 0 and study.cells()[index - 1][0] != regime:
-            bench.warm_after_restart()
+            for b in benches.values():
+                b.warm_after_restart()
+        bench = benches[""] if "" in benches else runner.SplitBench(benches, env["variants"])
         if study.switchback is not None:
             from .. import switchback
             from ..benches import mariadb_switchback
@@ -573,10 +642,10 @@ def _execute_cells(study: MysqlSlowlogStudy, started, env: dict, progress: bool)
             switches += sw
             continue
         try:
-            runs = runner.execute(cell, bench, env["env_id"], progress=progress,
+            runs = runner.execute(cell, bench, env_id, progress=progress,
                                   schedule_key=f"{index}:{cell.regimes[0]}/{cell.workloads[0]}")
         finally:
-            switches += bench.switches
+            switches += common.switches_of(bench)
     if study.switchback is not None:
         runs = records.load(runner.runs_path(study))
     return runs, switches
@@ -616,14 +685,17 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
             ignore_index=True)
         out = out[["regime", "test", *[c for c in out.columns if c not in ("regime", "test")]]]
     else:
-        out = stats.summarise(measured, by=["regime", "test", "configuration", "clients"], baseline=baseline,
-                              also=also, block="repeat")
-    order = {c: i for i, c in enumerate(CONFIGURATIONS)}
-    rorder = {r: i for i, r in enumerate(REGIMES)}
-    worder = {w: i for i, w in enumerate(WORKLOADS)}
-    key = {"configuration": order, "regime": rorder, "test": worder}
-    return out.sort_values(["regime", "test", "configuration", "clients"],
-                           key=lambda s: s.map(key[s.name]) if s.name in key else s, ignore_index=True)
+        # a version sweep's servers each against their own baseline, never pooled (one server: variant '')
+        parts = []
+        for variant, g in common.split_variant(measured).groupby("variant", sort=False):
+            part = stats.summarise(g, by=["regime", "test", "configuration", "clients"], baseline=baseline,
+                                   also=also, block="repeat")
+            parts.append(part.assign(variant=variant)[["variant", *part.columns]] if variant else part)
+        out = pd.concat(parts, ignore_index=True)
+    keys = common.variant_keys(out, ["regime", "test", "configuration", "clients"])
+    out = common.configuration_order(out, keys, {"configuration": list(CONFIGURATIONS), "regime": list(REGIMES),
+                                                 "test": list(WORKLOADS)})
+    return common.with_server_version(out, runs)
 
 
 def pace_table(runs: pd.DataFrame) -> pd.DataFrame | None:
@@ -631,10 +703,10 @@ def pace_table(runs: pd.DataFrame) -> pd.DataFrame | None:
     in each, their ratio (the post's was 1/43 at 1 connection: claim_rules.POST_001_IO_PACE), the io runs' buffer
     pool misses, the paced disk's reads per second, how many were IO-bound by their own counters, and the wait
     for the previous run's purge (SlowlogBench.settle): median and longest, and how many runs did not settle."""
-    m = expand(records.measured(runs))
+    m = expand(common.split_variant(runs))
     if "regime" not in m or not (m["regime"] == "io").any():
         return None  # no io regime in this run (records.write_processed removes an earlier run's table)
-    keys = ["test", "configuration", "clients"]
+    keys = common.variant_keys(m, ["test", "configuration", "clients"])
     cpu = m[m["regime"] == "cpu"].groupby(keys)["tps"].median().rename("cpu_tps_median")
     io = m[m["regime"] == "io"]
     out = io.groupby(keys, sort=False).agg(
@@ -668,9 +740,25 @@ def finding_pace(pace: pd.DataFrame | None) -> str:
 
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
-    return {"summary": summary(result.runs), "runs": records.flatten(expand(result.runs)),
+    between = between_versions(result.runs)
+    return {"summary": summary(result.runs), "runs": records.flatten(common.with_variant(expand(result.runs))),
             "pace": pace_table(result.runs),
-            **switchback_tables(result.study, result.runs)}
+            **switchback_tables(result.study, result.runs),
+            # a version sweep's (issue 23); None removes an earlier run's file
+            "between_versions": between if len(between) else None}
+
+
+def between_versions(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
+    """A version sweep's question (issue 23), per cell: each later version's ratio to its own ``off`` over the
+    first version's, per configuration and clients, with its CI over the interleaved blocks
+    (common.variant_differences); empty for one server."""
+    m = expand(records.measured(runs))
+    parts = []
+    for (regime, test), g in m.groupby(["regime", "test"], sort=False):
+        d = common.variant_differences(g, baseline, list(CONFIGURATIONS))
+        if len(d):
+            parts.append(d.assign(regime=regime, test=test)[["regime", "test", *d.columns]])
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def switchback_tables(study: MysqlSlowlogStudy, runs: pd.DataFrame) -> dict[str, pd.DataFrame | None]:
@@ -736,18 +824,25 @@ def published_ratios(regime: str | None = None) -> pd.DataFrame:
 # -- tables and findings for the notebook ---------------------------------------------------------------
 
 def configuration_table(study: MysqlSlowlogStudy) -> pd.DataFrame:
-    """Each configuration: what it changes from the base, how it reaches the server, where it is counted."""
-    rows = []
+    """Each configuration: what it changes from the base, how it reaches the server, where it is counted; for a
+    version sweep, the records due per statement and per connection on each version (10.5 logs each
+    connection's end too)."""
+    rows = {}
     for c in study.configurations:
+        label, _, name = c.name.rpartition(runner.SplitBench.SEP)
         changed = {k: v for k, v in c.settings.items() if study.base.get(k) != v}
-        rows.append({
-            "configuration": c.name,
+        row = rows.setdefault(name, {
+            "configuration": name,
             "settings (over the base)": ", ".join(f"{k}={v}" for k, v in changed.items()) or "(base only)",
             "applied by": "restart" if c.settings.get("slow_query_log_file") == DEVNULL else "SET GLOBAL",
             "counted in": ", ".join(c.destinations) or ("not countable" if c.settings.get("slow_query_log_file") == DEVNULL else "–"),
-            "what": CONFIGURATIONS[c.name][2],
+            "what": CONFIGURATIONS[name][2],
         })
-    return pd.DataFrame(rows).set_index("configuration")
+        if label:
+            row[f"records per statement; per connection ({label})"] = (
+                f"{sum(r.per_statement for r in c.records):g}; {sum(r.per_connection for r in c.records):g}"
+                if c.records else "–")
+    return pd.DataFrame(list(rows.values())).set_index("configuration")
 
 
 def regime_table(study: MysqlSlowlogStudy) -> pd.DataFrame:
@@ -766,9 +861,10 @@ def regime_table(study: MysqlSlowlogStudy) -> pd.DataFrame:
 
 def design_summary(study: MysqlSlowlogStudy) -> dict[str, object]:
     per_cell = len(study.plan())
+    server = (", ".join(f"{label}: {image or f'{study.flavor} {version}'}" for label, _, image, version in study.variants)
+              if study.variants else f"{study.flavor} ({study.image or study.mariadbd})")
     return {
-        "profile": study.profile, "backend": study.backend,
-        "server": f"{study.flavor} ({study.image or study.mariadbd})", "cells": list(study.cell_names),
+        "profile": study.profile, "backend": study.backend, "server": server, "cells": list(study.cell_names),
         "clients": list(study.clients), "repeats": study.repeats,
         "runs planned": per_cell * len(study.cells()), "duration (s)": study.duration,
         "warm-up per run (s)": study.warmup, "sampled slow log rate": study.sample_rate, "seed": study.seed,
@@ -778,12 +874,18 @@ def design_summary(study: MysqlSlowlogStudy) -> dict[str, object]:
 
 def environment_table(result: common.StudyResult) -> pd.DataFrame:
     env = result.environment
+    # a version sweep: the rows of its first server (the machine's sysbench and disk are the same for all)
+    env = next(iter(env["variants"].values())) if "variants" in env else env
     return common.environment_table(result, {
         "sysbench": env["tools"].get("sysbench"), "data (MB)": round(env.get("data_bytes", 0) / 2**20, 1),
         "log file system": env.get("log_dir_fs")}, reload_label="SET GLOBAL")
 
 
 def finding_overhead(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
+    return common.per_variant_text(summary, _finding_overhead, baseline)
+
+
+def _finding_overhead(summary: pd.DataFrame, baseline: str) -> str:
     """Per cell and concurrency: what logging every statement costs, and what is indistinguishable from off."""
     lines = []
     for (regime, test, clients), g in stats.logging_rows(summary, baseline).groupby(
@@ -801,6 +903,10 @@ def finding_overhead(summary: pd.DataFrame, baseline: str = BASELINE) -> str:
 
 
 def finding_records(summary: pd.DataFrame) -> str:
+    return common.per_variant_text(summary, _finding_records)
+
+
+def _finding_records(summary: pd.DataFrame) -> str:
     """Did each counted destination get every statement?"""
     g = summary[summary["log_records_expected_mean"].fillna(0) > 0]
     g = g[g["log_records_received_mean"].notna()]
@@ -814,6 +920,10 @@ def finding_records(summary: pd.DataFrame) -> str:
 
 
 def finding_rates(summary: pd.DataFrame) -> str:
+    return common.per_variant_text(summary, _finding_rates)
+
+
+def _finding_rates(summary: pd.DataFrame) -> str:
     g = summary[summary["log_bytes_per_s_mean"].fillna(0) > 0]
     if not len(g):
         return "Nothing was logged."
@@ -827,7 +937,16 @@ def finding_rates(summary: pd.DataFrame) -> str:
 POST_BYTES_PER_QUERY = (400, 500)
 
 
+def cores_of(environment: dict) -> int:
+    """The machine's cores from a run's environment record (a version sweep's: its first server's; one machine)."""
+    return int((next(iter(environment["variants"].values())) if "variants" in environment else environment)["cpu_count"])
+
+
 def finding_standin(summary: pd.DataFrame, cores: int) -> str:
+    return common.per_variant_text(summary, _finding_standin, cores)
+
+
+def _finding_standin(summary: pd.DataFrame, cores: int) -> str:
     """What sysbench standing in for DBT2 changes, with our bytes per logged statement from the summary,
     and the post's connection counts as they map here."""
     g = summary[(summary["configuration"] == "slow_all") & summary["log_bytes_per_query_mean"].notna()]
@@ -850,5 +969,6 @@ SPEC = common.StudySpec(
                       cell={"regime": "cpu", "test": "oltp_point_select"}),
     notebook="04_mysql_slowlog.ipynb", seed=20090210, published=lambda runs: published_ratios(),
     experiment="001/cpu_bound", committed={"profile": "standard", "backend": "local", "publish": True},
-    extra_committed=({"profile": "switchback", "backend": "local", "publish": True},),
+    extra_committed=({"profile": "switchback", "backend": "local", "publish": True},
+                     {"profile": "versions", "backend": "container", "publish": True}),
     smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=2)
