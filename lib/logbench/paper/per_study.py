@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .versions import SWEEP_STEMS as SWEEPS
+
 from .. import records
 from ..settings import is_aa
 from ..stats import PAIRED, effect_note, effects
@@ -30,6 +32,8 @@ def studies_section(doc: dict, processed_dir: Path, gen: Path, nums, studies: di
     env_source = None
     for _, row in status.iterrows():
         name = row["study"]
+        if name in SWEEPS:  # a version sweep has its own section (paper.versions)
+            continue
         if not row["present"]:
             doc["missing_studies"].append({"name": name, "title": row["title"], "post": row["post"],
                                            "note": row["note"]})

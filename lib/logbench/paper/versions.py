@@ -16,6 +16,7 @@ import pandas as pd
 
 from .. import studies as studies_registry
 from ..settings import is_aa
+from ..claims.verdicts import NOT_MEASURED
 from ..stats import CONFIDENCE
 from ..studies.common import version_key
 from .tables import add_table
@@ -28,28 +29,48 @@ CLAIMS_BY_VERSION = "findings_claims_by_version.csv"
 SWEEPS = (
     ("pg_destinations_versions", "PostgreSQL: every statement logged (log_min_duration_statement = 0) to each "
                                  "destination, pgbench -S -M prepared (study 02)"),
-    ("mysql_slowlog_versions", "MariaDB: the slow log's configurations on the CPU-bound sysbench load (study 04)"),
+    ("mysql_slowlog_versions", "MariaDB: the slow-log configurations on the CPU-bound sysbench load (study 04)"),
     ("pg_idle_connections_versions", "PostgreSQL: max_connections and idle sessions (study 08, post 004)"),
 )
+SWEEP_STEMS = tuple(stem for stem, _ in SWEEPS)
+
+
+def cell_keys(table: pd.DataFrame) -> list[str]:
+    """The columns before ``configuration`` that split a study into cells (study 04: regime, test), not the
+    variant."""
+    cols = list(table.columns)
+    return [c for c in cols[:cols.index("configuration")] if c != "variant"]
+
+
+def _cell(r, keys: list[str]) -> str:
+    return "/".join(str(r[k]) for k in keys)
+
 
 def per_version_table(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """One row per configuration and clients level, one column per version: 'ratio [CI] (n)' to its own baseline."""
+    """One row per cell, configuration and clients level, one column per version: 'ratio [CI] (n)' to its own
+    baseline."""
     s = summary[summary["configuration"] != baseline]
+    keys = cell_keys(s)
     versions = sorted(set(s["variant"]), key=version_key)
     rows = []
-    for (cfg, clients), g in s.groupby(["configuration", "clients"], sort=False):
-        by = g.set_index("variant")
-        rows.append({"configuration": cfg, "clients": str(int(clients)),
+    for _, g in s.groupby([*keys, "configuration", "clients"], sort=False):
+        by, r = g.set_index("variant"), g.iloc[0]
+        rows.append({**({"cell": _cell(r, keys)} if keys else {}), "configuration": r["configuration"],
+                     "clients": str(int(r["clients"])),
                      **{v: (f"{ci_text(by.loc[v, 'ratio'], by.loc[v, 'ratio_ci_low'], by.loc[v, 'ratio_ci_high'])} "
                             f"({int(by.loc[v, 'n'])})") if v in by.index else "—" for v in versions}})
     return pd.DataFrame(rows)
 
 
 def between_table(between: pd.DataFrame) -> pd.DataFrame:
-    """One row per configuration and clients level, one column per later version: its ratio over the oldest's."""
+    """One row per cell, configuration and clients level, one column per later version: its ratio over the
+    oldest's."""
+    keys = cell_keys(between)
     rows = []
-    for (cfg, clients), g in between.groupby(["configuration", "clients"], sort=False):
-        rows.append({"configuration": cfg, "clients": str(int(clients)),
+    for _, g in between.groupby([*keys, "configuration", "clients"], sort=False):
+        r0 = g.iloc[0]
+        rows.append({**({"cell": _cell(r0, keys)} if keys else {}), "configuration": r0["configuration"],
+                     "clients": str(int(r0["clients"])),
                      **{f"{r['variant']} / {r['against']}": f"{ci_text(r['ratio_of_ratios'], r['ci_low'], r['ci_high'])}"
                                                           f" ({int(r['n'])})" for _, r in g.iterrows()}})
     return pd.DataFrame(rows)
@@ -57,11 +78,12 @@ def between_table(between: pd.DataFrame) -> pd.DataFrame:
 
 def differences(between: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the rows whose difference shows, the A/A rows whose difference does not contain 1). A difference shows
-    only where that level's A/A difference (same clients, same pair of versions) contains 1."""
+    only where that level's A/A difference (same cell, clients and pair of versions) contains 1."""
+    keys = [*cell_keys(between), "clients", "variant"]
     off = (between["ci_low"] > 1) | (between["ci_high"] < 1)
     aa = between["configuration"].map(is_aa)
-    bad_aa = {(r["clients"], r["variant"]) for _, r in between[aa & off].iterrows()}
-    keep = [(r["clients"], r["variant"]) not in bad_aa for _, r in between.iterrows()]
+    bad_aa = {tuple(r[k] for k in keys) for _, r in between[aa & off].iterrows()}
+    keep = [tuple(r[k] for k in keys) not in bad_aa for _, r in between.iterrows()]
     return between[~aa & off & pd.Series(keep, index=between.index)], between[aa & off]
 
 
@@ -75,8 +97,10 @@ def chance_limit(tested: int) -> int:
 
 def _texts(rows: pd.DataFrame) -> list[str]:
     """'configuration at N client(s), v / w ratio [CI]' per row (plain text: the paper prints it as a string)."""
-    return [f"{r['configuration']} at {int(r['clients'])} client(s), {r['variant']} / {r['against']} "
-            f"{ci_text(r['ratio_of_ratios'], r['ci_low'], r['ci_high'])}" for _, r in rows.iterrows()]
+    keys = cell_keys(rows) if len(rows) else []
+    return [f"{_cell(r, keys) + ' ' if keys else ''}{r['configuration']} at {int(r['clients'])} client(s), "
+            f"{r['variant']} / {r['against']} {ci_text(r['ratio_of_ratios'], r['ci_low'], r['ci_high'])}"
+            for _, r in rows.iterrows()]
 
 
 def claims_table(doc: dict, gen: Path, processed_dir: Path, stem: str) -> str:
@@ -87,6 +111,8 @@ def claims_table(doc: dict, gen: Path, processed_dir: Path, stem: str) -> str:
         return ""
     c = pd.read_csv(src, keep_default_na=False)
     c = c[c["sweep"] == stem]
+    # a claim outside the sweep's design (e.g. study 04's io regime, which the sweep does not run) on no version
+    c = c.groupby("claim_id").filter(lambda g: (g["verdict"] != NOT_MEASURED).any())
     if not len(c):
         return ""
     rows = [{"claim": claim, "claimed": g["claimed"].iloc[0],
@@ -118,7 +144,7 @@ def slopes_table(doc: dict, gen: Path, processed_dir: Path, stem: str) -> tuple[
         f"{ci_text(r['slope_pct'], r['pct_ci_low'], r['pct_ci_high'])} % per 100" for _, r in off.iterrows())
         + ". A slope that excludes 0 in one version and not in another is not by itself a difference between "
           "them: that needs the intervals of the difference (the ratio-of-ratios table) to exclude 1."
-        if len(off) else "No version's slope excludes 0.")
+        if len(off) else "No slope of any version excludes 0.")
     return add_table(doc, gen, pd.DataFrame(rows), f"versions_{stem}_slopes"), reading
 
 
@@ -150,15 +176,15 @@ def versions_section(doc: dict, processed_dir: Path, gen: Path) -> None:
             widths = 50 * (between["ci_high"] - between["ci_low"]) / between["ratio_of_ratios"]
             entry["reading"] = (
                 (f"{len(shows)} of {tested} intervals of the ratio of ratios exclude 1: " + "; ".join(shows) + ". "
-                 + (f"With {tested} intervals at {PCT} %, up to {chance} exclude 1 by chance alone (the "
-                    f"binomial's {PCT} % quantile, the intervals taken as independent) when no version differs: these are not read as "
-                    "differences." if len(shows) <= chance else
-                    f"That is more than chance gives ({chance} of {tested} at most, the binomial's "
-                    f"{PCT} % quantile): the version changes these costs.")
+                 + (f"With {tested} intervals at {PCT} %, up to {chance} exclude 1 by chance alone (the {PCT} % "
+                    "quantile of the binomial, the intervals taken as independent) when no version differs: these "
+                    "are not read as differences." if len(shows) <= chance else
+                    f"That is more than chance gives ({chance} of {tested} at most, the {PCT} % quantile of "
+                    f"the binomial): the version changes these costs.")
                  if shows else
-                 "No configuration's cost differs between the versions with confidence at this resolution: every "
+                 "No configuration costs differently on another version with confidence at this resolution: every "
                  "interval of the ratio of ratios contains 1.")
-                + " The intervals' half-widths: "
+                + " Half-widths of the intervals: "
                 f"{ci_text(widths.median(), widths.min(), widths.max(), sig=2)} % of the estimate (median "
                 "[narrowest, widest]); a smaller difference is not excluded."
                 + (" The A/A control itself differs between versions at " + "; ".join(bad_aa)

@@ -42,6 +42,12 @@ NOT_LINE_COST = {
                        "record) and the logging collector (another path for the same line); its own notebook "
                        "sets each against none per concurrency level",
 }
+# A version sweep's runs (a study's profile "versions": its configurations on other server versions, each in its
+# container) are read by the paper's section on versions, each version against its own baseline; the cost of a
+# line stays the committed servers' (one fit per environment would otherwise add one per version and cell).
+NOT_LINE_COST.update({f"{study}_versions": "a version sweep: its servers are other versions in containers, read "
+                                           "side by side in the section on versions"
+                      for study in ("pg_destinations", "mysql_slowlog", "pg_idle_connections")})
 BYTES_PER_KB = 1000
 
 # Run columns that split a study into cells with baselines of their own (mysql_slowlog: regime and workload; a
