@@ -59,8 +59,9 @@ def window_run(study, bench, w: Window, e: Edge, *, env_id: str, clients: int, f
 
 @dataclass(frozen=True)
 class Logged:
-    """What a PostgreSQL window's own destinations received in its measured seconds (records by the log's own
-    timestamps), in its guard, and what the other arms' destinations received meanwhile."""
+    """What a window's own destinations received in its measured seconds (records, lines, bytes), in its guard, and
+    what the other arms' destinations received meanwhile: PostgreSQL's by the log's own timestamps (:func:`logged`),
+    MariaDB's by the files' sizes at the edges (:func:`logbench.benches.mariadb_switchback.logged`)."""
 
     received: dict
     foreign: dict
