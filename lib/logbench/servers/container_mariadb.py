@@ -115,12 +115,7 @@ class ContainerMariaDB(MariaDBServer):
             .with_env("MARIADB_INITDB_SKIP_TZINFO", "1").with_env("MYSQL_INITDB_SKIP_TZINFO", "1")
         )
         self.container = c  # whatever happens from here (an interrupt too), close() removes it
-        try:
-            c.start()
-            self._host_pid = containers._container_pid(c)
-        except Exception as e:
-            raise ServerStartError(f"the {self.image} container did not start ({e}); its log:\n"
-                                   f"{containers._logs_of(c)}") from e
+        self._host_pid = containers.started(c, self.image)
         wrapped = c.get_wrapped_container()
         # Both streams in time order (testcontainers' log wait searches each stream on its own).
         if not process.wait_until(lambda: bool(self.INIT_DONE.search(wrapped.logs())), timeout=self.start_timeout,
@@ -138,12 +133,7 @@ class ContainerMariaDB(MariaDBServer):
             .with_volume_mapping(str(self.log_dir), str(self.log_dir), "rw")
         )
         self.container = c
-        try:
-            c.start()
-            self._host_pid = containers._container_pid(c)
-        except Exception as e:
-            raise ServerStartError(f"the {self.image} container did not start ({e}); its log:\n"
-                                   f"{containers._logs_of(c)}") from e
+        self._host_pid = containers.started(c, self.image)
 
     def _log_tail(self) -> str:
         return containers._logs_of(self.container)

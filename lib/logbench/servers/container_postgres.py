@@ -6,7 +6,6 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from ..errors import ServerStartError
 from ..settings import Settings, validate_postgres
 # The engine and image helpers through their module (containers._docker, not a copy of the name), so whatever
 # replaces one there (a test's stand-in engine) is what this server uses too, as when it lived in containers.py.
@@ -84,12 +83,7 @@ class ContainerPostgres(PostgresServer, process.Managed):
         if self.syslog_socket is not None:
             c = c.with_volume_mapping(str(self.syslog_socket), "/dev/log", "rw")
         self.container = c  # whatever happens from here (an interrupt too), close() removes it
-        try:
-            c.start()
-            self._host_pid = containers._container_pid(c)
-        except Exception as e:
-            raise ServerStartError(f"the {self.image} container did not start ({e}); its log:\n"
-                                   f"{containers._logs_of(c)}") from e
+        self._host_pid = containers.started(c, self.image)
 
     def _probe(self) -> bool:
         # On a first start the entrypoint runs a temporary server (initdb's follow-up work) on this same

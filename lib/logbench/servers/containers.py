@@ -231,6 +231,16 @@ def _alive(host_pid: int) -> bool:
         return False
 
 
+def started(container, image: str) -> int:
+    """Start a server's ``container``; the host pid of its main process. ServerStartError with the container's log
+    when it does not start (one place for the three launches of the PostgreSQL and MariaDB servers)."""
+    try:
+        container.start()
+        return _container_pid(container)
+    except Exception as e:
+        raise ServerStartError(f"the {image} container did not start ({e}); its log:\n{_logs_of(container)}") from e
+
+
 def _remove(container) -> None:
     if container is None:
         return
