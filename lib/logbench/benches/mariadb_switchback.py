@@ -23,7 +23,6 @@ SET GLOBAL out of ``log_output = TABLE`` took 8-17 s under 10 clients (measured 
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 import signal
 import time
@@ -32,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import controls, records, switchstats
+from .. import controls, switchstats
 from ..errors import ParameterError, SettingError, ToolError
 from ..servers.mariadb import norm_name, same_value, sql_literal
 from ..settings import Settings
@@ -295,9 +294,8 @@ def run_load(study, bench, clients: int, windows: tuple, *, on_block=None):
 def window_records(study, bench, env_id: str, clients: int, windows: Sequence, edges: Sequence, per_second: dict,
                    marks: dict, first_position: int, idle_state: str, placement: str) -> list:
     """One :class:`records.Run` per finished window: throughput from sysbench's reports of its measured seconds,
-    records from the log files' sizes at its edges."""
-    from ..logsinks import count_records
-    from ..switchback import window_extra
+    records from the log files' sizes at its edges (the fields both engines share: ``switchback.window_run``)."""
+    from ..switchback import window_extra, window_run
     from . import mariadb as mb
 
     sb = study.switchback
@@ -315,55 +313,51 @@ def window_records(study, bench, env_id: str, clients: int, windows: Sequence, e
         secs = float(len(measured))
         cfg = study.bench_configuration(w.arm)
         own = list(cfg.destinations)
-
-        def counted(name: str, a: dict, b: dict) -> tuple[int, int, int]:
-            s = sinks[name]
-            with open(s.path, "rb") as f:
-                f.seek(a["files"][name])
-                data = f.read(b["files"][name] - a["files"][name])
-            lines = data.splitlines()
-            return count_records(lines, cfg.records or s.records), len(lines), len(data)
-
-        got = {n: counted(n, e.at_guard, e.at_end) for n in own}
-        foreign = {n: counted(n, e.at_guard, e.at_end)[1] for n in sinks if n not in own}
-        in_guard = sum(counted(n, e.at_switch, e.at_guard)[0] for n in own)
-        received = {n: c[0] for n, c in got.items()}
-        lines = sum(c[1] for c in got.values())
-        nbytes = sum(c[2] for c in got.values())
-        expected = cfg.expected_records(statements=mb.statements_sent(queries, failed)) * len(own)
-        machine = controls.delta({k: v for k, v in e.at_guard.items() if k != "files"},
-                                 {k: v for k, v in e.at_end.items() if k != "files"})
-        steal = float(machine.get("steal_s", math.nan))
-        got_total = sum(received.values())
+        log = logged(sinks, cfg, own, e)
         settings = bench.effective_settings(cfg)
         settings.update(marks.get("load_settings", {}))
-        out.append(records.Run(
-            study=study.name, configuration=w.arm, settings=settings, destinations=tuple(own),
-            engine=bench.engine, server_version=bench.server_version, backend=bench.backend,
-            workload=f"sysbench {bench.test}", query_mode=bench.query_mode, scale=bench.scale,
-            clients=clients, threads=clients, repeat=w.load * sb.blocks + w.block, position=first_position + w.index,
-            warmup=False, seed=study.seed,
-            started_at=dt.datetime.fromtimestamp(zero + first, dt.timezone.utc).isoformat(timespec="milliseconds"),
-            duration_s=secs, wall_s=secs, switch="reload", switch_s=e.applied.latency_s,
-            transactions=tx, failed=failed, tps=tx / secs,
+        out.append(window_run(
+            study, bench, w, e, env_id=env_id, clients=clients, first_position=first_position,
+            idle_state=idle_state, placement=placement,
+            machine=controls.delta({k: v for k, v in e.at_guard.items() if k != "files"},
+                                   {k: v for k, v in e.at_end.items() if k != "files"}),
+            started=zero + first, secs=secs, own=own, received=log.received,
+            expected=cfg.expected_records(statements=mb.statements_sent(queries, failed)) * len(own),
+            loss_defined=bench.loss_defined(cfg), lines=log.lines, nbytes=log.nbytes,
+            settings=settings, workload=f"sysbench {bench.test}", transactions=tx, failed=failed, tps=tx / secs,
             latency_mean_ms=math.nan, latency_stddev_ms=math.nan, latency_p50_ms=math.nan,
             latency_p95_ms=float(np.mean([r["pct_ms"] for r in rows])), latency_p99_ms=math.nan, latency_samples=0,
-            log_records_expected=expected, log_records_received=got_total,
-            log_loss=records.loss(expected, got_total) if own and bench.loss_defined(cfg) else math.nan,
-            log_records_by_destination=received, log_lines=lines, log_bytes=nbytes,
-            log_lines_per_s=lines / secs, log_bytes_per_s=nbytes / secs,
-            server_cpu_s=e.at_end["server_cpu_s"] - e.at_guard["server_cpu_s"], logger_cpu_s=0.0,
-            env_id=env_id, log_dir_fs=bench.log_dir_fs(), idle_state=idle_state,
-            cpuidle_driver=controls.cpuidle_driver(), cpuidle_usage=controls.cpuidle_usage(machine), steal_s=steal,
-            high_steal=controls.high_steal(steal, secs),
+            logger_cpu_s=0.0,
             extra=window_extra(sb, windows, w, e, first_position, placement,
                                per_second_tps=[per_second.get(k, {"tx": 0})["tx"]
                                                for k in range(first + 1, first + sb.window_s + 1)],
-                               records_in_guard=in_guard, foreign_records=foreign,
+                               records_in_guard=log.in_guard, foreign_records=log.foreign,
                                load_settings=marks.get("load_settings", {}), sysbench_zero=zero,
                                **bench.window_numbers(queries=queries, qps=queries / secs)),
         ))
     return out
+
+
+def logged(sinks: dict, cfg, own: Sequence[str], e):
+    """What a window's own log files received (the bytes between the guard's and the window's end marks, counted
+    as the arm's records: ``cfg.records``, else the sink's), in its guard, and the lines the other arms' files got
+    meanwhile: the :class:`logbench.switchback.window_runs.Logged` PostgreSQL's windows fill by timestamps."""
+    from ..logsinks import count_records
+    from ..switchback.window_runs import Logged
+
+    def counted(name: str, a: dict, b: dict) -> tuple[int, int, int]:
+        s = sinks[name]
+        with open(s.path, "rb") as f:
+            f.seek(a["files"][name])
+            data = f.read(b["files"][name] - a["files"][name])
+        lines = data.splitlines()
+        return count_records(lines, cfg.records or s.records), len(lines), len(data)
+
+    got = {n: counted(n, e.at_guard, e.at_end) for n in own}
+    return Logged(received={n: c[0] for n, c in got.items()},
+                  foreign={n: counted(n, e.at_guard, e.at_end)[1] for n in sinks if n not in own},
+                  lines=sum(c[1] for c in got.values()), nbytes=sum(c[2] for c in got.values()),
+                  in_guard=sum(counted(n, e.at_switch, e.at_guard)[0] for n in own))
 
 
 def pilot(study, bench, clients: int, seconds: int) -> dict[str, object]:
