@@ -160,7 +160,7 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
     baseline = baseline_of(runs)
     out = common.summary_per_variant(common.measured_columns(runs, SessionNumbers), baseline,
                                      ("sessions", "server_pss_mb", "server_uss_mb", "latency_p95_ms"), order)
-    return with_server_version(out, runs)
+    return common.with_server_version(out, runs)
 
 
 def baseline_of(runs: pd.DataFrame) -> str:
@@ -168,22 +168,6 @@ def baseline_of(runs: pd.DataFrame) -> str:
     names = runs["configuration"].map(plain)
     return min((c for c in names.unique() if parse(c)[1] == "none" and not is_aa(c)),
                key=lambda c: parse(c)[0], default=names.iloc[0] if len(runs) else "")
-
-
-def server_versions(runs: pd.DataFrame) -> dict[str, str]:
-    """Each variant's server version as its runs recorded it ('' for a study on one server)."""
-    m = common.split_variant(runs)
-    return {v: ", ".join(sorted(g["server_version"].astype(str).unique())) for v, g in m.groupby("variant")}
-
-
-def with_server_version(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with the server version of each row's variant as its last column (after the cell's keys and
-    numbers: a reference from another patch level still lines up cell by cell, common.beside_reference)."""
-    if not len(table) or not len(runs) or "server_version" not in runs:
-        return table
-    versions = server_versions(runs)
-    key = table["variant"] if "variant" in table else pd.Series("", index=table.index)
-    return table.assign(server_version=key.map(versions))
 
 
 def slopes(runs: pd.DataFrame) -> pd.DataFrame:
@@ -215,7 +199,7 @@ def slopes(runs: pd.DataFrame) -> pd.DataFrame:
                      "mb_per_session": float(mem.params["x"]) if kind != "none" else math.nan,
                      "mb_ci_low": float(mlo) if kind != "none" else math.nan,
                      "mb_ci_high": float(mhi) if kind != "none" else math.nan})
-    return with_server_version(pd.DataFrame(rows), runs)
+    return common.with_server_version(pd.DataFrame(rows), runs)
 
 
 def findings(runs: pd.DataFrame) -> pd.DataFrame:
@@ -242,15 +226,8 @@ def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
     # a version sweep's: each later version's ratio to its own baseline over the oldest's (issue 23)
     between = common.variant_differences(runs, baseline_of(runs), list(dict.fromkeys(table["configuration"])))
     return {"summary": table, "slopes": slopes(runs), "findings": findings(runs),
-            "runs": records.flatten(with_variant(common.measured_columns(runs, SessionNumbers))),
+            "runs": records.flatten(common.with_variant(common.measured_columns(runs, SessionNumbers))),
             **({"between_versions": between} if len(between) else {})}
-
-
-def with_variant(runs: pd.DataFrame) -> pd.DataFrame:
-    """Runs with a ``variant`` column (a version sweep's "pg13"; '' for one server) beside their full
-    configuration names; each run's ``server_version`` is its own record's."""
-    head, sep, _ = runs["configuration"].str.partition(runner.SplitBench.SEP).T.values
-    return runs.assign(variant=[h if s else "" for h, s in zip(head, sep)])
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, ...]:
