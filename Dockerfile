@@ -14,8 +14,9 @@ ARG BASE=logbench/debian:bookworm
 FROM ${BASE}
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 WORKDIR /logbench
-COPY scripts/apt-packages.txt scripts/apt-packages.txt
-COPY scripts/setup.sh scripts/setup.sh
+COPY scripts/apt-packages.txt scripts/setup.sh scripts/setup_packages.sh scripts/
+# set-up installs the local servers at their pins (setup_packages.sh reads them there)
+COPY docker/servers.tsv docker/servers.tsv
 COPY pyproject.toml pyproject.toml
 COPY lib lib
 # pyproject.toml makes the glob's optional file optional: no CA bundle, no error

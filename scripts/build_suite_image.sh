@@ -29,7 +29,7 @@ done
 say() { printf 'build_suite_image: %s\n' "$*"; }
 docker image inspect "$base" >/dev/null 2>&1 || { say "$base missing: run bash scripts/setup_docker.sh first" >&2; exit 1; }
 base_id=$(docker image inspect -f '{{.Id}}' "$base")
-want=$( (printf '%s\n' "$base_id"; cat Dockerfile scripts/setup.sh scripts/apt-packages.txt pyproject.toml) \
+want=$( (printf '%s\n' "$base_id"; cat Dockerfile scripts/setup.sh scripts/setup_packages.sh scripts/apt-packages.txt docker/servers.tsv pyproject.toml) \
         | sha256sum | cut -c1-16)
 have=$(docker image inspect -f "{{ index .Config.Labels \"$label\" }}" "$tag" 2>/dev/null || true)
 if [ $rebuild -eq 0 ] && [ "$have" = "$want" ]; then

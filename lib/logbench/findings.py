@@ -227,11 +227,23 @@ def study_published(name: str, runs: pd.DataFrame | None = None) -> pd.DataFrame
     return published_ratios(study_info(name))
 
 
+def _version_sweeps() -> frozenset[str]:
+    from .studies.common import stem
+
+    return frozenset(stem(s.name, "versions") for s in studies_registry.specs()
+                     if any(p.get("profile") == "versions" for p in s.extra_committed))
+
+
+# A study's version sweep (its profile "versions"): its versions side by side in the paper's section on versions
+# (paper.versions), not a figure per study and version here.
+VERSION_SWEEPS = _version_sweeps()
+
+
 def study_figures(studies: dict[str, StudyData]) -> dict[str, object]:
     """One overhead-ratio figure per study and cell (published ratios as open markers)."""
     figs = {}
     for name, s in studies.items():
-        if s.summary is None or "ratio" not in s.summary.columns:
+        if s.summary is None or "ratio" not in s.summary.columns or name in VERSION_SWEEPS:
             continue
         info = study_info(name)
         published = study_published(name, s.runs)
