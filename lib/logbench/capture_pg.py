@@ -263,6 +263,35 @@ def capture(connect: Connect, seconds: float, *, verbose: bool = False, log: Cal
 
     if seconds <= 0:
         raise ValueError(f"seconds must be > 0, not {seconds}")
+    first = _first_connection(connect)
+    result = StatementLogResult()
+    session: Session[psycopg.Connection] = Session(connect, result, say, is_open=lambda c: not (c.closed or c.broken),
+                                                   is_lost=_is_lost, on_open=lambda c: c.execute(QUIET))
+    session.conn = first
+    current, changes, folder = _discover(first, result, say)
+    files_before = _log_dir(first)
+    wanted = {c.name: c.during for c in changes}
+
+    def apply() -> None:
+        _apply(session, result, changes, say, settle_timeout)
+
+    def restore() -> None:
+        try:
+            _restore(session, result, {n: current[n] for n in wanted}, say, restore_timeout, settle_timeout)
+        finally:
+            with contextlib.suppress(Exception):
+                result.files = written(files_before, session.run(_log_dir), folder)
+            session.close()
+
+    hold(result, seconds, apply=apply, restore=restore, sleep=sleep, say=say,
+         shout=lambda: shout(PROG, result, result.restore_statements(),
+                             "ALTER SYSTEM survives a restart: until these run, postgresql.auto.conf keeps the "
+                             "capture's settings"))
+    return result
+
+
+def _first_connection(connect: Connect) -> psycopg.Connection:
+    """The capture's first connection, checked (Refused: nothing changed) and made quiet; closed if either fails."""
     first = connect()
     try:
         check(first)
@@ -270,10 +299,13 @@ def capture(connect: Connect, seconds: float, *, verbose: bool = False, log: Cal
     except BaseException:
         first.close()
         raise
-    result = StatementLogResult()
-    session: Session[psycopg.Connection] = Session(connect, result, say, is_open=lambda c: not (c.closed or c.broken),
-                                                   is_lost=_is_lost, on_open=lambda c: c.execute(QUIET))
-    session.conn = first
+    return first
+
+
+def _discover(first: psycopg.Connection, result: StatementLogResult,
+              say: Callable[[str], None]) -> tuple[dict[str, str], list[Change], str]:
+    """The server's logging settings now (by name), the changes the capture makes, and the server's log folder;
+    sets the result's format, prefix and count of overriding role/database settings, and says what it found."""
     current = _settings(first, _DISCOVER)
     auto = _auto_conf(first)
     for n in WATCHED:
@@ -292,31 +324,20 @@ def capture(connect: Connect, seconds: float, *, verbose: bool = False, log: Cal
     if current["log_statement"] != "none" or current["log_duration"] == "on":
         say(f"Note: log_statement={current['log_statement']}, log_duration={current['log_duration']} also log "
             "statements; pgBadger counts each statement once")
-    files_before = _log_dir(first)
-    wanted = {c.name: c.during for c in changes}
+    return current, changes, folder
 
-    def apply() -> None:
-        for c in changes:
-            result.changes.append(c)
-            say(f"Setting {c.name}={c.during!r}")
-            session.run(lambda conn, c=c: conn.execute(set_statement(c)))
-        say("Reloading the configuration")
-        session.run(lambda conn: conn.execute("SELECT pg_reload_conf()"))
-        _settle(session, wanted, result.format, settle_timeout)
 
-    def restore() -> None:
-        try:
-            _restore(session, result, {n: current[n] for n in wanted}, say, restore_timeout, settle_timeout)
-        finally:
-            with contextlib.suppress(Exception):
-                result.files = written(files_before, session.run(_log_dir), folder)
-            session.close()
-
-    hold(result, seconds, apply=apply, restore=restore, sleep=sleep, say=say,
-         shout=lambda: shout(PROG, result, result.restore_statements(),
-                             "ALTER SYSTEM survives a restart: until these run, postgresql.auto.conf keeps the "
-                             "capture's settings"))
-    return result
+def _apply(session: Session[psycopg.Connection], result: StatementLogResult, changes: list[Change],
+           say: Callable[[str], None], settle_timeout: float) -> None:
+    """Make each change (recorded in the result as it is made, so a failure restores what was made), reload, and
+    wait until the reload has taken effect."""
+    for c in changes:
+        result.changes.append(c)
+        say(f"Setting {c.name}={c.during!r}")
+        session.run(lambda conn, c=c: conn.execute(set_statement(c)))
+    say("Reloading the configuration")
+    session.run(lambda conn: conn.execute("SELECT pg_reload_conf()"))
+    _settle(session, {c.name: c.during for c in changes}, result.format, settle_timeout)
 
 
 def _settle(session: Session[psycopg.Connection], wanted: dict[str, str], fmt: str, timeout: float) -> None:

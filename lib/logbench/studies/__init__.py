@@ -35,7 +35,9 @@ from .common import StudySpec
 
 __all__ = ["StudySpec", "module", "sources", "spec", "specs"]
 
-_NOT_STUDIES = {"common", "__main__"}
+# The skeleton every study shares (common re-exports its modules), not studies.
+_NOT_STUDIES = {"common", "__main__", "beside", "output", "parameters", "running", "spec", "summaries", "texts",
+                "variants"}
 
 
 @lru_cache(maxsize=1)

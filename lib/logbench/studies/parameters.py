@@ -1,0 +1,69 @@
+"""The parameters every study shares (clients, repeats, duration, warm-up, seed, output paths, noise
+controls), resolved against the study's profile and checked: :func:`study_fields`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import design, params
+from ..errors import ParameterError
+from .output import output_path, processed_path, stem
+from .spec import StudySpec
+
+
+def with_baseline(baseline: str, chosen: tuple[str, ...]) -> tuple[str, ...]:
+    """The chosen names with the baseline first: every ratio needs it."""
+    return (baseline,) + tuple(c for c in chosen if c != baseline)
+
+
+SHARED = ("clients", "repeats", "duration", "warmup", "warmup_blocks", "seed", "output_dir", "processed_dir",
+          "publish", *design.CONTROL_FIELDS)
+
+
+def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Callable[[str, object], object]:
+    """Check ``profile`` (smoke/standard/full, or a study's own named profile: a key of ``profiles``);
+    returns ``d(name, value)``: the value, or the profile's default when it is None."""
+    params.choice("profile", profile, tuple(dict.fromkeys((*params.PROFILES, *profiles))))
+    return lambda name, value: params.from_profile(name, value, profile, profiles)
+
+
+def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, object]], *,
+                 whole_seconds: bool = False, clients: object = None, repeats: object = None,
+                 duration: object = None, warmup: object = None, warmup_blocks: object = 0, seed: object = None,
+                 output_dir: object = None, processed_dir: object = None, publish: object = False,
+                 idle_state: object = None,
+                 aa_control: object = None, target_halfwidth: object = None, time_budget_s: object = None,
+                 max_repeats: object = None, placement: object = None, **unknown: object) -> dict[str, object]:
+    """The :class:`~logbench.design.Study` fields every study shares, checked (ParameterError otherwise).
+
+    ``whole_seconds``: duration and warm-up are whole seconds (the load tool takes no fractions).
+    The noise controls and adaptive repeats (None: the profile's value) are checked by the Study itself.
+    ``publish``: True only for the committed results (writes data/processed, see :func:`processed_path`).
+    """
+    if unknown:
+        name = sorted(unknown)[0]
+        raise ParameterError(name, unknown[name], f"a parameter of study {spec.name!r}; the shared ones are "
+                             + ", ".join(SHARED))
+    d = profile_lookup(profile, profiles)
+    publish = params.boolean("publish", publish)
+    number, non_negative = ((params.positive_int, params.non_negative_int) if whole_seconds
+                            else (params.positive_number, params.non_negative_number))
+    controls = design.control_fields(profiles[profile], idle_state=idle_state, aa_control=aa_control,
+                                     target_halfwidth=target_halfwidth, time_budget_s=time_budget_s,
+                                     max_repeats=max_repeats, placement=placement)
+    # A named profile's runs are a study of their own in the records and the processed files (common.stem).
+    name = stem(spec.name, profile)
+    return dict(
+        name=name, engine=spec.engine, profile=profile,
+        clients=params.int_list("clients", d("clients", clients)),
+        repeats=params.positive_int("repeats", d("repeats", repeats)),
+        duration=number("duration", d("duration", duration)),
+        warmup=non_negative("warmup", d("warmup", warmup)),
+        warmup_blocks=params.non_negative_int("warmup_blocks", warmup_blocks),
+        seed=params.non_negative_int("seed", spec.seed if seed is None else seed),
+        output_dir=(out := output_path(name, profile, output_dir)),
+        processed_dir=processed_path(profile, processed_dir, publish=publish, output_dir=out),
+        publish=publish,
+        **controls,
+    )
+

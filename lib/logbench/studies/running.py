@@ -1,0 +1,82 @@
+"""A study's run sequence: resolve the study (backend 'auto', images) -> interrupt handling -> start the
+stack -> environment -> write the study -> execute -> write the processed files (:func:`run_study`)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .. import records, runner
+from ..design import Study
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    study: Study
+    runs: pd.DataFrame
+    environment: dict
+    switches: tuple[tuple[str, float], ...] = ()  # (reload | restart, seconds) of every settings switch
+
+
+def switches_of(bench: object) -> list[tuple[str, float]]:
+    """The settings switches a bench (or each bench behind a SplitBench) made."""
+    benches = bench.benches.values() if isinstance(bench, runner.SplitBench) else [bench]
+    return [sw for b in benches for sw in getattr(b, "switches", ())]
+
+
+def execute_all(study: Study, bench: object, env: dict, progress: bool) -> tuple[pd.DataFrame, list]:
+    """The plain schedule: every planned run on one bench (a SplitBench's runs keep their own server's
+    environment id; its record is ``{"variants": {label: record}}``)."""
+    env_id = env["env_id"] if "env_id" in env else next(iter(env["variants"].values()))["env_id"]
+    return runner.execute(study, bench, env_id, progress=progress), switches_of(bench)
+
+
+def run_study(study: Study, start: Callable[[Study, contextlib.ExitStack], tuple[object, dict]],
+              tables: Callable[[StudyResult], dict[str, pd.DataFrame]], *,
+              execute: Callable[..., tuple[pd.DataFrame, list]] = execute_all, progress: bool = True) -> StudyResult:
+    """Resolve the study, start everything it needs, run its schedule, stop and remove everything, write its files.
+
+    ``study.resolved()`` decides what define() left to the run (backend 'auto', images) before anything
+    starts; the resolved study is what is written, started and run. ``start(study, stack)`` enters the
+    servers into ``stack`` and returns (bench, environment record) (e.g. ``benches.postgres.start``);
+    ``execute(study, bench, env, progress)`` returns (runs, switches) (default: the whole schedule on
+    the bench); ``tables(result)`` gives the processed tables (``summary`` -> ``<name>.csv``).
+    """
+    from .. import progress as channel
+
+    study = study.resolved()
+    reporter = channel.Reporter(study.name)
+    with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
+        stack.callback(reporter.close)
+        t0 = time.monotonic()
+        reporter.say(f"{study.profile} profile; raw runs in {study.output_dir}; starting the servers")
+        with reporter.phase("starting the servers (and loading the data)"):
+            bench, env = start(study, stack)
+        reporter.say(f"servers up in {channel.duration(time.monotonic() - t0)}: {env_label(env)}")
+        runner.write_study(study, env)
+        runs, switches = execute(study, bench, env, progress)
+        reporter.say("stopping the servers")
+    result = StudyResult(study, runs, env, tuple(switches))
+    if study.processed_dir is not None:
+        records.write_processed(study.name, Path(study.processed_dir), env, tables(result))
+        reporter.say(f"processed tables in {study.processed_dir}")
+    return result
+
+
+def env_label(env: Mapping) -> str:
+    """'<server version> (<backend>)' per server of an environment record (one, or its variants)."""
+    variants = env["variants"] if "variants" in env else {"": env}
+    return "; ".join(f"{label + ': ' if label else ''}{e.get('server_version', '?')} ({e.get('backend', '?')})"
+                     for label, e in variants.items())
+
+
+def _environments(env: Mapping | None) -> dict[str, Mapping]:
+    if not env:
+        return {}
+    return dict(env["variants"]) if "variants" in env else {"": env}
+
