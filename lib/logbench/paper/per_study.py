@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .versions import SWEEP_STEMS as SWEEPS
-
 from .. import records
 from ..settings import is_aa
 from ..stats import PAIRED, effect_note, effects
 from ..claims import StudyData
-from ..findings import STUDY_FINDINGS, cell_columns, cell_label, cell_slug, cells, in_cell, study_info
+from ..findings import (STUDY_FINDINGS, VERSION_SWEEPS, cell_columns, cell_label, cell_slug, cells, in_cell,
+                        study_info)
 from .tables import add_figure, add_table, statements, study_table
 
 # Columns of a study's runs the text names where the study has them: (column, aggregate, key).
@@ -32,7 +31,7 @@ def studies_section(doc: dict, processed_dir: Path, gen: Path, nums, studies: di
     env_source = None
     for _, row in status.iterrows():
         name = row["study"]
-        if name in SWEEPS:  # a version sweep has its own section (paper.versions)
+        if name in VERSION_SWEEPS:  # a version sweep has its own section (paper.versions)
             continue
         if not row["present"]:
             doc["missing_studies"].append({"name": name, "title": row["title"], "post": row["post"],

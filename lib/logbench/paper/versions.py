@@ -32,8 +32,6 @@ SWEEPS = (
     ("mysql_slowlog_versions", "MariaDB: the slow-log configurations on the CPU-bound sysbench load (study 04)"),
     ("pg_idle_connections_versions", "PostgreSQL: max_connections and idle sessions (study 08, post 004)"),
 )
-SWEEP_STEMS = tuple(stem for stem, _ in SWEEPS)
-
 
 def cell_keys(table: pd.DataFrame) -> list[str]:
     """The columns before ``configuration`` that split a study into cells (study 04: regime, test), not the

@@ -249,11 +249,10 @@ def session_table(study: IdleConnectionsStudy) -> pd.DataFrame:
 # -- a version sweep's tables side by side: each version's own cells, never pooled ----------------------------
 
 def variants_of(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """(variant, its rows without the variant column) per server, in the schedule's order; [('', frame)] for a
-    study on one server."""
-    if "variant" not in frame or frame["variant"].fillna("").eq("").all():
-        return [("", frame.drop(columns="variant", errors="ignore"))]
-    return [(str(v), g.drop(columns="variant")) for v, g in frame.groupby("variant", sort=False)]
+    """plots.variants' servers, each with its rows without the variant column; [('', frame)] for one server."""
+    from .. import plots
+
+    return [(v, g.drop(columns="variant", errors="ignore")) for v, g in plots.variants(frame)]
 
 
 def side_by_side(summary: pd.DataFrame, value: str) -> pd.DataFrame:
