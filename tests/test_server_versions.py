@@ -128,6 +128,22 @@ def test_an_unknown_version_is_refused_naming_the_allowed_ones(tmp_path):
     versions.check_pg_destinations("15", ["jsonlog"])
 
 
+def test_a_sweep_with_the_default_destinations_leaves_out_what_a_version_lacks_and_says_so(tmp_path, monkeypatch):
+    """`bash run.sh study -p versions "[13, 17]"` (issue 23's command) runs: the standard destinations less jsonlog,
+    which 13 lacks, said on the progress channel; named in ``destinations``, jsonlog with 13 is still refused."""
+    from logbench.studies import pg_destinations as study_mod
+
+    monkeypatch.setenv("LOGBENCH_PROGRESS", str(tmp_path / "progress.txt"))
+    swept = study_mod.define(backend="container", versions=["13", "17"], output_dir=tmp_path)
+    arms = {c.name.split("/", 1)[1] for c in swept.configurations}
+    assert arms == set(study_mod.PROFILES["standard"].get("destinations", study_mod.DESTINATIONS)) - {"jsonlog"}
+    assert "jsonlog" in (tmp_path / "progress.txt").read_text()
+    newer = study_mod.define(backend="container", versions=["15", "17"], output_dir=tmp_path)
+    assert "jsonlog" in {c.name.split("/", 1)[1] for c in newer.configurations}
+    with pytest.raises(ParameterError, match="jsonlog"):
+        study_mod.define(backend="container", versions=["13"], destinations=["none", "jsonlog"], output_dir=tmp_path)
+
+
 # -- one real server of each version, for seconds --------------------------------------------------------
 
 def _image_or_skip(kind: str, version: str) -> None:

@@ -52,9 +52,14 @@ def pg_destinations(version: str) -> str:
     return "stderr,csvlog" + (",jsonlog" if major(version) >= JSONLOG_FROM else "")
 
 
+def pg_has(version: str, destinations: list[str] | tuple[str, ...]) -> bool:
+    """Whether this major has every one of these log destinations (jsonlog from 15)."""
+    return "jsonlog" not in destinations or major(version) >= JSONLOG_FROM
+
+
 def check_pg_destinations(version: str, destinations: list[str] | tuple[str, ...]) -> None:
     """ParameterError when a destination does not exist in this major (jsonlog before 15)."""
-    if "jsonlog" in destinations and major(version) < JSONLOG_FROM:
+    if not pg_has(version, destinations):
         raise ParameterError("versions", version, f"a PostgreSQL major that has jsonlog ({JSONLOG_FROM} and later) "
                              "when 'jsonlog' is among the destinations")
 

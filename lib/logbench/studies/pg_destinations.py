@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import params, paths, records, stats
+from .. import params, paths, progress, records, stats
 from ..errors import ParameterError
 from ..headline import Headline
 from ..benches import postgres as pg
@@ -128,6 +128,8 @@ def define(profile: str = "standard", destinations: object = None, scale: object
         # its notebook compares destinations with the baseline; the baseline against itself alone is notebook 00's
         raise ParameterError("destinations", destinations, "a list with at least one destination besides "
                              f"{BASELINE!r}, of: " + ", ".join(repr(x) for x in ARMS if x != BASELINE))
+    if destinations is None and versions is not None:
+        chosen = _every_version_has(chosen, versions)
     mechanism = own.get("statement_logging", "min_duration_0") if statement_logging is None else statement_logging
     table = pg.with_statement_logging(ARMS, mechanism)
     query_mode = own.get("query_mode", "prepared") if query_mode is None else query_mode
@@ -150,6 +152,21 @@ def define(profile: str = "standard", destinations: object = None, scale: object
     study = PgDestinationsStudy(**fields, **engine, memory_limit_mb=limit, read_iops=iops, configurations=configs,
                                 switchback=sb)
     return pg.checked(study, versions)
+
+
+def _every_version_has(chosen: list[str], versions: object) -> list[str]:
+    """A sweep's default destinations: those every chosen major has, the others said and left out (jsonlog before
+    15), so ``versions=["13", "17"]`` alone runs; named in ``destinations``, one a version lacks is refused
+    (pg.checked)."""
+    from ..servers.containers import PG_IMAGES
+    from ..versions import JSONLOG_FROM, pg_has
+
+    majors = params.name_list("versions", versions, PG_IMAGES, coerce=str)
+    kept = [c for c in chosen if all(pg_has(v, ARMS[c][1]) for v in majors)]
+    if left := [c for c in chosen if c not in kept]:
+        progress.Reporter(SPEC.name).say(f"left out of the sweep of {', '.join(majors)}: {', '.join(left)} (jsonlog came "
+                                         f"in PostgreSQL {JSONLOG_FROM})")
+    return kept
 
 
 def _check_memory_limit(limit_mb: int, engine: dict, profile: str, read_iops: int | None = None) -> None:
