@@ -144,6 +144,20 @@ def test_a_sweep_with_the_default_destinations_leaves_out_what_a_version_lacks_a
         study_mod.define(backend="container", versions=["13"], destinations=["none", "jsonlog"], output_dir=tmp_path)
 
 
+def test_a_mariadb_sweep_with_the_default_cells_runs_the_cpu_cells_and_says_so(tmp_path, monkeypatch):
+    """`bash run.sh study 04 -p versions '["10.5", "11.8"]'`: the standard profile's cpu cells on each version (the
+    profile versions' choice), the io cell left out and said; named in ``cells``, the io cell still runs."""
+    from logbench.studies import mysql_slowlog as s04
+
+    monkeypatch.setenv("LOGBENCH_PROGRESS", str(tmp_path / "progress.txt"))
+    swept = s04.define(backend="container", versions=["10.5", "11.8"], output_dir=tmp_path)
+    standard = s04.PROFILES["standard"]["cells"]
+    assert list(swept.cell_names) == sorted(c for c in standard if c.startswith("cpu/"))
+    assert "io/oltp_read_write" in (tmp_path / "progress.txt").read_text()
+    named = s04.define(backend="container", versions=["10.5"], cells=["io/oltp_read_write"], output_dir=tmp_path)
+    assert named.cell_names == ("io/oltp_read_write",)
+
+
 # -- one real server of each version, for seconds --------------------------------------------------------
 
 def _image_or_skip(kind: str, version: str) -> None:

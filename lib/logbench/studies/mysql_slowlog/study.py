@@ -8,7 +8,7 @@ import dataclasses
 
 import pandas as pd
 
-from ... import params, paths, records, runner
+from ... import params, paths, progress, records, runner
 from ...benches import mariadb as mb
 from ...errors import ParameterError
 from ...servers import mariadb as mdb
@@ -40,6 +40,8 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
     own = PROFILES[profile]
     versions = own.get("versions") if versions is None else versions
     swept = None if versions is None else mb.check_versions(versions, backend, image)
+    if swept and cells is None:
+        cells = _cpu_cells(d("cells", None), swept)
     chosen = params.name_list("configurations", own.get("configurations", list(CONFIGURATIONS))
                               if configurations is None else configurations, CONFIGURATIONS)
     chosen = common.with_baseline(BASELINE, chosen)
@@ -74,6 +76,17 @@ def define(profile: str = "standard", configurations: object = None, cells: obje
 
 
 # define's steps (split out of it to keep it readable; the checks and their order as they were):
+
+
+def _cpu_cells(cells: list[str], swept: tuple[str, ...]) -> list[str]:
+    """A sweep's default cells: the profile's cpu cells (the profile ``versions``'s choice), the io regime said and left
+    out, so ``versions=["10.5", "11.8"]`` alone runs what a sweep can measure: a container's server is outside the
+    memory cgroup that paces the io regime (where a container runs the io cell, its pacing is dropped)."""
+    kept = [c for c in cells if not c.startswith("io/")]
+    if left := [c for c in cells if c not in kept]:
+        progress.Reporter(SPEC.name).say(f"left out of the sweep of {', '.join(swept)}: {', '.join(left)} (the io "
+                                         "regime's memory cgroup cannot hold a container's server)")
+    return kept
 
 
 def _configurations(chosen: list[str], rate: int, flavor: str) -> list[Configuration]:
