@@ -345,3 +345,16 @@ def test_one_progress_line_per_block_and_nothing_in_the_notebook(tmp_path, monke
     assert "· noisy/none ×4: 0." in blocks[-1] and " ± " in blocks[-1] and "2 more (each within ± " in blocks[-1]
     assert blocks[-1].index("noisy/none ×4") < blocks[-1].index(" ± ")
     assert not any(": run " in ln for ln in lines)  # no line per run
+
+
+def test_a_variants_running_estimate_names_its_server_once():
+    """A sweep's progress line read "pg13/stderr/pg13/none ×4": the server's label once, then arm/baseline."""
+    from types import SimpleNamespace
+
+    values = {("pg13/stderr", 4): [1.0, 1.1, 0.9], ("pg13/none", 4): [2.0, 2.1, 1.9], ("stderr", 4): [1.0, 1.1],
+              ("none", 4): [2.0, 2.1]}
+    swept = SimpleNamespace(baselines={"pg13/none"}, baseline_of=lambda c: "pg13/none")
+    assert list(runner.running_estimates(swept, SimpleNamespace(pairs=[("pg13/stderr", 4)]), values)) == [
+        "pg13 stderr/none ×4"]
+    one = SimpleNamespace(baselines={"none"}, baseline_of=lambda c: "none")
+    assert list(runner.running_estimates(one, SimpleNamespace(pairs=[("stderr", 4)]), values)) == ["stderr/none ×4"]

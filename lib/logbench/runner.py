@@ -311,7 +311,11 @@ def running_estimates(study: Study, adaptive: Adaptive, values: dict) -> dict[st
             continue
         base = study.baseline_of(c)
         r = stats.ratio_ci(values[(c, n)], values.get((base, n), ()))
-        out[f"{c}/{base} ×{n}"] = (r.value, stats.relative_halfwidth(r))
+        # a variant's arm and its baseline share the server's label: "pg13 stderr/none", not "pg13/stderr/pg13/none"
+        server, sep, arm = c.partition(VARIANT_SEP)
+        label = (f"{server} {arm}/{base.partition(VARIANT_SEP)[2]}" if sep and base.startswith(server + sep)
+                 else f"{c}/{base}")
+        out[f"{label} ×{n}"] = (r.value, stats.relative_halfwidth(r))
     return out
 
 
