@@ -62,23 +62,9 @@ build_image() {
 }
 
 privilege() {
-  # The studies make mount and network namespaces: --privileged where this host grants it; else every capability
-  # it has, unconfined (as workflow/scripts/container_submit.sh does).
-  if docker run --rm --privileged "$image" true >/dev/null 2>&1; then
-    echo "--privileged"
-    return
-  fi
-  python3 - <<'PY'
-import re
-caps = ("CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP LINUX_IMMUTABLE "
-        "NET_BIND_SERVICE NET_BROADCAST NET_ADMIN NET_RAW IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT "
-        "SYS_PTRACE SYS_PACCT SYS_ADMIN SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE "
-        "AUDIT_WRITE AUDIT_CONTROL SETFCAP MAC_OVERRIDE MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ").split()
-bounding = int(re.search(r"^CapBnd:\s*([0-9a-f]+)$", open("/proc/self/status").read(), re.M).group(1), 16)
-print(" ".join([f"--cap-add={c}" for i, c in enumerate(caps) if bounding >> i & 1]
-               + ["--security-opt=seccomp=unconfined", "--security-opt=apparmor=unconfined",
-                  "--security-opt=systempaths=unconfined"]))
-PY
+  # The studies make mount and network namespaces: --privileged where this host grants it, else every capability
+  # it has, unconfined (scripts/docker_privilege.py, which workflow/scripts/container_submit.sh asks too).
+  python3 "$here/scripts/docker_privilege.py" "$image"
 }
 
 dx() { local c=$1; shift; docker exec -i "$c" "$@"; }

@@ -167,3 +167,39 @@ def wait_for(predicate, timeout=20.0):
             return True
         time.sleep(0.05)
     return False
+
+
+def interrupt_while_sleeping(command: list[str], sig, capturing) -> str:
+    """Run a capture tool's command line (``python -m logbench.capture...``, ``-s 60``) until it sleeps, check that
+    ``capturing()`` (its settings are on, with its output so far as the message), send it ``sig``: what it printed
+    from then on, once it exited with 128 + the signal's number (its stderr as the message)."""
+    import subprocess
+
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith("Sleeping 60 seconds"):
+            break
+    assert capturing(), "".join(lines)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig.value, err
+    assert "could NOT restore" not in err
+    return out
+
+
+def fail_the_load_tool_at(monkeypatch, call: int) -> None:
+    """pgbench's ``call``-th run in this test raises RuntimeError("injected failure of the load tool"), a failure
+    mid-study; the runs before it are real."""
+    from logbench.workloads import pgbench
+
+    real_run, calls = pgbench.Pgbench.run, []
+
+    def failing_run(self, *a, **kw):
+        calls.append(1)
+        if len(calls) == call:
+            raise RuntimeError("injected failure of the load tool")
+        return real_run(self, *a, **kw)
+
+    monkeypatch.setattr(pgbench.Pgbench, "run", failing_run)

@@ -45,7 +45,9 @@ class NoisyBench:
         mean = self.means[run.configuration]
         cv = self.cvs.get((run.configuration, run.clients), 0.002)
         tps = mean * (1 + cv * rng.standard_normal())
-        return runner.Measurement(int(tps), 0, tps, 1.0, 0.1, 1.0, 1.0, 1.0, 10, 1.0, run.clients, {})
+        return runner.Measurement(transactions=int(tps), failed=0, tps=tps, latency_mean_ms=1.0, latency_stddev_ms=0.1,
+                                  latency_p50_ms=1.0, latency_p95_ms=1.0, latency_p99_ms=1.0, latency_samples=10,
+                                  wall_s=1.0, threads=run.clients, extra={})
 
     def sinks(self, configuration):
         return []

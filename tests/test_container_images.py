@@ -89,23 +89,15 @@ class Created:
     def leftovers(self) -> list[str]:
         import docker.errors
 
+        made = [(self.client.containers, cid, f"container {cid[:12]} ({what})")
+                for cid, what in self.containers.items()]
+        made += [(self.client.volumes, name, f"volume {name[:12]}") for name in self.volumes]
+        made += [(self.client.networks, nid, f"network {name}") for nid, name in self.networks.items()]
         left = []
-        for cid, what in self.containers.items():
+        for collection, key, label in made:
             try:
-                self.client.containers.get(cid)
-                left.append(f"container {cid[:12]} ({what})")
-            except docker.errors.NotFound:
-                pass
-        for name in self.volumes:
-            try:
-                self.client.volumes.get(name)
-                left.append(f"volume {name[:12]}")
-            except docker.errors.NotFound:
-                pass
-        for nid, name in self.networks.items():
-            try:
-                self.client.networks.get(nid)
-                left.append(f"network {name}")
+                collection.get(key)
+                left.append(label)
             except docker.errors.NotFound:
                 pass
         return left

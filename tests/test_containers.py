@@ -13,6 +13,8 @@ from logbench.servers.postgres import LocalPostgres
 from logbench.settings import Settings
 from logbench.studies import pg_destinations as study_mod
 
+from conftest import fail_the_load_tool_at
+
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("docker_engine")]
 
 
@@ -109,17 +111,7 @@ def test_unknown_backend_is_refused():
 
 def test_failure_mid_study_removes_every_container_and_network(tmp_path, monkeypatch):
     from logbench import records
-    from logbench.workloads import pgbench
-
-    real_run, calls = pgbench.Pgbench.run, []
-
-    def failing_run(self, *a, **kw):
-        calls.append(1)
-        if len(calls) == 3:
-            raise RuntimeError("injected failure of the load tool")
-        return real_run(self, *a, **kw)
-
-    monkeypatch.setattr(pgbench.Pgbench, "run", failing_run)
+    fail_the_load_tool_at(monkeypatch, 3)
     before_volumes, before = _volumes(), _ours()
     study = study_mod.define(profile="smoke", destinations=["remote_syslog_tcp"], backend="container", clients=[1],
                              repeats=2, output_dir=tmp_path)

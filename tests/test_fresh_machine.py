@@ -93,22 +93,12 @@ def _why_not_runnable() -> str | None:
     return None
 
 
-# Linux capability numbers 0..37, the ones every Docker engine since 20.10 knows by name.
-CAPS = ("CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP LINUX_IMMUTABLE "
-        "NET_BIND_SERVICE NET_BROADCAST NET_ADMIN NET_RAW IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT "
-        "SYS_PTRACE SYS_PACCT SYS_ADMIN SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE "
-        "AUDIT_WRITE AUDIT_CONTROL SETFCAP MAC_OVERRIDE MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ").split()
-
-
 def privileged_args() -> list[str]:
     """``--privileged``, or where this host's own bounding set lacks a capability (a VM sandbox without
-    CAP_SYS_RESOURCE: runc then refuses ``--privileged``), every capability it has, unconfined."""
-    if _docker("run", "--rm", "--privileged", BASE_IMAGE, "true").returncode == 0:
-        return ["--privileged"]
-    bounding = int(re.search(r"^CapBnd:\s*([0-9a-f]+)$", Path("/proc/self/status").read_text(), re.M).group(1), 16)
-    return ([f"--cap-add={c}" for i, c in enumerate(CAPS) if bounding >> i & 1]
-            + ["--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
-               "--security-opt", "systempaths=unconfined"])
+    CAP_SYS_RESOURCE: runc then refuses ``--privileged``), every capability it has, unconfined: what
+    scripts/docker_privilege.py says, as for the cluster scripts."""
+    return subprocess.run([sys.executable, str(paths.ROOT / "scripts" / "docker_privilege.py"), BASE_IMAGE],
+                          capture_output=True, text=True, check=True, timeout=180).stdout.split()
 
 
 def pip_passthrough(config_lines: list[str], exists=os.path.exists) -> tuple[dict[str, str], dict[str, str]]:

@@ -18,7 +18,7 @@ from logbench.servers.postgres import LocalPostgres
 from logbench.settings import Settings
 from logbench.studies import pg_destinations as study_mod
 
-from conftest import needs_root
+from conftest import fail_the_load_tool_at, needs_root
 
 pytestmark = pytest.mark.integration
 
@@ -172,17 +172,7 @@ def test_unknown_setting_is_refused_before_a_server_starts():
 @needs_root
 def test_failure_mid_study_stops_everything_and_keeps_recorded_runs(tmp_path, monkeypatch):
     """The load tool fails on the 4th run: the 3 finished runs stay, nothing is left running or on disk."""
-    from logbench.workloads import pgbench
-
-    real_run, calls = pgbench.Pgbench.run, []
-
-    def failing_run(self, *a, **kw):
-        calls.append(1)
-        if len(calls) == 4:
-            raise RuntimeError("injected failure of the load tool")
-        return real_run(self, *a, **kw)
-
-    monkeypatch.setattr(pgbench.Pgbench, "run", failing_run)
+    fail_the_load_tool_at(monkeypatch, 4)
     before = logbench_dirs()
     study = study_mod.define(profile="smoke", destinations=["syslog", "remote_syslog_tcp", "csvlog"],
                              clients=[1], repeats=1, backend="local", output_dir=tmp_path / "out")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from conftest import blank_run
 from logbench import records
@@ -35,10 +36,22 @@ def test_the_papers_where_spec_selects_the_runs_measured_selects():
 
 def test_what_the_load_tool_reported_is_recorded_under_the_same_names_and_types():
     import dataclasses
-    import typing
 
     from logbench import runner
 
-    run, measurement = typing.get_type_hints(records.Run), typing.get_type_hints(runner.Measurement)
-    assert {k: measurement[k] for k in runner.LOAD_FIELDS} == {k: run[k] for k in runner.LOAD_FIELDS}
-    assert set(runner.LOAD_FIELDS) | {"extra"} == {f.name for f in dataclasses.fields(runner.Measurement)}
+    run = {f.name: f.type for f in dataclasses.fields(records.Run)}
+    measurement = {f.name: f.type for f in dataclasses.fields(runner.Measurement)}
+    assert measurement == {**{k: run[k] for k in records.REPORTED_FIELDS}, "extra": "dict"}
+    m = runner.Measurement(transactions=3, failed=0, tps=1.5, latency_mean_ms=1.0, latency_stddev_ms=0.1,
+                           latency_p50_ms=1.0, latency_p95_ms=2.0, latency_p99_ms=3.0, latency_samples=3, wall_s=2.0,
+                           threads=1, extra={})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.tps = 2.0
+
+
+def test_the_records_fields_keep_the_order_of_the_processed_runs_tables_columns():
+    # the record's fields in declaration order are the columns of every processed runs table (data/processed)
+    from pathlib import Path
+
+    header = (Path(__file__).parents[1] / "data/processed/pg_destinations_runs.csv").open().readline().strip()
+    assert tuple(header.split(",")[: len(records.RUN_FIELDS)]) == records.RUN_FIELDS

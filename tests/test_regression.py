@@ -145,6 +145,15 @@ def test_tracer_records_are_subtracted_and_the_rotation_study_left_out():
     assert "log_rotation" in regression.NOT_LINE_COST
 
 
+def test_the_findings_leave_every_version_sweep_of_the_registry_out_of_the_fit():
+    from logbench import findings
+
+    assert "pg_destinations_versions" in findings.VERSION_SWEEPS
+    for stem in findings.VERSION_SWEEPS:
+        sweep = regression.synthetic_runs(study=stem, configurations={"none": (0, 0), "stderr": (2, 150)})
+        assert len(regression.prepare(sweep)) and not len(regression.prepare(sweep, tuple(findings.NOT_LINE_COST)))
+
+
 def test_aa_rows_are_not_logging_configurations():
     runs = regression.synthetic_runs(configurations={"none": (0, 0), "none_again": (0, 0), "stderr": (2, 150),
                                                      "csvlog": (2, 300)})

@@ -11,10 +11,15 @@ import copy
 import json
 import os
 import warnings
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields, make_dataclass
 from pathlib import Path
 
 import pandas as pd
+
+
+def _reported():
+    # A field the load tool reports for the run: the bench hands it over in a Measurement (below), built from these.
+    return field(metadata={"reported": True})
 
 
 @dataclass(frozen=True)
@@ -31,7 +36,7 @@ class Run:
     query_mode: str
     scale: int
     clients: int
-    threads: int
+    threads: int = _reported()
     # where in the design
     repeat: int
     position: int
@@ -39,19 +44,19 @@ class Run:
     seed: int
     started_at: str
     duration_s: float
-    wall_s: float
+    wall_s: float = _reported()
     switch: str
     switch_s: float
     # what the load tool saw
-    transactions: int
-    failed: int
-    tps: float
-    latency_mean_ms: float
-    latency_stddev_ms: float
-    latency_p50_ms: float
-    latency_p95_ms: float
-    latency_p99_ms: float
-    latency_samples: int
+    transactions: int = _reported()
+    failed: int = _reported()
+    tps: float = _reported()
+    latency_mean_ms: float = _reported()
+    latency_stddev_ms: float = _reported()
+    latency_p50_ms: float = _reported()
+    latency_p95_ms: float = _reported()
+    latency_p99_ms: float = _reported()
+    latency_samples: int = _reported()
     # what the log destinations received
     log_records_expected: int
     log_records_received: int
@@ -83,6 +88,16 @@ class Run:
 
 
 RUN_FIELDS = tuple(f.name for f in fields(Run))
+# The fields a Measurement carries into the record as they are (its ``extra`` is merged with what the runner adds).
+REPORTED_FIELDS = tuple(f.name for f in fields(Run) if f.metadata.get("reported"))
+
+# What the load tool reported for one run (a bench's ``measure()``): the record's reported fields, declared once in
+# Run (a subclass would put them first in the record, and the processed runs tables' columns follow its order),
+# and ``extra``; keywords only (its fields stand in the record's order, apart).
+Measurement = make_dataclass("Measurement", [(f.name, f.type) for f in fields(Run) if f.name in REPORTED_FIELDS]
+                             + [("extra", "dict")], frozen=True, kw_only=True)
+Measurement.__module__ = __name__
+Measurement.__doc__ = "What the load tool reported for one run: the record's reported fields, and extra."
 
 
 def _repair_tail(path: Path) -> None:

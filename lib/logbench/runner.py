@@ -16,7 +16,6 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -26,30 +25,8 @@ from . import controls, progress as progress_channel, records, stats
 from .controls import ContextSwitches, IdleState, Placement
 from .design import VARIANT_SEP, Adaptive, PlannedRun, Study
 from .logsinks import Count, FileSink, wait_quiet
+from .records import Measurement
 from .settings import Configuration
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """What the load tool reported for one run."""
-
-    transactions: int
-    failed: int
-    tps: float
-    latency_mean_ms: float
-    latency_stddev_ms: float
-    latency_p50_ms: float
-    latency_p95_ms: float
-    latency_p99_ms: float
-    latency_samples: int
-    wall_s: float
-    threads: int
-    extra: dict
-
-
-# What the load tool reported goes into the run record as it is: these are fields of records.Run too (tested);
-# ``extra`` is merged with what the runner adds.
-LOAD_FIELDS = tuple(f.name for f in dataclasses.fields(Measurement) if f.name != "extra")
 
 
 class Bench(Protocol):
@@ -388,7 +365,7 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         backend=bench.backend, workload=bench.workload, query_mode=bench.query_mode, scale=bench.scale,
         clients=planned.clients, repeat=planned.block, position=planned.position, warmup=planned.warmup,
         seed=study.seed, started_at=started, duration_s=study.duration, switch=switch.kind, switch_s=switch.seconds,
-        **{k: getattr(m, k) for k in LOAD_FIELDS},
+        **{k: getattr(m, k) for k in records.REPORTED_FIELDS},
         log_records_expected=expected, log_records_received=total.records,
         log_loss=records.loss(expected, total.records) if loss_defined(bench, cfg) else math.nan,
         log_records_by_destination={k: c.records for k, c in counts.items()},

@@ -28,24 +28,11 @@ logs=$workdir/.snakemake/logbench-cluster
 mkdir -p "$logs"
 
 # --privileged where this host grants it; else (a sandbox without CAP_SYS_RESOURCE) every capability it has,
-# unconfined, as tests/test_fresh_machine.py does. Decided once per working directory.
+# unconfined (scripts/docker_privilege.py, as scripts/slurm_cluster.sh and tests/test_fresh_machine.py ask it).
+# Decided once per working directory.
 privilege_file=$logs/.privilege
 if [ ! -s "$privilege_file" ]; then
-  if docker run --rm --privileged "$image" true >/dev/null 2>&1; then
-    echo "--privileged" > "$privilege_file"
-  else
-    python3 - > "$privilege_file" <<'PY'
-import re
-caps = ("CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP LINUX_IMMUTABLE "
-        "NET_BIND_SERVICE NET_BROADCAST NET_ADMIN NET_RAW IPC_LOCK IPC_OWNER SYS_MODULE SYS_RAWIO SYS_CHROOT "
-        "SYS_PTRACE SYS_PACCT SYS_ADMIN SYS_BOOT SYS_NICE SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE "
-        "AUDIT_WRITE AUDIT_CONTROL SETFCAP MAC_OVERRIDE MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ").split()
-bounding = int(re.search(r"^CapBnd:\s*([0-9a-f]+)$", open("/proc/self/status").read(), re.M).group(1), 16)
-print(" ".join([f"--cap-add={c}" for i, c in enumerate(caps) if bounding >> i & 1]
-               + ["--security-opt=seccomp=unconfined", "--security-opt=apparmor=unconfined",
-                  "--security-opt=systempaths=unconfined"]))
-PY
-  fi
+  python3 "$root/scripts/docker_privilege.py" "$image" > "$privilege_file"
 fi
 read -r -a privilege < "$privilege_file"
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .. import regression
 from ..claims import StudyData, fmt_p
-from ..findings import FLOOR_FOR, FLOOR_WORDS, cost_terms, fit_label, fit_slug
+from ..findings import FLOOR_FOR, FLOOR_WORDS, NOT_LINE_COST, cost_terms, fit_label, fit_slug
 from .tables import add_figure, add_table
 from .text import CI, ci_text
 
@@ -24,7 +24,7 @@ def costs_section(doc: dict, processed_dir: Path, gen: Path, nums, studies: dict
     """``doc['floors']``, ``doc['excluded_studies']`` and ``doc['engines']`` (one entry per fit) from the findings
     files written by 90_findings."""
     floors_section(doc, processed_dir, nums)
-    doc["excluded_studies"] = [{"name": k, "why": v} for k, v in regression.NOT_LINE_COST.items()]
+    doc["excluded_studies"] = [{"name": k, "why": v} for k, v in NOT_LINE_COST.items()]
     reg_file, fit_file = processed_dir / REGRESSION, processed_dir / REGRESSION_FIT
     if not (reg_file.exists() and fit_file.exists()):
         return

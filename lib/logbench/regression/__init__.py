@@ -23,8 +23,9 @@ study injected (``tracer_sent``); records received beyond that (tracers,
 start-up queries) never enter the regressor, because a count that grows when
 the run is slow makes the regressor a function of the outcome. Studies that
 vary something other than what is logged are left out by name
-(:data:`NOT_LINE_COST`), as are A/A control rows (``<baseline>_again``: the
-baseline again, the study's resolution, not a logging configuration).
+(:data:`NOT_LINE_COST`; the findings add the registry's version sweeps), as are
+A/A control rows (``<baseline>_again``: the baseline again, the study's
+resolution, not a logging configuration).
 
 **Never pooled across environments, regimes or workloads.** One fit per
 (engine, ``env_id``, regime, workload): runs from different machines or

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 
 import pandas as pd
 
@@ -42,12 +43,6 @@ NOT_LINE_COST = {
                        "record) and the logging collector (another path for the same line); its own notebook "
                        "sets each against none per concurrency level",
 }
-# A version sweep's runs (a study's profile "versions": its configurations on other server versions, each in its
-# container) are read by the paper's section on versions, each version against its own baseline; the cost of a
-# line stays the committed servers' (one fit per environment would otherwise add one per version and cell).
-NOT_LINE_COST.update({f"{study}_versions": "a version sweep: its servers are other versions in containers, read "
-                                           "side by side in the section on versions"
-                      for study in ("pg_destinations", "mysql_slowlog", "pg_idle_connections")})
 BYTES_PER_KB = 1000
 
 # Run columns that split a study into cells with baselines of their own (mysql_slowlog: regime and workload; a
@@ -119,11 +114,11 @@ def _observations(runs: pd.DataFrame) -> pd.DataFrame:
     return r[(r["tps"] > 0) & (r["transactions"] > 0)]
 
 
-def prepare(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per measured run (warm-ups, A/A rows and studies in :data:`NOT_LINE_COST` dropped) with the
-    regression's variables and its WLS weight."""
+def prepare(runs: pd.DataFrame, not_line_cost: Collection[str] = tuple(NOT_LINE_COST)) -> pd.DataFrame:
+    """One row per measured run (warm-ups, A/A rows and the studies named in ``not_line_cost`` dropped; the findings
+    add the version sweeps to :data:`NOT_LINE_COST`) with the regression's variables and its WLS weight."""
     r = _observations(runs)
-    r = r[~r["study"].astype(str).isin(NOT_LINE_COST) & ~r["configuration"].astype(str).map(is_aa)]
+    r = r[~r["study"].astype(str).isin(not_line_cost) & ~r["configuration"].astype(str).map(is_aa)]
     expected = pd.to_numeric(r["log_records_expected"], errors="coerce").fillna(0)
     if "tracer_sent" in r.columns:  # tracers are queries a study adds, not the workload's statements
         expected = (expected - pd.to_numeric(r["tracer_sent"], errors="coerce").fillna(0)).clip(lower=0)

@@ -27,6 +27,7 @@ import statsmodels.formula.api as smf
 from .. import params, paths, records, stats
 from ..benches import postgres as pg
 from . import common
+from .common import server_versions  # {backend: its runs' server versions}
 
 NAME = "backend_comparison"
 BACKENDS = ("local", "container")
@@ -88,13 +89,6 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
         runs, BASELINE, ("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s",
                          "logger_cpu_s"), list(pg.DESTINATIONS)).rename(columns={"variant": "backend"})
     return out.assign(server_version=out["backend"].map(server_versions(runs)))
-
-
-def server_versions(runs: pd.DataFrame) -> dict[str, str]:
-    """{backend: the server version its measured runs recorded} ("15.18 (Debian 15.18-0+deb12u1)"); several
-    versions of one backend (an image rebuilt mid-study) joined by " / "."""
-    r = common.split_variant(runs)
-    return {b: " / ".join(sorted(set(g["server_version"].astype(str)))) for b, g in r.groupby("variant", sort=False)}
 
 
 def patch_level(version: str) -> str:

@@ -32,8 +32,7 @@ def switches_of(bench: object) -> list[tuple[str, float]]:
 def execute_all(study: Study, bench: object, env: dict, progress: bool) -> tuple[pd.DataFrame, list]:
     """The plain schedule: every planned run on one bench (a SplitBench's runs keep their own server's
     environment id; its record is ``{"variants": {label: record}}``)."""
-    env_id = env["env_id"] if "env_id" in env else next(iter(env["variants"].values()))["env_id"]
-    return runner.execute(study, bench, env_id, progress=progress), switches_of(bench)
+    return runner.execute(study, bench, first_environment(env)["env_id"], progress=progress), switches_of(bench)
 
 
 def run_study(study: Study, start: Callable[[Study, contextlib.ExitStack], tuple[object, dict]],
@@ -70,13 +69,18 @@ def run_study(study: Study, start: Callable[[Study, contextlib.ExitStack], tuple
 
 def env_label(env: Mapping) -> str:
     """'<server version> (<backend>)' per server of an environment record (one, or its variants)."""
-    variants = env["variants"] if "variants" in env else {"": env}
     return "; ".join(f"{label + ': ' if label else ''}{e.get('server_version', '?')} ({e.get('backend', '?')})"
-                     for label, e in variants.items())
+                     for label, e in _environments(env).items())
 
 
 def _environments(env: Mapping | None) -> dict[str, Mapping]:
     if not env:
         return {}
     return dict(env["variants"]) if "variants" in env else {"": env}
+
+
+def first_environment(env: Mapping) -> Mapping:
+    """The record of a one-server environment, or of a multi-server one's first server: what belongs to the machine
+    (its cores, its tools, a default environment id) is the same in each."""
+    return next(iter(_environments(env).values()))
 

@@ -55,10 +55,16 @@ def with_server_version(table: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame
     another patch level still lines up cell by cell (beside_reference takes the keys before ``n``)."""
     if not len(table) or not len(runs) or "server_version" not in runs:
         return table
-    m = split_variant(runs)
-    versions = {v: ", ".join(sorted(g["server_version"].astype(str).unique())) for v, g in m.groupby("variant")}
     key = table["variant"].astype(str) if "variant" in table else pd.Series("", index=table.index)
-    return table.assign(server_version=key.map(versions))
+    return table.assign(server_version=key.map(server_versions(runs)))
+
+
+def server_versions(runs: pd.DataFrame) -> dict[str, str]:
+    """{variant ('' for one server): the server versions its measured runs recorded, sorted, joined by ", "}
+    (several where an image was rebuilt mid-study, or where MariaDB reports its version another way once the slow
+    log is on: '10.5.29-MariaDB-0+deb11u1, 10.5.29-MariaDB-0+deb11u1-log')."""
+    m = split_variant(runs)
+    return {v: ", ".join(sorted(g["server_version"].astype(str).unique())) for v, g in m.groupby("variant")}
 
 
 def variant_differences(runs: pd.DataFrame, baseline: str, order: list[str], value: str = "tps") -> pd.DataFrame:

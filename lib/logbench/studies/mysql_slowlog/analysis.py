@@ -169,8 +169,7 @@ def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame,
 
 def environment_table(result: common.StudyResult) -> pd.DataFrame:
     env = result.environment
-    # a version sweep: the rows of its first server (the machine's sysbench and disk are the same for all)
-    env = next(iter(env["variants"].values())) if "variants" in env else env
+    env = common.first_environment(env)  # a version sweep's: the machine's sysbench and disk are the same for all
     return common.environment_table(result, {
         "sysbench": env["tools"].get("sysbench"), "data (MB)": round(env.get("data_bytes", 0) / 2**20, 1),
         "log file system": env.get("log_dir_fs")}, reload_label="SET GLOBAL")
@@ -234,7 +233,7 @@ POST_BYTES_PER_QUERY = (400, 500)
 
 def cores_of(environment: dict) -> int:
     """The machine's cores from a run's environment record (a version sweep's: its first server's; one machine)."""
-    return int((next(iter(environment["variants"].values())) if "variants" in environment else environment)["cpu_count"])
+    return int(common.first_environment(environment)["cpu_count"])
 
 
 def finding_standin(summary: pd.DataFrame, cores: int) -> str:

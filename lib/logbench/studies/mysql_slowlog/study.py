@@ -211,7 +211,7 @@ def _execute_cells(study: MysqlSlowlogStudy, started, env: dict, progress: bool)
     servers, limit = started
     switches = []
     held = False
-    env_id = env["env_id"] if "env_id" in env else next(iter(env["variants"].values()))["env_id"]
+    env_id = common.first_environment(env)["env_id"]
     for index, (regime, _) in enumerate(study.cells()):
         cell = study.for_cell(index)
         restarted = False
