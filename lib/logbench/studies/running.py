@@ -75,6 +75,11 @@ def env_label(env: Mapping) -> str:
                      for label, e in variants.items())
 
 
+def cores_of(environment: Mapping) -> int:
+    """The machine's cores from a run's environment record (a version sweep's: its first server's; one machine)."""
+    return int((next(iter(environment["variants"].values())) if "variants" in environment else environment)["cpu_count"])
+
+
 def _environments(env: Mapping | None) -> dict[str, Mapping]:
     if not env:
         return {}
