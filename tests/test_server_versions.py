@@ -278,3 +278,125 @@ def test_study_04_sweeps_mariadb_versions_each_with_its_own_records_baseline_and
     with pytest.raises(ParameterError, match="'design'.*version sweep"):
         s04.define(profile="switchback", versions=["10.5"], backend="container", output_dir=tmp_path)
     assert not s04.define(profile="smoke", backend="local", output_dir=tmp_path).variants  # no sweep: as before
+
+
+def test_study_05_sweeps_versions_in_containers_without_the_direct_arm(tmp_path):
+    from logbench.studies import pg_audit_timing as s05
+
+    study = s05.define(profile="smoke", versions=["13", "17"], perf_profile=False, output_dir=tmp_path)
+    assert study.backend == "container" and [v[0] for v in study.variants] == ["pg13", "pg17"]
+    assert study.baselines == ("pg13/none", "pg17/none")
+    assert study.aa_configurations == {"pg13/none_again": "pg13/none", "pg17/none_again": "pg17/none"}
+    # the profile's arms but the direct one: in a container the server's stderr is Docker's log, not a file
+    assert {c.name for c in study.configurations} == {f"pg{v}/{c}" for v in ("13", "17") for c in ("none", s05.PIPE)}
+    assert s05.DIRECT in {c.name for c in s05.define(profile="smoke", perf_profile=False).configurations}
+    assert s05.define(profile="smoke", perf_profile=False).backend == "local"  # no sweep: as before
+    # refused before any server starts, naming the parameter and what is allowed
+    with pytest.raises(ParameterError, match="'versions'.*'13', '15', '17'"):
+        s05.define(profile="smoke", versions=["14"], perf_profile=False, output_dir=tmp_path)
+    with pytest.raises(ParameterError, match="'versions'.*containers"):
+        s05.define(profile="smoke", versions=["13"], backend="local", perf_profile=False, output_dir=tmp_path)
+    with pytest.raises(ParameterError, match=f"'configurations'.*without '{s05.DIRECT}'.*'{s05.PIPE}'") as e:
+        s05.define(profile="smoke", versions=["13"], configurations=["none", s05.DIRECT], perf_profile=False,
+                   output_dir=tmp_path)
+    assert e.value.parameter == "configurations"
+    with pytest.raises(ParameterError, match="'design'.*version sweep"):
+        s05.define(profile="switchback", versions=["13", "17"], output_dir=tmp_path)
+
+
+def test_study_06_sweeps_mariadb_versions_each_with_its_own_baseline_and_aa(tmp_path):
+    from types import SimpleNamespace
+
+    from logbench.studies import log_rotation as s06
+
+    study = s06.define(profile="smoke", versions=["10.5", "11.8"], methods=["rename_flush"], output_dir=tmp_path)
+    assert [v[0] for v in study.variants] == ["mariadb10.5", "mariadb11.8"]
+    assert study.baselines == ("mariadb10.5/none", "mariadb11.8/none")
+    assert study.aa_configurations == {"mariadb10.5/none_again": "mariadb10.5/none",
+                                       "mariadb11.8/none_again": "mariadb11.8/none"}
+    assert list(s06.method_table(study).index) == ["none", "rename_flush"]
+    assert not s06.define(profile="smoke", output_dir=tmp_path).variants  # no sweep: as before
+    # 10.5 logs each connection's end as a slow-log entry: one per sysbench connection is due on 10.5 only
+    m = SimpleNamespace(extra={"queries": 1000, "tracer_sent": 50, "reconnects": 0}, failed=0)
+    due = {}
+    for server in ("10.5.29-MariaDB-0+deb11u1", "11.8.9-MariaDB-0+deb13u1"):
+        bench = object.__new__(s06.RotationBench)
+        bench.server_version = server
+        due[server[:4]] = bench.expected_records(None, SimpleNamespace(clients=4), m)
+    assert due == {"10.5": 1054, "11.8": 1050}
+    # refused before any server starts, naming the parameter and what is allowed
+    with pytest.raises(ParameterError, match="'versions'.*'10.5', '10.11', '11.8'"):
+        s06.define(profile="smoke", versions=["11.4"], output_dir=tmp_path)
+    with pytest.raises(ParameterError, match="'versions'.*containers"):
+        s06.define(profile="smoke", versions=["10.5"], backend="local", output_dir=tmp_path)
+    with pytest.raises(ParameterError, match="'image'"):
+        s06.define(profile="smoke", versions=["10.5"], backend="container", image="mariadb:10.5", output_dir=tmp_path)
+
+
+# -- a version sweep of studies 05 and 06 end to end, as small as they run (seconds) ------------------------
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("docker_engine")
+def test_study_05_runs_a_two_version_sweep_in_containers(tmp_path):
+    """PostgreSQL 13 and 17 in their containers, one interleaved schedule of none and the pipe arm (one block, 1 s
+    runs, no profile): every record counted on each, the version on every run and summary row, each version's
+    findings, and the difference between them; nothing left behind."""
+    from logbench.studies import common
+    from logbench.studies import pg_audit_timing as s05
+
+    for v in ("13", "17"):
+        _image_or_skip("postgres", v)
+    before = containers.leftovers()
+    study = s05.define(profile="smoke", versions=["13", "17"], perf_profile=False, aa_control=False, warmup=0,
+                       timing_repeats=1, output_dir=tmp_path / "out")
+    result = s05.run(study, progress=False)
+    runs = common.split_variant(result.runs)
+    assert sorted(set(runs["variant"])) == ["pg13", "pg17"] and set(runs["backend"]) == {"container"}
+    for r in runs.itertuples():
+        assert r.server_version.startswith(r.variant.removeprefix("pg") + "."), r
+        assert r.log_records_received == r.log_records_expected, (r.variant, r.configuration)
+        assert (r.log_records_expected > 0) == (r.configuration == s05.PIPE) and r.extra["wchan_samples"] > 0
+    tables = s05.processed_tables(result)
+    summary = tables["summary"]
+    assert {v: set(g["server_version"]) for v, g in summary.groupby("variant")} == {
+        v: set(runs.loc[runs["variant"] == v, "server_version"]) for v in ("pg13", "pg17")}
+    assert {i.split(".")[0] for i in tables["findings"]["item"]} >= {"pg13", "pg17"}
+    between = tables["between_versions"]
+    assert list(between[["configuration", "variant", "against"]].itertuples(index=False, name=None)) == [
+        (s05.PIPE, "pg17", "pg13")] * len(study.clients)
+    assert set(tables["runs"]["variant"]) == {"pg13", "pg17"}
+    assert containers.leftovers() == before
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("docker_engine")
+def test_study_06_runs_a_two_version_sweep_in_containers(tmp_path):
+    """MariaDB 10.5 and 11.8 in their containers, one interleaved schedule of none and rename_flush (4 s runs,
+    one block): every record counted on each (10.5's connection ends too), no tracer statement lost, the version
+    on every run and summary row, and the difference between them; nothing left behind."""
+    from logbench.studies import common
+    from logbench.studies import log_rotation as s06
+
+    for v in ("10.5", "11.8"):
+        _image_or_skip("mariadb", v)
+    before, volumes = containers.leftovers(), containers.leftover_volumes()
+    study = s06.define(profile="smoke", versions=["10.5", "11.8"], methods=["rename_flush"], backend="container",
+                       duration=4, rotate_at=2, pause=0, log_size_mb=1, table_size=1000, aa_control=False,
+                       output_dir=tmp_path / "out")
+    result = s06.run(study, progress=False)
+    runs = s06.expand(common.split_variant(result.runs))
+    assert sorted(runs["variant"]) == ["mariadb10.5", "mariadb10.5", "mariadb11.8", "mariadb11.8"]
+    for r in runs.itertuples():
+        assert r.server_version.startswith(r.variant.removeprefix("mariadb") + "."), r
+        assert r.log_records_received == r.log_records_expected > 0, (r.variant, r.configuration)
+        assert r.tracer_lost == 0 and r.tracer_duplicated == 0, (r.variant, r.configuration)
+    assert (runs.set_index(["variant", "configuration"]).loc[("mariadb10.5", "rename_flush"), "tracer_in_old"] > 0)
+    tables = s06.processed_tables(result)
+    summary = tables["summary"]
+    assert {v: set(g["server_version"]) for v, g in summary.groupby("variant")} == {
+        v: set(runs.loc[runs["variant"] == v, "server_version"]) for v in ("mariadb10.5", "mariadb11.8")}
+    between = tables["between_versions"]
+    assert list(between[["configuration", "variant", "against"]].itertuples(index=False, name=None)) == [
+        ("rename_flush", "mariadb11.8", "mariadb10.5")]
+    assert set(tables["runs"]["variant"]) == {"mariadb10.5", "mariadb11.8"}
+    assert containers.leftovers() == before and containers.leftover_volumes() == volumes

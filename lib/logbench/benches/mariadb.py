@@ -27,7 +27,7 @@ from .backend import BACKENDS, check_backend, check_image, filesystem_of, resolv
 
 __all__ = ["BACKENDS", "MariaDBStudy", "SysbenchBench", "filesystem_of", "mariadb_fields", "measurement_extra",
            "prepared_server", "resolve_server", "run_seed", "server_tools", "start", "statements_sent",
-           "SysbenchNumbers", "check_versions", "with_variants"]
+           "SysbenchNumbers", "check_versions", "connections", "with_variants"]
 
 # Post 001's [mysqld] section (max_connections lowered: 3000 threads are pointless on 2 cores;
 # table_cache is today's table_open_cache). Logging off; FILE output unless a configuration says TABLE.
@@ -217,6 +217,12 @@ def statement_records(settings: Settings, server_version: str = "") -> tuple[Rec
         entry = mdb.slow_entry(server_version)
         return (dataclasses.replace(entry, per_statement=1 / rate, per_connection=entry.per_connection / rate),)
     return ()
+
+
+def connections(run: PlannedRun, reconnects: int = 0) -> int:
+    """The connections a sysbench run opened: one per thread, and one more per reconnect it reported (on MariaDB
+    10.5 each one's end is a slow-log entry of its own: mdb.slow_entry)."""
+    return int(run.clients) + int(reconnects or 0)
 
 
 def run_seed(study: Study, run: PlannedRun, warm: bool = False) -> int:

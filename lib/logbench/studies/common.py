@@ -24,7 +24,8 @@ from __future__ import annotations
 from .beside import ENVIRONMENT_ROWS, Beside, beside_reference, environment_beside, value_cells
 from .output import load_processed, output_path, processed_path, stem
 from .parameters import SHARED, profile_lookup, study_fields, with_baseline
-from .running import StudyResult, _environments, env_label, execute_all, first_environment, run_study, switches_of
+from .running import (StudyResult, _environments, cores_of, env_label, execute_all, first_environment, run_study,
+                      switches_of)
 from .spec import DigestPaper, StudySpec
 from .summaries import measured_columns, summary_per_variant, switchback_summary
 from .texts import ci, environment_table, per_variant_text, resolution_note
@@ -33,10 +34,10 @@ from .variants import (configuration_order, server_versions, split_variant, vari
 
 __all__ = [
     "ENVIRONMENT_ROWS", "SHARED", "Beside", "DigestPaper", "StudyResult", "StudySpec", "beside_reference", "ci",
-    "configuration_order", "env_label", "environment_beside", "environment_table", "execute_all", "load_processed",
-    "measured_columns", "output_path", "per_variant_text", "processed_path", "profile_lookup", "resolution_note",
-    "run_study", "split_variant", "stem", "study_fields", "summary_per_variant", "switchback_summary", "switches_of",
-    "value_cells", "variant_differences", "variant_keys", "version_key", "with_baseline", "with_server_version",
-    "with_variant", "first_environment", "server_versions",
+    "configuration_order", "cores_of", "env_label", "environment_beside", "environment_table", "execute_all",
+    "load_processed", "measured_columns", "output_path", "per_variant_text", "processed_path", "profile_lookup",
+    "resolution_note", "run_study", "split_variant", "stem", "study_fields", "summary_per_variant",
+    "switchback_summary", "switches_of", "value_cells", "variant_differences", "variant_keys", "version_key",
+    "with_baseline", "with_server_version", "with_variant", "first_environment", "server_versions",
 ]
 # _environments (an environment record's servers by label) is used by logbench.answer too.

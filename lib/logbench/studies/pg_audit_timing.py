@@ -9,6 +9,11 @@ pipe, and the same with ``logging_collector = off``, each backend writing straig
 names. Every run records the contention evidence of :mod:`logbench.contention` (wchan samples, context
 switches of backends and collector, block reads); each cell's first measured run is profiled with perf
 during its warm-up; the clock is measured with repeated ``pg_test_timing`` (:mod:`logbench.clock`).
+
+``versions=["13", "17"]`` runs the block design on each PostgreSQL version in its container (issue 23; never local
+beside container: the backend moves the numbers), one interleaved schedule, each version with its own baseline and
+A/A control, side by side, never pooled. The direct arm cannot run there: in a container the server's stderr is
+Docker's log, not a file the study names, so a sweep leaves it out (and refuses it when asked for).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import clock, contention, params, paths, records, stats
+from .. import clock, contention, params, paths, records, runner, stats
 from ..benches import postgres as pg
 from ..errors import ParameterError, SettingError
 from ..plots import fmt_ci
@@ -86,17 +91,28 @@ def define(profile: str = "standard", configurations: object = None, scale: obje
            log_dir_on: str = "disk", sampling_rate: object = None, shared_buffers: str = "128MB",
            extra_settings: object = None, pg_bindir: object = None, design: object = None, window_s: object = None,
            guard_s: object = None, layout: object = None, blocks: object = None, loads: object = None,
-           max_loads: object = None, **shared: object) -> AuditTimingStudy:
-    """Check every parameter and freeze the study (ParameterError before anything starts). A local server
-    only: ``logging_collector = off`` sends the backends' lines to the server's stderr, a file the study names.
-    ``perf_profile`` and the switchback design's parameters: None takes the profile's (a profile without
-    ``perf_profile`` profiles)."""
+           max_loads: object = None, versions: object = None, backend: object = None,
+           **shared: object) -> AuditTimingStudy:
+    """Check every parameter and freeze the study (ParameterError before anything starts). ``perf_profile`` and
+    the switchback design's parameters: None takes the profile's (a profile without ``perf_profile`` profiles).
+    ``versions``: PostgreSQL majors (docker/servers.tsv) run side by side in containers, the block design only;
+    ``backend``: None is 'local' without versions and 'container' with them. The direct arm
+    (``logging_collector = off``: the backends write the server's stderr, a file the study names) runs only on
+    the local backend; a sweep's default configurations are the profile's without it."""
     d = common.profile_lookup(profile, PROFILES)
     own = PROFILES[profile]
-    chosen = params.name_list("configurations", d("configurations", configurations), CONFIGURATIONS)
+    if backend is None:
+        backend = "local" if versions is None else "container"
+    default = [c for c in own["configurations"] if versions is None or c != DIRECT]
+    chosen = params.name_list("configurations", default if configurations is None else configurations,
+                              CONFIGURATIONS)
+    if DIRECT in chosen and backend != "local":
+        raise ParameterError("configurations", list(chosen), f"without {DIRECT!r} on backend {backend!r} (a version "
+                             "sweep runs in containers): a container's stderr is Docker's log, not a file the study "
+                             "names; any of " + ", ".join(repr(c) for c in CONFIGURATIONS if c != DIRECT))
     hz = params.positive_number("wchan_hz", d("wchan_hz", wchan_hz))
     try:
-        engine = pg.pg_fields(backend="local", image=None, scale=d("scale", scale), query_mode="prepared",
+        engine = pg.pg_fields(backend=backend, image=None, scale=d("scale", scale), query_mode="prepared",
                               syslog_rate_limit=False, log_dir_on=log_dir_on,
                               sampling_rate=d("sampling_rate", sampling_rate), shared_buffers=shared_buffers,
                               extra_settings=extra_settings, pg_bindir=pg_bindir)
@@ -108,7 +124,7 @@ def define(profile: str = "standard", configurations: object = None, scale: obje
     # Refused before anything starts when an arm needs a restart (the pipe pair's direct arm): design 'blocks'.
     sb = pg.switchback_design(own, configs, engine["pg_bindir"], design=design, window_s=window_s, guard_s=guard_s,
                               layout=layout, blocks=blocks, loads=loads, max_loads=max_loads,
-                              lead_in_s=fields["warmup"])
+                              lead_in_s=fields["warmup"], versions=versions)
     profiled = params.boolean("perf_profile", (own.get("perf_profile", True) and sb is None)
                               if perf_profile is None else perf_profile)
     if profiled and sb is not None:
@@ -121,12 +137,13 @@ def define(profile: str = "standard", configurations: object = None, scale: obje
     study = AuditTimingStudy(
         **fields, **engine, configurations=configs, wchan_hz=hz, perf_profile=profiled, switchback=sb,
         timing_repeats=params.positive_int("timing_repeats", d("timing_repeats", timing_repeats)))
-    return pg.checked(study)
+    return pg.checked(study, versions)
 
 
 def run(study: AuditTimingStudy, *, progress: bool = True) -> common.StudyResult:
     def start(study, stack):
         bench, env = pg.start(study, stack)
+        # the host's clock, once: a version sweep's servers share it (a SplitBench answers for its first server)
         loops, hist = clock.test_timing(bench.pg.binary("pg_test_timing"), repeats=study.timing_repeats)
         env["clock"] = {"loops": loops.to_dict("records"), "histogram": hist.to_dict("records")}
         return bench, env
@@ -159,13 +176,17 @@ def summary(runs: pd.DataFrame, cores: int) -> pd.DataFrame:
     # after n: the columns before it are the summary's keys, and a key other than configuration and clients would
     # split the study into cells (logbench.report)
     s.insert(s.columns.get_loc("n") + 1, "clients_per_core", s["clients"] / cores)
-    return s
+    return common.with_server_version(s, runs)  # the server each row's runs ran on (a sweep's: per version)
 
 
 def profiles(runs: pd.DataFrame) -> pd.DataFrame:
-    """The perf summaries taken during each cell's first warm-up: configuration, clients, rank, symbol, shares."""
-    rows = [{"configuration": r.configuration, "clients": r.clients, **p}
-            for r in runs.itertuples() for p in (r.extra or {}).get("profile_top", [])]
+    """The perf summaries taken during each cell's first warm-up: configuration, clients, rank, symbol, shares
+    (a version sweep's: with its variant, the configuration's plain name)."""
+    swept = common.with_variant(runs)
+    rows = [{**({"variant": r.variant} if r.variant else {}),
+             "configuration": r.configuration.partition(runner.SplitBench.SEP)[2] if r.variant else r.configuration,
+             "clients": r.clients, **p}
+            for r in swept.itertuples() for p in (r.extra or {}).get("profile_top", [])]
     return pd.DataFrame(rows)
 
 
@@ -188,17 +209,20 @@ def io_timing_cost(runs: pd.DataFrame, loop_ns: float, summ: pd.DataFrame | None
 
     if switchwindows.is_switchback(runs):
         return _io_timing_from_ratio(summ if summ is not None else summary(runs, 1))
-    r = contention.with_evidence(records.measured(runs))
+    r = common.split_variant(contention.with_evidence(records.measured(runs)))
     rows = []
-    for k, g in r.groupby("clients"):
+    # a version sweep's servers each on their own ('' for one server), never pooled
+    for (variant, k), g in r.groupby(["variant", "clients"], sort=False):
         on, off = g[g["configuration"] == "io_timing"], g[g["configuration"] == BASELINE]
         if not len(on) or not len(off):
             continue
         e = difference_ci(on["us_per_tx"], off["us_per_tx"])
         reads = float(on["blks_read_per_tx"].mean())
-        rows.append({"clients": k, "added_us_per_tx": e.value, "ci_low": e.low, "ci_high": e.high, "n": e.n,
-                     "blocks_read_per_tx": reads, "predicted_us_per_tx": clock.predicted_cost_us(reads, loop_ns)})
-    return pd.DataFrame(rows)
+        rows.append({**({"variant": variant} if variant else {}), "clients": k, "added_us_per_tx": e.value,
+                     "ci_low": e.low, "ci_high": e.high, "n": e.n, "blocks_read_per_tx": reads,
+                     "predicted_us_per_tx": clock.predicted_cost_us(reads, loop_ns)})
+    out = pd.DataFrame(rows)
+    return common.configuration_order(out, common.variant_keys(out, ["clients"]), {}) if len(out) else out
 
 
 def _io_timing_from_ratio(summ: pd.DataFrame) -> pd.DataFrame:
@@ -219,12 +243,15 @@ def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
     from .. import switchwindows
 
     loops, hist = clock_tables(result.environment)
-    summ = summary(result.runs, int(result.environment.get("cpu_count") or 1))
+    summ = summary(result.runs, common.cores_of(result.environment))
     io = io_timing_cost(result.runs, float(loops["loop_ns"].iloc[0]), summ)
+    # a version sweep's: each later version's ratio to its own baseline over the oldest's (issue 23)
+    between = common.variant_differences(result.runs, BASELINE, list(CONFIGURATIONS))
     return {"summary": summ, "profiles": profiles(result.runs), "clock": loops, "clock_histogram": hist,
             "io_timing": io, "findings": paper_findings(summ, loops, io),
-            "runs": records.flatten(result.runs),
-            **switchwindows.processed_tables(result.study, result.runs, BASELINE)}
+            "runs": records.flatten(common.with_variant(result.runs)),
+            **switchwindows.processed_tables(result.study, result.runs, BASELINE),
+            **({"between_versions": between} if len(between) else {})}
 
 
 def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame, ...]:
@@ -258,15 +285,21 @@ def beside_post(summ: pd.DataFrame) -> pd.DataFrame:
     pub = published_ratios().dropna(subset=["ratio"])
     post = {(r.configuration_key, int(r.clients)): r.ratio for r in pub.itertuples()}
     rows = []
+    keys = common.variant_keys(summ, ["configuration", "clients"])  # a version sweep's: each version's rows
     for r in stats.logging_rows(summ, BASELINE).itertuples():
-        rows.append({"configuration": r.configuration, "clients": r.clients, "per core": r.clients_per_core,
+        rows.append({**({"variant": r.variant} if "variant" in keys else {}),
+                     "configuration": r.configuration, "clients": r.clients, "per core": r.clients_per_core,
                      "ours: ratio [95 % CI] (n)": fmt_ci(r.ratio, r.ratio_ci_low, r.ratio_ci_high, r.n),
                      **{f"post @ {k}": (f"{post[(r.configuration, k)]:.3g}" if (r.configuration, k) in post else "–")
                         for k in (28, 56)}})
-    return pd.DataFrame(rows).set_index(["configuration", "clients"])
+    return pd.DataFrame(rows).set_index(keys)
 
 
 def finding_ratios(summ: pd.DataFrame) -> str:
+    return common.per_variant_text(summ, _finding_ratios)
+
+
+def _finding_ratios(summ: pd.DataFrame) -> str:
     lines = []
     for k, g in stats.logging_rows(summ, BASELINE).groupby("clients", sort=True):
         worst = g.loc[g["ratio"].idxmin()]
@@ -277,7 +310,11 @@ def finding_ratios(summ: pd.DataFrame) -> str:
 
 
 def finding_pipe(summ: pd.DataFrame) -> str:
-    """Direct writes (collector off) against the pipe (collector on), same records, per level."""
+    """Direct writes (collector off) against the pipe (collector on), same records, per level (and version)."""
+    return common.per_variant_text(summ, _finding_pipe)
+
+
+def _finding_pipe(summ: pd.DataFrame) -> str:
     lines = []
     for k, g in summ.groupby("clients", sort=True):
         p, d = g[g["configuration"] == PIPE], g[g["configuration"] == DIRECT]
@@ -291,7 +328,12 @@ def finding_pipe(summ: pd.DataFrame) -> str:
 
 
 def finding_contention(summ: pd.DataFrame, configuration: str = "log_statement_all_duration") -> str:
-    """Per level: how much of the backends' time went to a pipe wait or a lock, and how often the collector woke."""
+    """Per level (and version): how much of the backends' time went to a pipe wait or a lock, and how often the
+    collector woke."""
+    return common.per_variant_text(summ, _finding_contention, configuration)
+
+
+def _finding_contention(summ: pd.DataFrame, configuration: str) -> str:
     if "wchan_pipe_share_mean" not in summ:
         return ("No contention evidence: the switchback design's windows are seconds of one load, and the wchan "
                 "samples and context switches are taken per run (the block design, the standard profile).")
@@ -305,6 +347,10 @@ def finding_contention(summ: pd.DataFrame, configuration: str = "log_statement_a
 
 
 def finding_io_timing(io: pd.DataFrame) -> str:
+    return common.per_variant_text(io, _finding_io_timing)
+
+
+def _finding_io_timing(io: pd.DataFrame) -> str:
     return "\n".join(
         f"- track_io_timing alone at {r.clients} clients added {fmt_ci(r.added_us_per_tx, r.ci_low, r.ci_high, r.n)} "
         f"µs per transaction; " + (f"its {r.blocks_read_per_tx:.3g} block reads per transaction predict "
@@ -329,19 +375,31 @@ POST_SYMBOLS = {"errfinish": ("errfinish",), "EmitErrorReport": ("EmitErrorRepor
 
 
 def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) -> pd.DataFrame:
-    """The post's symbols with its percentages, beside ours in one profiled cell (logbench.contention)."""
+    """The post's symbols with its percentages, beside ours in one profiled cell (logbench.contention); a version
+    sweep's versions side by side, each its own columns."""
+    from ..plots import variants
+
     post = post_profiles()
     # A call graph drawn by caller (the post's last one) shows shares of its parent, 100 % at each root: not
     # shares of the samples, so it is left out.
     relative = post[(post["metric"] == "perf_callgraph_share") & (post["percent"] >= 99.99)]["profile"].unique()
     post = post[~((post["metric"] == "perf_callgraph_share") & post["profile"].isin(relative))]
-    cell = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)] if len(prof) else prof
-    return contention.beside_reference(cell, post, POST_SYMBOLS, f"ours: {configuration} @ {clients}")
+    tables = []
+    for v, part in variants(prof):
+        cell = part[(part["configuration"] == configuration) & (part["clients"] == clients)] if len(part) else part
+        label = f"ours{' ' + v if v else ''}: {configuration} @ {clients}"
+        t = contention.beside_reference(cell, post, POST_SYMBOLS, label)
+        tables.append(t.rename(columns={"ours: matched": f"{v}: matched"}) if v else t)
+    return pd.concat([tables[0], *(t.iloc[:, 2:] for t in tables[1:])], axis=1)  # the post's two columns once
 
 
 def top_table(prof: pd.DataFrame, configuration: str, clients: int, view: str = "self", n: int = 10) -> pd.DataFrame:
-    cell = prof[(prof["configuration"] == configuration) & (prof["clients"] == clients)] if len(prof) else prof
-    return contention.top_table(cell, view, n)
+    """The cell's top symbols; a version sweep's versions side by side."""
+    from ..plots import variants
+
+    parts = [(v, contention.top_table(p[(p["configuration"] == configuration) & (p["clients"] == clients)]
+                                      if len(p) else p, view, n)) for v, p in variants(prof)]
+    return parts[0][1] if len(parts) == 1 else pd.concat({v: t.reset_index(drop=True) for v, t in parts}, axis=1)
 
 
 configuration_table = pg.configuration_table
@@ -349,12 +407,24 @@ configuration_table = pg.configuration_table
 
 def paper_findings(summ: pd.DataFrame, loops: pd.DataFrame, io: pd.DataFrame) -> pd.DataFrame:
     """The statements the paper prints under this study (plain text; every number read from the tables)."""
+    from ..plots import variants
+
     plain = lambda t: t.replace("**", "").replace("`", "").replace("- ", "", 1)  # noqa: E731
-    rows = [{"item": f"ratios_{i}", "statement": plain(x)} for i, x in enumerate(finding_ratios(summ).splitlines())]
-    rows += [{"item": f"pipe_{i}", "statement": "The pipe pair: " + plain(x)}
-             for i, x in enumerate(finding_pipe(summ).splitlines())]
-    rows.append({"item": "clock", "statement": plain(finding_clock(loops))})
-    rows += [{"item": f"io_timing_{i}", "statement": plain(x)} for i, x in enumerate(finding_io_timing(io).splitlines())]
+    rows = []
+    # a version sweep's: each version's statements, its label in the item and the text (one server: as before)
+    ios = dict(variants(io)) if len(io) else {}
+    for v, part in variants(summ):
+        at, said = f"{v}." if v else "", f"PostgreSQL {v.removeprefix('pg')}: " if v else ""
+        rows += [{"item": f"{at}ratios_{i}", "statement": said + plain(x)}
+                 for i, x in enumerate(_finding_ratios(part).splitlines())]
+        rows += [{"item": f"{at}pipe_{i}", "statement": said + "The pipe pair: " + plain(x)}
+                 for i, x in enumerate(_finding_pipe(part).splitlines())]
+        if v == "":
+            rows.append({"item": "clock", "statement": plain(finding_clock(loops))})
+        rows += [{"item": f"{at}io_timing_{i}", "statement": said + plain(x)}
+                 for i, x in enumerate(_finding_io_timing(ios.get(v, io.iloc[:0])).splitlines())]
+    if len(variants(summ)) > 1:
+        rows.append({"item": "clock", "statement": plain(finding_clock(loops))})
     return pd.DataFrame(rows, columns=["item", "statement"])
 
 
@@ -362,7 +432,8 @@ design_summary = pg.design_summary
 
 
 def environment_table(result: common.StudyResult) -> pd.DataFrame:
-    return common.environment_table(result, {"cores": result.environment.get("cpu_count")})
+    """The environment (a version sweep's: one column per server, side by side)."""
+    return common.environment_table(result, {"cores": common.cores_of(result.environment)})
 
 
 SPEC = common.StudySpec(

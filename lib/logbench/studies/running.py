@@ -73,6 +73,11 @@ def env_label(env: Mapping) -> str:
                      for label, e in _environments(env).items())
 
 
+def cores_of(environment: Mapping) -> int:
+    """The machine's cores from a run's environment record (a version sweep's: its first server's; one machine)."""
+    return int(first_environment(environment)["cpu_count"])
+
+
 def _environments(env: Mapping | None) -> dict[str, Mapping]:
     if not env:
         return {}

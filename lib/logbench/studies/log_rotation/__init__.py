@@ -33,7 +33,7 @@ and the tests call is re-exported here.
 
 from __future__ import annotations
 
-from .analysis import expand, finding, processed_tables, summary, timeline, timeline_figure
+from .analysis import environment_table, expand, finding, processed_tables, summary, timeline, timeline_figure
 from .bench import RotationBench, RotationNumbers, throughput_effect
 from .rotation import rotate, rotated_path
 from .spec import BACKENDS, BASE, BASELINE, METHODS, NAME, POST, PROFILES, SETTLE_S, SPEC, WORKLOADS, LogRotationStudy
@@ -43,6 +43,6 @@ from .tracer import TRACER_MARK, RotationSink, Tracer, tracer_census
 __all__ = [
     "BACKENDS", "BASE", "BASELINE", "LogRotationStudy", "METHODS", "NAME", "POST", "PROFILES", "RotationBench",
     "RotationNumbers", "RotationSink", "SETTLE_S", "SPEC", "TRACER_MARK", "Tracer", "WORKLOADS", "define",
-    "design_summary", "expand", "finding", "method_table", "processed_tables", "rotate", "rotated_path", "run",
-    "summary", "throughput_effect", "timeline", "timeline_figure", "tracer_census",
+    "design_summary", "environment_table", "expand", "finding", "method_table", "processed_tables", "rotate",
+    "rotated_path", "run", "summary", "throughput_effect", "timeline", "timeline_figure", "tracer_census",
 ]

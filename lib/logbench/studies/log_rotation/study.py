@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import params
+from ... import params, runner
 from ...benches import mariadb as mb
 from ...errors import ParameterError
 from ...settings import Configuration, Settings, validate_mariadb
@@ -17,10 +17,13 @@ from .spec import BASE, BASELINE, METHODS, PROFILES, SETTLE_S, SPEC, WORKLOADS, 
 def define(profile: str = "standard", methods: object = None, workload: str = "oltp_point_select",
            rotate_at: object = None, log_size_mb: object = None, pause: object = None, tracer_rate: object = None,
            tables: object = None, table_size: object = None, backend: str = "auto", image: object = None,
-           mariadbd: object = None, **shared: object) -> LogRotationStudy:
+           mariadbd: object = None, versions: object = None, **shared: object) -> LogRotationStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
-    ``shared``: the parameters every study has (common.SHARED) but warm-up: each run is one continuous load."""
+    ``shared``: the parameters every study has (common.SHARED) but warm-up: each run is one continuous load.
+    ``versions``: MariaDB series (docker/servers.tsv) run side by side in containers, one interleaved schedule,
+    each its own baseline and A/A control (never pooled; issue 23)."""
     d = common.profile_lookup(profile, PROFILES)
+    swept = None if versions is None else mb.check_versions(versions, backend, image)
     chosen = common.with_baseline(BASELINE, params.name_list("methods", list(METHODS) if methods is None else methods,
                                                              METHODS))
     params.choice("workload", workload, WORKLOADS)
@@ -49,12 +52,23 @@ def define(profile: str = "standard", methods: object = None, workload: str = "o
                              "before and after the rotation must both be seen")
     if study.tracer_rate > 2000:
         raise ParameterError("tracer_rate", study.tracer_rate, "at most 2000 statements/s (the tracer must not be the load)")
+    if swept:
+        # configurations "mariadb10.5/rename_flush": each version's server rotates its own log (runner.SplitBench)
+        study = mb.with_variants(study, [(f"mariadb{v}", study.backend, None, v) for v in swept])
     return study
 
 
 def run(study: LogRotationStudy, *, progress: bool = True) -> common.StudyResult:
-    """Start a server, load the data, run the schedule, stop and remove everything again."""
+    """Start a server (one per version of a sweep), load the data, run the schedule, stop and remove everything
+    again."""
     def start(study, stack):
+        if study.variants:
+            benches, envs = {}, {}
+            for label, *_ in study.variants:
+                server, sb, envs[label] = mb.start(study.variant(label), stack)
+                benches[label] = RotationBench(study, server, sb)
+                stack.callback(benches[label].close)
+            return runner.SplitBench(benches, envs), {"variants": envs}
         server, sb, env = mb.start(study, stack)
         bench = RotationBench(study, server, sb)
         stack.callback(bench.close)
@@ -73,11 +87,14 @@ def method_table(study: LogRotationStudy) -> pd.DataFrame:
         "ebook_long_query_time": "rename, SET GLOBAL long_query_time = 2000, pause, FLUSH SLOW LOGS, pause, restore "
                                  "(the ebook's literal postrotate script)",
     }
-    return pd.DataFrame([{"method": c.name, "what": what[c.name]} for c in study.configurations]).set_index("method")
+    # a version sweep's configurations are each method once per version ("mariadb10.5/none"): the methods once
+    names = dict.fromkeys(c.name.rpartition(runner.SplitBench.SEP)[2] for c in study.configurations)
+    return pd.DataFrame([{"method": n, "what": what[n]} for n in names]).set_index("method")
 
 
 def design_summary(study: LogRotationStudy) -> dict[str, object]:
     return {"profile": study.profile, "backend": study.backend + (f" ({study.image})" if study.image else ""),
+            **({"versions": ", ".join(v for *_, v in study.variants)} if study.variants else {}),
             "workload": f"sysbench {study.workload}", "clients": list(study.clients),
             "repeats": study.repeats, "runs planned": len(study.plan()), "duration (s)": study.duration,
             "rotation at (s)": study.rotate_at, "slow log before rotation (MB of filler)": study.log_size_mb,

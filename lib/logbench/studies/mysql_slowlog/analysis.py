@@ -231,10 +231,7 @@ def _finding_rates(summary: pd.DataFrame) -> str:
 POST_BYTES_PER_QUERY = (400, 500)
 
 
-def cores_of(environment: dict) -> int:
-    """The machine's cores from a run's environment record (a version sweep's: its first server's; one machine)."""
-    return int(common.first_environment(environment)["cpu_count"])
-
+cores_of = common.cores_of  # notebook 04 calls it through the study
 
 def finding_standin(summary: pd.DataFrame, cores: int) -> str:
     return common.per_variant_text(summary, _finding_standin, cores)

@@ -232,9 +232,7 @@ class SlowlogBench(mb.SysbenchBench):
                 "command": f"{self.test} (one continuous load)"}
 
 
-def connections(run: PlannedRun, reconnects: int = 0) -> int:
-    """The connections a sysbench run opened: one per thread, and one more per reconnect it reported."""
-    return int(run.clients) + int(reconnects or 0)
+connections = mb.connections  # shared with study 06 (benches.mariadb)
 
 
 def hold(limit: memlimit.MemoryLimit, server: mdb.MariaDBServer) -> int:
