@@ -133,6 +133,95 @@ def pytest_configure(config):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# A notebook under nbval (tests/test_notebooks.py) runs once per session: a test that asserts on what the same run
+# recorded (the container backend's study 02 and 04, tests/test_containers.py and tests/test_mariadb_containers.py)
+# reads it instead of running that study a second time. Its temporary directory (a smoke run's results go there)
+# is kept until the session ends.
+@pytest.fixture(scope="session")
+def nbval_run(tmp_path_factory):
+    """``nbval_run(name, parameters)``: nbval of a copy of notebooks/``name`` with ``parameters`` injected ("{tmp}"
+    is the run's directory), once per session: its exit status and output, the study's results directory (a smoke
+    run's, or None), what its guardians removed (``cleanup.GUARDIAN_LOG``: a teardown that left something), and the
+    study containers, networks and volumes before and after it (a run with backend="container")."""
+    import json
+    import shutil
+    import tempfile
+
+    done, scratches = {}, []
+
+    def run(name: str, parameters: dict):
+        key = (name, json.dumps(parameters, sort_keys=True))
+        if key not in done:
+            scratches.append(tempfile.mkdtemp(prefix="lb-nbval-"))
+            done[key] = _nbval(name, parameters, tmp_path_factory.mktemp("nbval"), scratches[-1])
+        return done[key]
+
+    yield run
+    for s in scratches:
+        shutil.rmtree(s, ignore_errors=True)
+
+
+def _nbval(name: str, parameters: dict, tmp, scratch: str):
+    import subprocess
+    import sys
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import papermill
+
+    from logbench import cleanup, paths
+
+    params = {k: v.format(tmp=tmp) if isinstance(v, str) else v for k, v in parameters.items()}
+    copy = tmp / name
+    papermill.execute_notebook(str(paths.NOTEBOOKS / name), str(copy), parameters=params, prepare_only=True,
+                               progress_bar=False)
+    guardian_log = tmp / "guardian.log"
+    in_containers = parameters.get("backend") == "container"
+    before = _study_containers() if in_containers else None
+    # A smoke run keeps its results under the temporary directory (common.output_path) for its user to read;
+    # under test that directory is the run's own, short (servers' socket paths) and removed after the session.
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-cell-timeout=900",
+         "-p", "no:cacheprovider", "-q", str(copy)],
+        cwd=tmp, capture_output=True, text=True, timeout=1800,
+        env={**os.environ, "TMPDIR": scratch, cleanup.GUARDIAN_LOG: str(guardian_log)},
+    )
+    wait_for(lambda: not guardians_writing_to(guardian_log), timeout=60)
+    results = sorted(Path(scratch).glob("logbench-smoke-*/*"))
+    return SimpleNamespace(
+        returncode=r.returncode, output=f"{r.stdout[-6000:]}\n{r.stderr[-2000:]}",
+        results=results[0] if len(results) == 1 else None,
+        guardians_removed=guardian_log.read_text() if guardian_log.exists() else "",
+        guardians_running=guardians_writing_to(guardian_log),
+        containers_before=before, containers_after=_study_containers() if in_containers else None)
+
+
+def _study_containers():
+    """(every logbench study's containers and networks, every volume) now."""
+    from logbench.servers import containers
+
+    left = containers.leftovers()
+    return (set(left["containers"]) | set(left["networks"]),
+            {v.name for v in containers._docker().volumes.list()})
+
+
+def guardians_writing_to(log) -> list[int]:
+    """The study guardians (logbench.cleanup) still running with ``log`` as their report file."""
+    import psutil
+
+    from logbench import cleanup
+
+    found = []
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if "logbench.cleanup" in " ".join(p.info["cmdline"] or []) and \
+                    p.environ().get(cleanup.GUARDIAN_LOG) == str(log):
+                found.append(p.info["pid"])
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return found
+
+
 def connector(connect, made=None):
     """A capture helper's ``connect``: a fresh autocommit session from ``connect()`` each call, each one also
     appended to ``made`` (so a test can kill the one in use)."""

@@ -1,12 +1,13 @@
 """The container backend on a real Docker engine: same settings, same destinations, nothing left behind."""
 
+import json
 import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from logbench import paths
+from logbench import paths, records, studies
 from logbench.errors import ParameterError
 from logbench.servers import containers
 from logbench.servers.postgres import LocalPostgres
@@ -60,23 +61,31 @@ def test_same_effective_settings_under_either_backend(log_dirs):
                 assert a.execute(query, [names]).fetchall() == b.execute(query, [names]).fetchall(), name
 
 
-def test_every_destination_counted_in_containers_and_nothing_left(tmp_path):
-    before_volumes, before = _volumes(), _ours()
-    study = study_mod.define(profile="smoke", backend="container", clients=[1], repeats=1, output_dir=tmp_path)
-    assert study.backend == "container"
-    runs = study_mod.run(study, progress=False).runs.set_index("configuration")
+def test_every_destination_counted_in_containers_and_nothing_left(nbval_run):
+    """Notebook 02's smoke run on the container backend, the one tests/test_notebooks.py runs under nbval (once per
+    session: conftest.nbval_run), asserted on its records: every destination counted across the study's Docker
+    network, and no container, network, volume or directory left."""
+    (smoke,) = [dict(p) for p in studies.spec(study_mod.NAME).smoke if p.get("backend") == "container"]
+    run = nbval_run(studies.spec(study_mod.NAME).notebook, smoke)
+    assert run.results is not None and (run.results / "runs.jsonl").exists(), run.output
+    assert json.loads((run.results / "study.json").read_text())["backend"] == "container"
+    runs = records.load(run.results / "runs.jsonl")
     assert set(runs["backend"]) == {"container"}
-    for name in study_mod.DESTINATIONS:
-        r = runs.loc[name]
+    assert set(study_mod.DESTINATIONS) <= set(runs["configuration"])
+    for r in runs[runs["configuration"].isin(list(study_mod.DESTINATIONS))].itertuples():
+        name = r.configuration
         if name == "none":
-            assert r["log_records_received"] == 0
+            assert r.log_records_received == 0
         elif name == "remote_syslog_udp":
-            assert 0 < r["log_records_received"] <= r["log_records_expected"]
+            assert 0 < r.log_records_received <= r.log_records_expected
         else:
             # including remote_syslog_tcp: across the study's Docker network to the rsyslog container
-            assert r["log_records_received"] == r["log_records_expected"] > 0, name
-    assert _ours() <= before
-    assert _volumes() <= before_volumes
+            assert r.log_records_received == r.log_records_expected > 0, name
+    (before, before_volumes), (after, after_volumes) = run.containers_before, run.containers_after
+    assert after <= before
+    assert after_volumes <= before_volumes
+    # the study's own teardown removed what it made: its guardian found nothing to remove
+    assert not run.guardians_running and not run.guardians_removed, run.guardians_removed
 
 
 def test_auto_picks_the_container_when_the_study_runs_and_an_engine_answers():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from logbench import paths
+from logbench import paths, records, studies
 from logbench.errors import ParameterError
 from logbench.servers import containers
 from logbench.servers import mariadb as mdb
@@ -146,29 +146,41 @@ def test_same_effective_settings_under_either_backend(scratch, nothing_left):
         shutil.rmtree(logs, ignore_errors=True)
 
 
-def test_study_04_in_a_container_counts_every_configuration(tmp_path, nothing_left):
-    study = study_mod.define(profile="smoke", backend="container", repeats=1, clients=[2],
-                             cells=["cpu/oltp_read_write"], output_dir=tmp_path / "out")
+def test_study_04_in_a_container_counts_every_configuration(tmp_path, nbval_run, nothing_left):
+    """Notebook 04's smoke run on the container backend, the one tests/test_notebooks.py runs under nbval (once per
+    session: conftest.nbval_run), asserted on its records: every configuration counted from the host, and no
+    container, network, volume or directory left."""
+    (smoke,) = [dict(p) for p in studies.spec(study_mod.NAME).smoke if p.get("backend") == "container"]
+    study = study_mod.define(**smoke, output_dir=tmp_path / "out")
     assert study.backend == "container" and study.image is None  # the image is found when it runs
-    result = study_mod.run(study, progress=False)
-    image = result.study.image
+    run = nbval_run(studies.spec(study_mod.NAME).notebook, smoke)
+    assert run.results is not None and (run.results / "runs.jsonl").exists(), run.output
+    image = json.loads((run.results / "study.json").read_text())["image"]
     assert image in containers.MARIADB_IMAGES["10.11"]
-    assert json.loads((tmp_path / "out" / "study.json").read_text())["image"] == image
-    assert result.environment["backend"] == "container" and result.environment["image"] == image
-    assert result.environment["tools"]["image"].startswith(image + " sha256:")
-    runs = study_mod.expand(result.runs).set_index("configuration")
-    assert set(runs.index) == set(study_mod.CONFIGURATIONS) | {"off_again"} and set(runs["backend"]) == {"container"}
-    sent = runs["queries"] + runs["failed"]
-    slow_grew = runs["extra"].map(lambda e: e["slow_file_bytes_during_run"])
-    for name in ("slow_all", "general_log", "slow_all_table"):
-        assert runs.loc[name, "log_records_received"] == runs.loc[name, "log_records_expected"] == sent[name] > 0, name
-    assert slow_grew["general_log"] == slow_grew["slow_all_table"] == slow_grew["off"] == 0
-    assert runs.loc["slow_all_devnull", "log_records_expected"] == sent["slow_all_devnull"]
-    assert slow_grew["slow_all_devnull"] == 0 and runs.loc["slow_all_devnull", "switch"] == "restart"
-    assert runs.loc["slow_1s", "log_records_received"] == 0 and runs.loc["off", "log_records_received"] == 0
-    exp, got = runs.loc["slow_sampled", ["log_records_expected", "log_records_received"]]
-    assert 0 < got < 10 * exp  # the sample's size depends on the sessions' interleaving (test_mariadb)
+    environment = json.loads((run.results / "environment.json").read_text())
+    assert environment["backend"] == "container" and environment["image"] == image
+    assert environment["tools"]["image"].startswith(image + " sha256:")
+    runs = study_mod.expand(records.load(run.results / "runs.jsonl"))
+    assert set(runs["configuration"]) == set(study_mod.CONFIGURATIONS) | {"off_again"}
+    assert set(runs["backend"]) == {"container"}
+    for r in runs.itertuples():
+        sent, slow_grew = r.queries + r.failed, r.extra["slow_file_bytes_during_run"]
+        if r.configuration in ("slow_all", "general_log", "slow_all_table"):
+            assert r.log_records_received == r.log_records_expected == sent > 0, r.configuration
+        if r.configuration in ("general_log", "slow_all_table", "off"):
+            assert slow_grew == 0, r.configuration
+        if r.configuration == "slow_all_devnull":
+            assert r.log_records_expected == sent and slow_grew == 0 and r.switch == "restart"
+        if r.configuration in ("slow_1s", "off"):
+            assert r.log_records_received == 0, r.configuration
+        if r.configuration == "slow_sampled":
+            # the sample's size depends on the sessions' interleaving (test_mariadb)
+            assert 0 < r.log_records_received < 10 * r.log_records_expected
     assert (runs["server_cpu_s"] > 0).all()
+    (before, before_volumes), (after, after_volumes) = run.containers_before, run.containers_after
+    assert after <= before and after_volumes <= before_volumes
+    # the study's own teardown removed its containers' work directories: its guardian found nothing to remove
+    assert not run.guardians_running and not run.guardians_removed, run.guardians_removed
 
 
 def test_study_06_rotations_in_a_container(tmp_path, nothing_left):

@@ -11,19 +11,14 @@ own comparison: executing them here again would double the suite's slowest part.
 that are not studies, and each study's further smoke parameter sets (e.g. the container backend).
 """
 
-import os
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
 
 import papermill
 import pytest
 
 from logbench import paths, studies
 
-# (notebook, parameters injected for the test run); "{tmp}" is the test's temporary directory.
+# (notebook, parameters injected for the test run); "{tmp}" is the run's temporary directory.
 # A study's notebook runs with each parameter set its spec names after the first (the registry: logbench.studies).
 NOTEBOOKS: list[tuple[str, dict[str, object]]] = [
     ("01_reference_data.ipynb", {}),  # deterministic: every output compared
@@ -43,27 +38,14 @@ def test_every_notebook_is_covered_by_nbval():
 @pytest.mark.integration
 @pytest.mark.parametrize("name, parameters", NOTEBOOKS,
                          ids=[f"{n}-{'-'.join(map(str, p.values())) or 'as-committed'}" for n, p in NOTEBOOKS])
-def test_notebook_under_nbval(name, parameters, tmp_path, request):
-    src = paths.NOTEBOOKS / name
-    if not src.exists():
+def test_notebook_under_nbval(name, parameters, request, nbval_run):
+    if not (paths.NOTEBOOKS / name).exists():
         pytest.skip(f"{name} is listed but not in notebooks/")
     if parameters.get("backend") == "container" or name.startswith("03_"):
         request.getfixturevalue("docker_engine")
-    params = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v for k, v in parameters.items()}
-    copy = tmp_path / name
-    papermill.execute_notebook(str(src), str(copy), parameters=params, prepare_only=True, progress_bar=False)
-    # A smoke run keeps its results under the temporary directory (common.output_path) for its user to read;
-    # under test that directory is the test's own, short (servers' socket paths) and removed afterwards.
-    scratch = tempfile.mkdtemp(prefix="lb-nbval-")
-    try:
-        r = subprocess.run(
-            [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-cell-timeout=900",
-             "-p", "no:cacheprovider", "-q", str(copy)],
-            cwd=tmp_path, capture_output=True, text=True, timeout=1800, env={**os.environ, "TMPDIR": scratch},
-        )
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    assert r.returncode == 0, f"nbval failed for {name}:\n{r.stdout[-6000:]}\n{r.stderr[-2000:]}"
+    # once per session (conftest.nbval_run): the container backend's study tests assert on the same run's records
+    r = nbval_run(name, parameters)
+    assert r.returncode == 0, f"nbval failed for {name}:\n{r.output}"
 
 
 def test_every_parameter_is_seen_by_papermill():

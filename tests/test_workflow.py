@@ -25,6 +25,7 @@ import pandas as pd
 import pytest
 from nbval import plugin as nbval_plugin
 
+from conftest import guardians_writing_to
 from logbench import cleanup, jobs, paths, studies
 
 FRESH_INSIDE = "LOGBENCH_FRESH_MACHINE_INSIDE"  # tests/test_fresh_machine.py: no engine there, by design
@@ -335,25 +336,11 @@ def test_nothing_was_left_behind(smoke_run):
     (logbench.cleanup) found nothing to remove. (The study's processes and directories are gone either way; the
     guardian would have removed what the teardown left before this test could look.)"""
     deadline = time.monotonic() + 60
-    while _guardians_writing_to(smoke_run.guardian_log) and time.monotonic() < deadline:
+    while guardians_writing_to(smoke_run.guardian_log) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert not _guardians_writing_to(smoke_run.guardian_log), "guardians still running after 60 s"
+    assert not guardians_writing_to(smoke_run.guardian_log), "guardians still running after 60 s"
     left = smoke_run.guardian_log.read_text() if smoke_run.guardian_log.exists() else ""
     assert not left, f"the guardians of the smoke run's studies removed what their teardown left:\n{left}"
-
-
-def _guardians_writing_to(log: Path) -> list[int]:
-    import psutil
-
-    found = []
-    for p in psutil.process_iter(["pid", "cmdline"]):
-        try:
-            if "logbench.cleanup" in " ".join(p.info["cmdline"] or []) and \
-                    p.environ().get(cleanup.GUARDIAN_LOG) == str(log):
-                found.append(p.info["pid"])
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-    return found
 
 
 @pytest.mark.integration
