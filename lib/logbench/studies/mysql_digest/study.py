@@ -23,9 +23,10 @@ import numpy as np
 import pandas as pd
 import pymysql
 
-from .. import capture, digest, environment, params, paths, records
-from ..benches import mariadb as mb
-from . import common
+from ... import capture, environment, params, paths, records
+from ...benches import mariadb as mb
+from .. import common
+from . import digest
 
 NAME = "mysql_digest"
 POST = "002_6799d5933fa4bed1.txt"  # the post this study redoes (shared/seeds)
@@ -229,7 +230,7 @@ EBOOK_ROWS = {"unindexed_filter": ("002-051", "002-052"), "indexed_filter": (Non
 
 def ebook_examples() -> pd.DataFrame:
     """The ebook's rows sent / examined examples from the reference data (002-051..053 and its two joins)."""
-    from .. import reference
+    from ... import reference
 
     ids = [i for pair in EBOOK_ROWS.values() for i in pair if i]
     v = reference.load_values(POST)
@@ -272,7 +273,7 @@ def finding(result_digest: pd.DataFrame) -> str:
 
 def paper_table(d: pd.DataFrame) -> pd.DataFrame:
     """The paper's digest table: each fingerprint's rank, count, share of time, p95, rows and the ebook's reading."""
-    from ..claims import fmt
+    from ...claims import fmt
 
     return pd.DataFrame({
         "rank": d["rank"].astype(int).astype(str), "ours": d["statement"].fillna("").astype(str),

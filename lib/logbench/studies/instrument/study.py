@@ -34,11 +34,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .. import params, records, stats
-from ..benches import postgres as pg
-from ..design import VARIANT_SEP
-from ..settings import Configuration
-from . import common
+from ... import params, records, stats
+from ...benches import postgres as pg
+from ...design import VARIANT_SEP
+from ...settings import Configuration
+from .. import common
 
 NAME = "instrument"
 # control -> (idle state, placement): what is in force while a run of that control warms up and measures
@@ -303,7 +303,7 @@ def anomaly_summary(runs: pd.DataFrame) -> pd.DataFrame:
 
 def anomaly_verdict(summary: pd.DataFrame) -> str:
     """Does 'logging is not slower (or faster) than no logging at 1 client' survive the idle-state control?"""
-    from ..plots import fmt_ci
+    from ...plots import fmt_ci
 
     logging = summary[summary["configuration"].isin(["stderr", "syslog"])]
     lines = []
@@ -384,7 +384,7 @@ def cv_figure(cv: pd.DataFrame):
     """CV of a w-second mean against w, per control and clients, with 95 % error bars (log-log)."""
     import matplotlib.pyplot as plt
 
-    from .. import plots
+    from ... import plots
 
     plots.theme()
     levels = sorted(cv["clients"].unique())

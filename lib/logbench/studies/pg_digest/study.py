@@ -28,12 +28,13 @@ import numpy as np
 import pandas as pd
 import psycopg
 
-from .. import capture_pg, environment, params, paths, pgbadger, records
-from ..benches import postgres as pg
-from ..servers.postgres import LocalPostgres, find_bindir
-from ..settings import Settings
-from ..workloads.pgbench import Pgbench, parse_output
-from . import common
+from ... import capture_pg, environment, params, paths, records
+from ...benches import postgres as pg
+from ...servers.postgres import LocalPostgres, find_bindir
+from ...settings import Settings
+from ...workloads.pgbench import Pgbench, parse_output
+from .. import common
+from . import pgbadger
 
 NAME = "pg_digest"
 POST = "002_6799d5933fa4bed1.txt"  # the ebook's workflow (study 09's post), redone on PostgreSQL
@@ -278,7 +279,7 @@ def finding(digest: pd.DataFrame) -> str:
 
 def paper_table(d: pd.DataFrame) -> pd.DataFrame:
     """The paper's digest table: each normalized query's rank by total time, count and mean, and its times."""
-    from ..claims import fmt
+    from ...claims import fmt
 
     return pd.DataFrame({
         "rank": d["rank"].astype(int).astype(str), "ours": d["statement"].fillna("").astype(str),
