@@ -1,0 +1,119 @@
+"""Study 00's plan and run: ``define`` checks every parameter and freezes both schedules and the designs part
+(ParameterError before any server starts); ``run`` executes them, each on a fresh server, and writes the
+processed tables after all; ``design_summary``, the plan's table for the notebook."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from ... import params
+from ...benches import postgres as pg
+from ...design import VARIANT_SEP
+from ...settings import Configuration
+from .. import common
+from .analysis import write_processed
+from .spec import (ANOMALY_CONTROLS, ANOMALY_DESTINATIONS, BASELINE, CONTROLS, NAME, PROFILES, SKIP_SECONDS, SPEC,
+                   ControlledStudy, InstrumentResult, InstrumentStudy)
+
+
+def _labelled(configs: tuple[Configuration, ...], labels) -> tuple[Configuration, ...]:
+    # Interleaved by label within each configuration, the baseline ("<first label>/none") first.
+    return tuple(dataclasses.replace(c, name=f"{label}{VARIANT_SEP}{c.name}") for c in configs for label in labels)
+
+
+def define(profile: str = "standard", controls: object = None, clients: object = None, repeats: object = None,
+           series_s: object = None, anomaly_clients: object = None, anomaly_repeats: object = None,
+           duration: object = None, warmup: object = None, scale: object = None, seed: object = None,
+           output_dir: object = None, processed_dir: object = None, publish: object = False,
+           pg_bindir: object = None, design_clients: object = None, design_rounds: object = None,
+           design_placements: object = None) -> InstrumentStudy:
+    """Check every parameter and freeze both schedules; raises ParameterError before anything starts."""
+    d = common.profile_lookup(profile, PROFILES)
+    publish = params.boolean("publish", publish)
+    chosen = params.name_list("controls", list(CONTROLS) if controls is None else controls, CONTROLS)
+    series_s = params.positive_int("series_s", d("series_s", series_s))
+    if series_s <= SKIP_SECONDS + 1:
+        raise params.ParameterError("series_s", series_s, f"a whole number of seconds > {SKIP_SECONDS + 1}")
+    engine = pg.pg_fields(backend="local", image=None, scale=d("scale", scale), query_mode="prepared",
+                          syslog_rate_limit=False, log_dir_on="disk", sampling_rate=d("sampling_rate", None),
+                          shared_buffers="128MB", extra_settings=None, pg_bindir=pg_bindir)
+    out = common.output_path(NAME, profile, output_dir)
+
+    def part(name, destinations, labels, **shared) -> ControlledStudy:
+        fields = common.study_fields(SPEC, profile, PROFILES, seed=seed, output_dir=out / name,
+                                     processed_dir=None, warmup=warmup, idle_state="free", placement="none",
+                                     target_halfwidth="off", **shared)
+        configs = pg.configurations(destinations, pg.DESTINATIONS, engine["pg_bindir"], engine["base"], "prepared")
+        # the parts write no processed tables of their own: run() writes the study's after both
+        return pg.checked(ControlledStudy(**{**fields, "name": f"{NAME}_{name}", "processed_dir": None}, **engine,
+                                          configurations=_labelled(configs, labels),
+                                          progress=1 if name == "series" else 0))
+
+    series = part("series", (BASELINE,), chosen, clients=d("clients", clients), repeats=d("repeats", repeats),
+                  duration=series_s, aa_control=False)
+    anomaly = part("anomaly", ANOMALY_DESTINATIONS, ANOMALY_CONTROLS, clients=d("anomaly_clients", anomaly_clients),
+                   repeats=d("anomaly_repeats", anomaly_repeats), duration=d("duration", duration))
+    from .design_comparison import sessions_for
+
+    designs = sessions_for(SPEC, PROFILES, profile, engine, out / "designs", rounds=d("design_rounds", design_rounds),
+                           clients=d("design_clients", design_clients), seed=seed, warmup=warmup, duration=duration,
+                           lead_in_s=int(round(series.warmup)) + 1, placements=design_placements)
+    return InstrumentStudy(profile=profile, series=series, anomaly=anomaly, controls=tuple(chosen),
+                           processed_dir=common.processed_path(profile, processed_dir, publish=publish, output_dir=out),
+                           publish=publish, designs=designs)
+
+
+class ControlledBench:
+    """The PostgreSQL bench, with each configuration's control (its label) told to the runner, which
+    holds it only while that run warms up and measures (``runner.execute``: ``controls_of``)."""
+
+    def __init__(self, inner: pg.PgBench, progress: int):
+        self.inner = inner
+        inner.progress = progress
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    def controls_of(self, configuration: Configuration) -> tuple[str, str]:
+        return CONTROLS[configuration.name.partition(VARIANT_SEP)[0]]
+
+
+def _run_part(study: ControlledStudy, progress: bool) -> common.StudyResult:
+    def start(study, stack):
+        bench, env = pg.start(study, stack)
+        return ControlledBench(bench, study.progress), env
+
+    return common.run_study(study, start, lambda result: {}, progress=progress)
+
+
+def run(study: InstrumentStudy, *, progress: bool = True) -> InstrumentResult:
+    """The noise curve first, then the anomaly test, each on a fresh server; the processed tables after both."""
+    series = _run_part(study.series, progress)
+    anomaly = _run_part(study.anomaly, progress)
+    designs = None
+    if study.designs is not None:
+        from . import design_comparison
+
+        designs = common.run_study(study.designs.study, pg.start, lambda result: {},
+                                   execute=design_comparison.execute(study.designs), progress=progress).runs
+    result = InstrumentResult(study, series.runs, anomaly.runs, series.environment, designs)
+    if study.processed_dir is not None:
+        write_processed(result, Path(study.processed_dir))
+    return result
+
+
+def design_summary(study: InstrumentStudy) -> dict[str, object]:
+    s, a = study.series, study.anomaly
+    return {"profile": study.profile, "controls (noise curve)": list(study.controls),
+            "clients (noise curve)": list(s.clients), "blocks (noise curve)": s.repeats,
+            "seconds per long run": s.duration, "clients (anomaly)": list(a.clients),
+            "blocks (anomaly)": a.repeats, "seconds per anomaly run": a.duration, "warm-up per run (s)": s.warmup,
+            "scale": s.scale, "runs planned": len(s.plan()) + len(a.plan()), "seed": s.seed,
+            "output": str(Path(s.output_dir).parent),
+            **({"designs: clients": list(study.designs.study.clients), "designs: rounds": study.designs.rounds,
+                "designs: placements": list(study.designs.placements),
+                "designs: switchback session": f"{study.designs.study.switchback.blocks} blocks of 3 windows of "
+                                               f"{study.designs.study.switchback.window_s} s",
+                "designs: block session": f"{study.designs.block_repeats} blocks of 3 runs of {a.duration} s"}
+               if study.designs is not None else {})}
