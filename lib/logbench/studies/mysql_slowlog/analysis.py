@@ -233,6 +233,7 @@ POST_BYTES_PER_QUERY = (400, 500)
 
 cores_of = common.cores_of  # notebook 04 calls it through the study
 
+
 def finding_standin(summary: pd.DataFrame, cores: int) -> str:
     return common.per_variant_text(summary, _finding_standin, cores)
 
