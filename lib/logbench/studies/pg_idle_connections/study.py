@@ -24,12 +24,12 @@ from pathlib import Path
 import pandas as pd
 import statsmodels.formula.api as smf
 
-from .. import params, paths, records, runner, stats
-from ..benches import pg_sessions
-from ..benches import postgres as pg
-from ..errors import ParameterError
-from ..settings import AA_SUFFIX, is_aa
-from . import common
+from ... import params, paths, records, runner, stats
+from ...benches import postgres as pg
+from ...errors import ParameterError
+from ...settings import AA_SUFFIX, is_aa
+from .. import common
+from . import bench as pg_sessions
 
 NAME = "pg_idle_connections"
 POST = "004_5cd3e575f4305811.txt"
@@ -250,14 +250,14 @@ def session_table(study: IdleConnectionsStudy) -> pd.DataFrame:
 
 def variants_of(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """plots.variants' servers, each with its rows without the variant column; [('', frame)] for one server."""
-    from .. import plots
+    from ... import plots
 
     return [(v, g.drop(columns="variant", errors="ignore")) for v, g in plots.variants(frame)]
 
 
 def side_by_side(summary: pd.DataFrame, value: str) -> pd.DataFrame:
     """plots.ci_table of ``value`` per version, the versions' columns side by side (one server: the table)."""
-    from .. import plots
+    from ... import plots
 
     parts = variants_of(summary)
     if len(parts) == 1:
