@@ -227,15 +227,16 @@ def study_published(name: str, runs: pd.DataFrame | None = None) -> pd.DataFrame
     return published_ratios(study_info(name))
 
 
-def _version_sweeps() -> frozenset[str]:
+def _version_sweeps() -> dict[str, studies_registry.StudySpec]:
     from .studies.common import stem
 
-    return frozenset(stem(s.name, "versions") for s in studies_registry.specs()
-                     if any(p.get("profile") == "versions" for p in s.extra_committed))
+    return {stem(s.name, "versions"): s for s in studies_registry.specs()
+            if any(p.get("profile") == "versions" for p in s.extra_committed)}
 
 
 # A study's version sweep (its profile "versions"): its versions side by side in the paper's section on versions
-# (paper.versions), not a figure per study and version here.
+# (paper.versions), not a figure per study and version here. Its processed stem -> its study's spec, in the paper's
+# order.
 VERSION_SWEEPS = _version_sweeps()
 
 

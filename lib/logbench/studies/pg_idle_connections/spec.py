@@ -79,4 +79,5 @@ SPEC = common.StudySpec(
     baseline="max100", notebook="08_pg_idle_connections.ipynb", seed=20140401,
     committed={"profile": "standard", "publish": True},
     extra_committed=({"profile": "versions", "backend": "container", "publish": True},),
+    versions_title="PostgreSQL: max_connections and idle sessions (study 08, post 004)",
     smoke=({"profile": "smoke"},), paper_order=8)
