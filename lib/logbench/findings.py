@@ -227,15 +227,16 @@ def study_published(name: str, runs: pd.DataFrame | None = None) -> pd.DataFrame
     return published_ratios(study_info(name))
 
 
-def _version_sweeps() -> tuple[str, ...]:
+def _version_sweeps() -> dict[str, studies_registry.StudySpec]:
     from .studies.common import stem
 
-    return tuple(stem(s.name, "versions") for s in studies_registry.specs()
-                 if any(p.get("profile") == "versions" for p in s.extra_committed))
+    return {stem(s.name, "versions"): s for s in studies_registry.specs()
+            if any(p.get("profile") == "versions" for p in s.extra_committed)}
 
 
-# A study's version sweep (its profile "versions"), in the paper's order: its versions side by side in the paper's
-# section on versions (paper.versions), not a figure per study and version here.
+# A study's version sweep (its profile "versions"): its versions side by side in the paper's section on versions
+# (paper.versions), not a figure per study and version here. Its processed stem -> its study's spec, in the paper's
+# order.
 VERSION_SWEEPS = _version_sweeps()
 # The studies the line-cost fit leaves out, with why (the paper lists them): those whose configurations vary something
 # else than what is logged, and the version sweeps (one fit per environment would otherwise add one per version and

@@ -17,6 +17,7 @@ import pandas as pd
 from .. import studies as studies_registry
 from ..settings import is_aa
 from ..claims.verdicts import NOT_MEASURED
+from ..findings import VERSION_SWEEPS
 from ..stats import CONFIDENCE
 from ..studies.common import version_key
 from .tables import add_table
@@ -25,13 +26,9 @@ from .text import ci_text
 PCT = round(100 * CONFIDENCE)
 CLAIMS_BY_VERSION = "findings_claims_by_version.csv"
 
-# The sweeps, in the paper's order: the processed stem of the committed run, and what it measures.
-SWEEPS = (
-    ("pg_destinations_versions", "PostgreSQL: every statement logged (log_min_duration_statement = 0) to each "
-                                 "destination, pgbench -S -M prepared (study 02)"),
-    ("mysql_slowlog_versions", "MariaDB: the slow-log configurations on the CPU-bound sysbench load (study 04)"),
-    ("pg_idle_connections_versions", "PostgreSQL: max_connections and idle sessions (study 08, post 004)"),
-)
+# The sweeps, in the paper's order: the processed stem of the committed run, and what it measures (its study's
+# StudySpec.versions_title).
+SWEEPS = tuple((stem, spec.versions_title or spec.title) for stem, spec in VERSION_SWEEPS.items())
 
 def cell_keys(table: pd.DataFrame) -> list[str]:
     """The columns before ``configuration`` that split a study into cells (study 04: regime, test), not the

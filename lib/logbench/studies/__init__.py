@@ -6,10 +6,12 @@ that does, so the report, the claims, the tests' notebook list and the workflow 
 :mod:`logbench.jobs`; ``python -m logbench.studies --committed`` prints the same committed runs) read one list.
 
 A new study is one module or package here plus a thin notebook; it touches no other study (a package keeps
-its bench and analysis beside it: ``pg_wal_level/``, ``log_rotation/``, issue 24). Its parts:
+its bench and analysis beside it: ``pg_wal_level/``, ``log_rotation/``, ``mysql_slowlog/``,
+``pg_idle_connections/``; issue 24). Its parts:
 
 - ``SPEC = common.StudySpec(name=..., engine=..., title=..., post=..., baseline=..., notebook=..., seed=...,
-  published=..., committed=..., extra_committed=..., smoke=..., paper_order=...)``;
+  published=..., committed=..., extra_committed=..., smoke=..., paper_order=...)`` (a version sweep, the profile
+  ``versions`` in ``extra_committed``, names its part of the paper's section on versions: ``versions_title``);
 - its configurations (name -> settings over the engine's base, sinks) and ``PROFILES`` (smoke / standard /
   full: the shared parameters' defaults and its own);
 - ``define(profile, <its own parameters>, <engine parameters>, **shared)``: a study type subclassing
@@ -21,6 +23,11 @@ its bench and analysis beside it: ``pg_wal_level/``, ``log_rotation/``, issue 24
   the engine (``pg.start`` itself, or ``mb.start`` and a bench), ``processed_tables(result)`` its summary
   and runs. ``define()`` only checks and plans: the run decides backend 'auto' and finds images;
 - its summary, findings and tables for the notebook.
+
+Outside its package and notebook, a study is named only where it takes part in something shared: a claim it
+judges (``data/raw/claims.csv`` and its rule in ``claim_rules``), runs that say nothing about a log line's cost
+(``regression.NOT_LINE_COST``: configurations varying something else than what is logged, or a version sweep),
+and its row in the README's table of studies.
 """
 
 from __future__ import annotations

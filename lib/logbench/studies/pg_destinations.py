@@ -493,4 +493,6 @@ SPEC = common.StudySpec(
                      {"profile": "post000", "backend": "local", "publish": True},
                      {"profile": "io_bound", "backend": "local", "publish": True},
                      {"profile": "versions", "backend": "container", "publish": True}),
+    versions_title="PostgreSQL: every statement logged (log_min_duration_statement = 0) to each destination, "
+                   "pgbench -S -M prepared (study 02)",
     smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=1)

@@ -49,6 +49,9 @@ class StudySpec:
     headline: object = None
     # A study that digests a captured log: its section of the paper (DigestPaper), or None
     digest: DigestPaper | None = None
+    # What its version sweep (the committed run of its profile "versions", in extra_committed) measures: the
+    # sweep's title in the paper's section on versions (logbench.paper.versions); "" for none
+    versions_title: str = ""
 
     @property
     def post_id(self) -> str:

@@ -227,4 +227,5 @@ SPEC = common.StudySpec(
     experiment="001/cpu_bound", committed={"profile": "standard", "backend": "local", "publish": True},
     extra_committed=({"profile": "switchback", "backend": "local", "publish": True},
                      {"profile": "versions", "backend": "container", "publish": True}),
+    versions_title="MariaDB: the slow-log configurations on the CPU-bound sysbench load (study 04)",
     smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=2)

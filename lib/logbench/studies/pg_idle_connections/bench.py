@@ -1,0 +1,151 @@
+"""Open PostgreSQL sessions held by the study during a run: "active but idle" (pg_sleep) or truly idle.
+
+Each session is a real client connection (psycopg) tagged with an ``application_name`` of the pool, so
+``pg_stat_activity`` counts them and the cleanup finds them. A backend running ``pg_sleep`` does not notice
+that its client went away, so closing is: terminate every tagged backend, close the clients, and wait until
+no tagged backend is left. That runs on any exit of the ``with`` block, a failure or an interrupt included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import secrets
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import psutil
+import psycopg
+
+from ...errors import ToolError
+from ...runner import Measurement
+from ...servers import postgres as pgserver
+
+KINDS = ("none", "sleep", "idle")
+# Connection slots kept free beside the working clients and the sessions: the pool's own counting connection
+# and one for the runner's settings check.
+MARGIN = 2
+OPENERS = 8  # connections opened at once
+SLEEP_S = 86_400  # pg_sleep of an "active but idle" session: longer than any run; ended by the pool
+
+
+class SessionPool:
+    """``n`` sessions of ``kind`` on ``server``, open inside the ``with`` block and gone after it."""
+
+    def __init__(self, server: pgserver.PostgresServer, n: int, kind: str):
+        if kind not in KINDS:
+            raise ValueError(f"session kind {kind!r}; allowed: {', '.join(KINDS)}")
+        self.server, self.n, self.kind = server, n if kind != "none" else 0, kind
+        self.tag = f"logbench-session-{secrets.token_hex(4)}"
+        self.conns: list[psycopg.Connection] = []
+        self.open_s = 0.0
+
+    def __enter__(self) -> "SessionPool":
+        t0 = time.perf_counter()
+
+        def one() -> psycopg.Connection:
+            c = psycopg.connect(**self.server.conninfo, autocommit=True, application_name=self.tag)
+            self.conns.append(c)  # list.append is atomic: every opened connection is closed by close()
+            if self.kind == "sleep":
+                # Sent, never awaited: the backend stays "active" in pg_sleep for the whole run.
+                c.pgconn.send_query(f"SELECT pg_sleep({SLEEP_S})".encode())
+            return c
+
+        # Several at a time: a backend's start-up (fork, catalog caches) runs in parallel with the next one's.
+        try:
+            with ThreadPoolExecutor(OPENERS) as pool:
+                for f in [pool.submit(one) for _ in range(self.n)]:
+                    f.result()
+        except BaseException:
+            self.close()
+            raise
+        self.open_s = time.perf_counter() - t0
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def count(self, state: str | None = None) -> int:
+        """Tagged backends in pg_stat_activity (in ``state``, e.g. 'active' or 'idle', if given)."""
+        with self.server.connect() as c:
+            q = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+            args: list[object] = [self.tag]
+            if state is not None:
+                q += " AND state = %s"
+                args.append(state)
+            return int(c.execute(q, args).fetchone()[0])
+
+    def settled(self, n: int, timeout: float = 30.0) -> tuple[int, int]:
+        """(sessions open, sessions in their kind's state) once both reach ``n`` or ``timeout`` passes: a sent
+        pg_sleep shows as 'active' only once its backend has read it."""
+        state = {"sleep": "active", "idle": "idle", "none": None}[self.kind]
+        deadline = time.monotonic() + timeout
+        while True:
+            opened, in_state = self.count(), (self.count(state) if state else 0)
+            if (opened, in_state if state else n) == (n, n) or time.monotonic() > deadline:
+                return opened, (in_state if state else opened)
+            time.sleep(0.05)
+
+    def close(self, timeout: float = 60.0) -> None:
+        with contextlib.suppress(psycopg.Error):
+            with self.server.connect() as c:
+                c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+                          [self.tag])
+        for c in self.conns:
+            with contextlib.suppress(Exception):
+                c.close()
+        self.conns = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.count() == 0:
+                    return
+            except psycopg.Error:
+                return  # the server is gone, and its backends with it
+            time.sleep(0.05)
+        raise ToolError(f"{self.count()} sessions tagged {self.tag} still open {timeout:.0f} s after closing them")
+
+
+def server_memory_mb(pid: int) -> dict[str, float]:
+    """The server process tree's memory: the sum of PSS (shared pages split among the processes sharing
+    them) and of USS (pages private to each process), MB, and its process count."""
+    pss = uss = 0
+    procs = [psutil.Process(pid)]
+    with contextlib.suppress(psutil.NoSuchProcess):
+        procs += procs[0].children(recursive=True)
+    for p in procs:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            m = p.memory_full_info()
+            pss, uss = pss + m.pss, uss + m.uss
+    return {"server_pss_mb": pss / 2**20, "server_uss_mb": uss / 2**20, "server_processes": len(procs)}
+
+
+class SessionsBench:
+    """A PostgreSQL bench (benches.postgres.PgBench) whose every measured run holds open sessions:
+    ``sessions_of(configuration, clients)`` -> (kind, count). Opened before, counted, closed after."""
+
+    def __init__(self, inner, sessions_of: Callable[[str, int], tuple[str, int]]):
+        self.inner, self.sessions_of = inner, sessions_of
+        self._configuration = ""
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    def apply(self, configuration):
+        self._configuration = configuration.name
+        return self.inner.apply(configuration)
+
+    def measure(self, run, seconds: float) -> Measurement:
+        kind, n = self.sessions_of(self._configuration, run.clients)
+        with SessionPool(self.inner.pg, n, kind) as pool:
+            opened, state = pool.settled(n)
+            if opened != n or state != n:
+                raise ToolError(f"{n} {kind} sessions wanted, pg_stat_activity shows {opened} ({state} {kind})")
+            memory = server_memory_mb(self.inner.pg.pid)
+            m = self.inner.measure(run, seconds)
+            during = pool.count()
+        after = pool.count()
+        extra = {"session_kind": kind, "sessions": n, "sessions_open_before": opened, "sessions_open_after_run": during,
+                 "sessions_left_after_close": after, "sessions_open_s": pool.open_s, **memory}
+        return dataclasses.replace(m, extra={**m.extra, **extra})

@@ -1,0 +1,72 @@
+"""Study 08's plan and run: ``define`` checks every parameter and freezes the study (ParameterError before any
+server starts), ``run`` executes it with the sessions held open; the plan's tables for the notebook
+(``design_summary``, ``session_table``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ... import params
+from ...benches import postgres as pg
+from ...errors import ParameterError
+from .. import common
+from . import bench as pg_sessions
+from .analysis import processed_tables
+from .spec import KINDS, PROFILES, SPEC, IdleConnectionsStudy, name_of, parse
+
+
+def define(profile: str = "standard", max_connections: object = None, kinds: object = None, sessions: object = None,
+           scale: object = None, query_mode: str = "prepared", sampling_rate: object = None,
+           shared_buffers: str = "128MB", pg_bindir: object = None, versions: object = None,
+           backend: object = None, **shared: object) -> IdleConnectionsStudy:
+    """Check every parameter and freeze the study (ParameterError before any server starts). ``versions``: a
+    list of PostgreSQL majors (docker/servers.tsv) run side by side in containers (None: the profile's, if it
+    has them); ``backend``: None is 'local' without versions and 'container' with them."""
+    d = common.profile_lookup(profile, PROFILES)
+    versions = PROFILES[profile].get("versions") if versions is None else versions
+    levels = tuple(sorted(params.int_list("max_connections", d("max_connections", max_connections))))
+    chosen = params.name_list("kinds", list(KINDS) if kinds is None else kinds, KINDS)
+    fields = common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared)
+    most = max(fields["clients"])
+    low = [m for m in levels if m < most + pg_sessions.MARGIN + 1]
+    if low:
+        raise ParameterError("max_connections", low, f"each ≥ {most + pg_sessions.MARGIN + 1}: the largest clients "
+                             f"level ({most}) plus {pg_sessions.MARGIN} spare slots plus at least one session")
+    n = None if sessions is None else params.positive_int("sessions", sessions)
+    if n is not None and n > levels[0] - most - pg_sessions.MARGIN:
+        raise ParameterError("sessions", n, f"at most {levels[0] - most - pg_sessions.MARGIN}: max_connections "
+                             f"{levels[0]} minus {most} working clients minus {pg_sessions.MARGIN} spare slots "
+                             "(None: fill every free slot)")
+    if backend is None:
+        backend = "local" if versions is None else "container"
+    engine = pg.pg_fields(backend=backend, image=None, scale=d("scale", scale), query_mode=query_mode,
+                          syslog_rate_limit=False, log_dir_on="disk", sampling_rate=d("sampling_rate", sampling_rate),
+                          shared_buffers=shared_buffers, extra_settings=None, pg_bindir=pg_bindir)
+    # The baseline (the smallest max_connections, no sessions) is always measured: every ratio needs it.
+    names = [name_of(levels[0], "none")] + [name_of(m, k) for m in levels for k in chosen
+                                             if (m, k) != (levels[0], "none")]
+    table = {nm: ({"max_connections": parse(nm)[0]}, ()) for nm in names}
+    study = IdleConnectionsStudy(
+        **fields, **engine, max_connections=levels, kinds=chosen, sessions=n,
+        configurations=pg.configurations(tuple(names), table, engine["pg_bindir"], engine["base"], query_mode))
+    return pg.checked(study, versions)
+
+
+def run(study: IdleConnectionsStudy, *, progress: bool = True) -> common.StudyResult:
+    def start(study, stack):
+        bench, env = pg.start(study, stack)
+        return pg_sessions.SessionsBench(bench, study.sessions_of), env
+
+    return common.run_study(study, start, processed_tables, progress=progress)
+
+
+def design_summary(study: IdleConnectionsStudy) -> dict[str, object]:
+    return {**pg.design_summary(study), "max_connections": list(study.max_connections), "kinds": list(study.kinds),
+            "sessions": "fill" if study.sessions is None else study.sessions}
+
+
+def session_table(study: IdleConnectionsStudy) -> pd.DataFrame:
+    """Sessions each configuration holds open at each clients level."""
+    return pd.DataFrame([{"configuration": c.name, "clients": k, "kind": study.sessions_of(c.name, k)[0],
+                          "sessions": study.sessions_of(c.name, k)[1]}
+                         for c in study.configurations for k in study.clients]).set_index(["configuration", "clients"])
