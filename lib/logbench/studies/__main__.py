@@ -16,9 +16,18 @@ COMMON_PARAMETERS = ("profile", "backend", "image", "output_dir", "processed_dir
 
 
 def own_parameters(name: str) -> list[str]:
-    """The parameters study ``name``'s notebook offers that are its own (not shared by every study), from its
-    declaration (``define.declaration``; tests/test_parameters.py holds each notebook's parameters cell to it)."""
-    return [n for n in module(name).define.declaration.own() if n not in COMMON_PARAMETERS]
+    """The parameters study ``name``'s notebook offers that are its own (its declaration's, ``define.declaration``,
+    not shared by every study), in its parameters cell's order. Only those the cell has: papermill would inject
+    another, and the notebook, which passes its cell's names to define(), would ignore it (tests/test_parameters.py
+    lists the declared parameters a committed notebook does not offer yet)."""
+    import papermill
+
+    from .. import paths
+
+    spec = module(name).SPEC
+    cell = papermill.inspect_notebook(str(paths.NOTEBOOKS / spec.notebook))
+    own = set(module(name).define.declaration.own()) - set(COMMON_PARAMETERS)
+    return [n for n in cell if n in own]
 
 
 def usage() -> str:
