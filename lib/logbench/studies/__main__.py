@@ -9,21 +9,25 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import specs
-from .common import SHARED
+from . import module, specs
 
 # Parameters every study notebook has besides SHARED: named once in the usage text, not per study.
 COMMON_PARAMETERS = ("profile", "backend", "image", "output_dir", "processed_dir", "publish", "seed")
 
 
-def own_parameters(notebook: str) -> list[str]:
-    """The parameters of a study notebook's parameters cell that are its own (not shared by every study)."""
+def own_parameters(name: str) -> list[str]:
+    """The parameters study ``name``'s notebook offers that are its own (its declaration's, ``define.declaration``,
+    not shared by every study), in its parameters cell's order. Only those the cell has: papermill would inject
+    another, and the notebook, which passes its cell's names to define(), would ignore it (tests/test_parameters.py
+    lists the declared parameters a committed notebook does not offer yet)."""
     import papermill
 
     from .. import paths
 
-    found = papermill.inspect_notebook(str(paths.NOTEBOOKS / notebook))
-    return [n for n in found if n not in SHARED and n not in COMMON_PARAMETERS]
+    spec = module(name).SPEC
+    cell = papermill.inspect_notebook(str(paths.NOTEBOOKS / spec.notebook))
+    own = set(module(name).define.declaration.own()) - set(COMMON_PARAMETERS)
+    return [n for n in cell if n in own]
 
 
 def usage() -> str:
@@ -31,7 +35,7 @@ def usage() -> str:
     lines = []
     for s in specs():
         lines.append(f"  {s.notebook[:2]}  {s.notebook:<28} {s.title}")
-        lines.append(f"      -p " + ", ".join(own_parameters(s.notebook)))
+        lines.append("      -p " + ", ".join(own_parameters(s.name)))
     return "\n".join(lines)
 
 

@@ -48,10 +48,11 @@ PROFILES = {
 }
 
 
-def define(profile: str = "standard", destinations: object = None, scale: object = None,
-           query_mode: str = "prepared", syslog_rate_limit: object = False, log_dir_on: str = "disk",
-           sampling_rate: object = None, shared_buffers: str = "128MB", extra_settings: object = None,
-           image: object = None, pg_bindir: object = None, **shared: object) -> pg.PgStudy:
+@common.declare(PROFILES)
+def define(profile: str = "standard", destinations: list[str] | None = None, scale: int | None = None,
+           query_mode: str = "prepared", syslog_rate_limit: bool = False, log_dir_on: str = "disk",
+           sampling_rate: float | None = None, shared_buffers: str = "128MB", extra_settings: dict | None = None,
+           image: str | None = None, pg_bindir: str | None = None, **shared: object) -> pg.PgStudy:
     """The PG destinations study on both backends in one schedule (a Docker engine must answer)."""
     d = common.profile_lookup(profile, PROFILES)
     chosen = params.name_list("destinations", d("destinations", destinations), pg.DESTINATIONS)

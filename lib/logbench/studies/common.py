@@ -10,6 +10,8 @@ and hands the rest to these:
   that decides whether a run may write data/processed), :func:`load_processed`;
 - :mod:`.parameters` — :func:`study_fields`: the parameters every study has (clients, repeats, duration,
   warm-up, seed, output paths, noise controls), resolved against its profile and checked;
+- :mod:`.declaration` — :func:`declare`, the decorator of its define(): its parameters declared once (define()'s
+  typed signature), its PROFILES checked by it at import, its notebook's parameters cell by tests/test_parameters.py;
 - :mod:`.running` — :func:`run_study`: resolve the study (backend 'auto', images) -> interrupt handling -> start
   the stack -> environment -> write the study -> execute -> write the processed files;
 - :mod:`.variants` — a schedule over several servers: :func:`split_variant`, :func:`variant_differences`, ...;
@@ -22,6 +24,7 @@ and hands the rest to these:
 from __future__ import annotations
 
 from .beside import ENVIRONMENT_ROWS, Beside, beside_reference, environment_beside, value_cells
+from .declaration import declare
 from .output import load_processed, output_path, processed_path, stem
 from .parameters import SHARED, profile_lookup, study_fields, with_baseline
 from .running import (StudyResult, _environments, cores_of, env_label, execute_all, first_environment, run_study,
@@ -34,7 +37,7 @@ from .variants import (configuration_order, server_versions, split_variant, vari
 
 __all__ = [
     "ENVIRONMENT_ROWS", "SHARED", "Beside", "DigestPaper", "StudyResult", "StudySpec", "beside_reference", "ci",
-    "configuration_order", "cores_of", "env_label", "environment_beside", "environment_table", "execute_all",
+    "configuration_order", "cores_of", "declare", "env_label", "environment_beside", "environment_table", "execute_all",
     "load_processed", "measured_columns", "output_path", "per_variant_text", "processed_path", "profile_lookup",
     "resolution_note", "run_study", "split_variant", "stem", "study_fields", "summary_per_variant",
     "switchback_summary", "switches_of", "value_cells", "variant_differences", "variant_keys", "version_key",

@@ -3,7 +3,11 @@ controls), resolved against the study's profile and checked: :func:`study_fields
 
 from __future__ import annotations
 
+import inspect
+import typing
 from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
 
 from .. import design, params
 from ..errors import ParameterError
@@ -16,10 +20,6 @@ def with_baseline(baseline: str, chosen: tuple[str, ...]) -> tuple[str, ...]:
     return (baseline,) + tuple(c for c in chosen if c != baseline)
 
 
-SHARED = ("clients", "repeats", "duration", "warmup", "warmup_blocks", "seed", "output_dir", "processed_dir",
-          "publish", *design.CONTROL_FIELDS)
-
-
 def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Callable[[str, object], object]:
     """Check ``profile`` (smoke/standard/full, or a study's own named profile: a key of ``profiles``);
     returns ``d(name, value)``: the value, or the profile's default when it is None."""
@@ -28,16 +28,18 @@ def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Call
 
 
 def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, object]], *,
-                 whole_seconds: bool = False, clients: object = None, repeats: object = None,
-                 duration: object = None, warmup: object = None, warmup_blocks: object = 0, seed: object = None,
-                 output_dir: object = None, processed_dir: object = None, publish: object = False,
-                 idle_state: object = None,
-                 aa_control: object = None, target_halfwidth: object = None, time_budget_s: object = None,
-                 max_repeats: object = None, placement: object = None, **unknown: object) -> dict[str, object]:
+                 whole_seconds: bool = False, clients: list[int] | None = None, repeats: int | None = None,
+                 duration: float | None = None, warmup: float | None = None, warmup_blocks: int = 0,
+                 seed: int | None = None, output_dir: str | Path | None = None,
+                 processed_dir: str | Path | None = None, publish: bool = False, idle_state: str | None = None,
+                 aa_control: bool | None = None, target_halfwidth: float | str | None = None,
+                 time_budget_s: float | None = None, max_repeats: int | None = None, placement: str | None = None,
+                 **unknown: object) -> dict[str, object]:
     """The :class:`~logbench.design.Study` fields every study shares, checked (ParameterError otherwise).
 
     ``whole_seconds``: duration and warm-up are whole seconds (the load tool takes no fractions).
     The noise controls and adaptive repeats (None: the profile's value) are checked by the Study itself.
+    Its signature declares the shared parameters (names, types, defaults: :func:`shared_parameters`).
     ``publish``: True only for the committed results (writes data/processed, see :func:`processed_path`).
     """
     if unknown:
@@ -67,3 +69,21 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
         **controls,
     )
 
+
+
+# study_fields' arguments that are how it is called, not parameters of a study
+_HOW = ("spec", "profile", "profiles", "whole_seconds")
+
+
+@lru_cache(maxsize=1)
+def shared_parameters() -> dict[str, tuple[object, object]]:
+    """The parameters every study shares, as study_fields' signature declares them: name -> (type, default)."""
+    hints = typing.get_type_hints(study_fields)
+    return {n: (hints[n], p.default) for n, p in inspect.signature(study_fields).parameters.items()
+            if n not in _HOW and p.kind is p.KEYWORD_ONLY}
+
+
+SHARED = tuple(shared_parameters())
+# Shared parameters define() takes that no notebook offers: hooks for tests and for code that builds a study
+# (instrument's series runs without the A/A control; tests/test_adaptive.py's warm-up blocks).
+LIBRARY_ONLY = ("warmup_blocks", "aa_control")

@@ -86,13 +86,14 @@ class AuditTimingStudy(pg.PgStudy):
     timing_repeats: int = 5  # pg_test_timing -d 1 runs before the schedule
 
 
-def define(profile: str = "standard", configurations: object = None, scale: object = None,
-           wchan_hz: object = None, perf_profile: object = None, timing_repeats: object = None,
-           log_dir_on: str = "disk", sampling_rate: object = None, shared_buffers: str = "128MB",
-           extra_settings: object = None, pg_bindir: object = None, design: object = None, window_s: object = None,
-           guard_s: object = None, layout: object = None, blocks: object = None, loads: object = None,
-           max_loads: object = None, versions: object = None, backend: object = None,
-           **shared: object) -> AuditTimingStudy:
+@common.declare(PROFILES)
+def define(profile: str = "standard", configurations: list[str] | None = None, scale: int | None = None,
+           wchan_hz: float | None = None, perf_profile: bool | None = None, timing_repeats: int | None = None,
+           log_dir_on: str = "disk", sampling_rate: float | None = None, shared_buffers: str = "128MB",
+           extra_settings: dict | None = None, pg_bindir: str | None = None, design: str | None = None,
+           window_s: int | None = None, guard_s: int | None = None, layout: str | None = None,
+           blocks: int | None = None, loads: int | None = None, max_loads: int | None = None,
+           versions: list[str] | None = None, backend: str | None = None, **shared: object) -> AuditTimingStudy:
     """Check every parameter and freeze the study (ParameterError before anything starts). ``perf_profile`` and
     the switchback design's parameters: None takes the profile's (a profile without ``perf_profile`` profiles).
     ``versions``: PostgreSQL majors (docker/servers.tsv) run side by side in containers, the block design only;

@@ -107,14 +107,15 @@ class PgDestinationsStudy(pg.PgStudy):
     pass
 
 
-def define(profile: str = "standard", destinations: object = None, scale: object = None,
-           query_mode: object = None, statement_logging: object = None, syslog_rate_limit: object = None,
-           log_dir_on: str = "disk",
-           sampling_rate: object = None, shared_buffers: object = None, extra_settings: object = None,
-           backend: str = "auto", image: object = None, versions: object = None, pg_bindir: object = None,
-           memory_limit_mb: object = None, read_iops: object = None, design: object = None, window_s: object = None,
-           guard_s: object = None, layout: object = None, blocks: object = None, loads: object = None,
-           max_loads: object = None, **shared: object) -> PgDestinationsStudy:
+@common.declare(PROFILES)
+def define(profile: str = "standard", destinations: list[str] | None = None, scale: int | None = None,
+           query_mode: str | None = None, statement_logging: str | None = None, syslog_rate_limit: bool | None = None,
+           log_dir_on: str = "disk", sampling_rate: float | None = None, shared_buffers: str | None = None,
+           extra_settings: dict | None = None, backend: str = "auto", image: str | None = None,
+           versions: list[str] | None = None, pg_bindir: str | None = None, memory_limit_mb: int | str | None = None,
+           read_iops: int | str | None = None, design: str | None = None, window_s: int | None = None,
+           guard_s: int | None = None, layout: str | None = None, blocks: int | None = None, loads: int | None = None,
+           max_loads: int | None = None, **shared: object) -> PgDestinationsStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
     ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...).
     ``query_mode``, ``shared_buffers``, ``destinations``, ``memory_limit_mb``, ``read_iops``,

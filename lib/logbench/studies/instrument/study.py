@@ -22,12 +22,17 @@ def _labelled(configs: tuple[Configuration, ...], labels) -> tuple[Configuration
     return tuple(dataclasses.replace(c, name=f"{label}{VARIANT_SEP}{c.name}") for c in configs for label in labels)
 
 
-def define(profile: str = "standard", controls: object = None, clients: object = None, repeats: object = None,
-           series_s: object = None, anomaly_clients: object = None, anomaly_repeats: object = None,
-           duration: object = None, warmup: object = None, scale: object = None, seed: object = None,
-           output_dir: object = None, processed_dir: object = None, publish: object = False,
-           pg_bindir: object = None, design_clients: object = None, design_rounds: object = None,
-           design_placements: object = None) -> InstrumentStudy:
+# Its PROFILES' sampling rate and the designs part's block shape are fixed per profile; the notebook's
+# target_halfwidth plans its run-length table, not a run.
+@common.declare(PROFILES, settings=("sampling_rate", "design_blocks", "design_window_s", "design_guard_s",
+                                    "design_block_repeats"), notebook_only={"target_halfwidth": (float, 0.03)})
+def define(profile: str = "standard", controls: list[str] | None = None, clients: list[int] | None = None,
+           repeats: int | None = None, series_s: int | None = None, anomaly_clients: list[int] | None = None,
+           anomaly_repeats: int | None = None, duration: float | None = None, warmup: float | None = None,
+           scale: int | None = None, seed: int | None = None, output_dir: str | Path | None = None,
+           processed_dir: str | Path | None = None, publish: bool = False, pg_bindir: str | None = None,
+           design_clients: list[int] | None = None, design_rounds: int | None = None,
+           design_placements: list[str] | None = None) -> InstrumentStudy:
     """Check every parameter and freeze both schedules; raises ParameterError before anything starts."""
     d = common.profile_lookup(profile, PROFILES)
     publish = params.boolean("publish", publish)

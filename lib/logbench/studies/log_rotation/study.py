@@ -14,10 +14,13 @@ from .analysis import processed_tables
 from .bench import RotationBench
 from .spec import BASE, BASELINE, METHODS, PROFILES, SETTLE_S, SPEC, WORKLOADS, LogRotationStudy
 
-def define(profile: str = "standard", methods: object = None, workload: str = "oltp_point_select",
-           rotate_at: object = None, log_size_mb: object = None, pause: object = None, tracer_rate: object = None,
-           tables: object = None, table_size: object = None, backend: str = "auto", image: object = None,
-           mariadbd: object = None, versions: object = None, **shared: object) -> LogRotationStudy:
+
+@common.declare(PROFILES, without=("warmup", "warmup_blocks"))
+def define(profile: str = "standard", methods: list[str] | None = None, workload: str = "oltp_point_select",
+           rotate_at: float | None = None, log_size_mb: int | None = None, pause: float | None = None,
+           tracer_rate: float | None = None, tables: int | None = None, table_size: int | None = None,
+           backend: str = "auto", image: str | None = None, mariadbd: str | None = None,
+           versions: list[str] | None = None, **shared: object) -> LogRotationStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
     ``shared``: the parameters every study has (common.SHARED) but warm-up: each run is one continuous load.
     ``versions``: MariaDB series (docker/servers.tsv) run side by side in containers, one interleaved schedule,

@@ -21,10 +21,12 @@ from .spec import (BACKENDS, INDEXED_TABLE, NAME, OWN_ORDER, OWN_STATEMENTS, PRO
                    DigestStudy)
 
 
-def define(profile: str = "standard", statements: object = None, duration: object = None, clients: object = None,
-           tables: object = None, table_size: object = None, executions: object = None, seed: object = None,
-           backend: str = "local", mariadbd: object = None, output_dir: object = None,
-           processed_dir: object = None, publish: object = False) -> DigestStudy:
+@common.declare(PROFILES)
+def define(profile: str = "standard", statements: list[str] | None = None, duration: int | None = None,
+           clients: int | None = None, tables: int | None = None, table_size: int | None = None,
+           executions: int | None = None, seed: int | None = None, backend: str = "local",
+           mariadbd: str | None = None, output_dir: str | Path | None = None,
+           processed_dir: str | Path | None = None, publish: bool = False) -> DigestStudy:
     """Check every parameter and freeze the study; ParameterError before anything starts."""
     d = common.profile_lookup(profile, PROFILES)
     params.choice("backend", backend, BACKENDS)

@@ -21,13 +21,15 @@ from .spec import (BACKENDS, BASELINE, CELLS, CONFIGURATIONS, DEVNULL, PROFILES,
                    size_bytes)
 
 
-def define(profile: str = "standard", configurations: object = None, cells: object = None, tables: object = None,
-           table_size: object = None, buffer_pool_cpu: object = None, buffer_pool_io: object = None,
-           sample_rate: object = 100, restart_warmup: object = None, backend: str = "auto", image: object = None,
-           mariadbd: object = None, design: object = None, window_s: object = None, guard_s: object = None,
-           layout: object = None, blocks: object = None, loads: object = None, max_loads: object = None,
-           memory_limit_mb: object = None, read_iops: object = None, versions: object = None,
-           **shared: object) -> MysqlSlowlogStudy:
+@common.declare(PROFILES)
+def define(profile: str = "standard", configurations: list[str] | None = None, cells: list[str] | None = None,
+           tables: int | None = None, table_size: int | None = None, buffer_pool_cpu: str | None = None,
+           buffer_pool_io: str | None = None, sample_rate: int = 100, restart_warmup: int | None = None,
+           backend: str = "auto", image: str | None = None, mariadbd: str | None = None, design: str | None = None,
+           window_s: int | None = None, guard_s: int | None = None, layout: str | None = None,
+           blocks: int | None = None, loads: int | None = None, max_loads: int | None = None,
+           memory_limit_mb: int | str | None = None, read_iops: int | str | None = None,
+           versions: list[str] | None = None, **shared: object) -> MysqlSlowlogStudy:
     """Check every parameter and freeze the study; raises ParameterError/SettingError before anything starts.
     ``shared``: the parameters every study has (common.SHARED: clients, repeats, duration, warmup, seed, ...).
     ``configurations`` and the switchback design's parameters: None takes the profile's (every configuration,

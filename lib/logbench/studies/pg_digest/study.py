@@ -28,10 +28,12 @@ from .spec import (BACKENDS, INDEXED_TABLE, NAME, OWN_ORDER, OWN_STATEMENTS, PRO
                    PgDigestResult, PgDigestStudy)
 
 
-def define(profile: str = "standard", statements: object = None, duration: object = None, clients: object = None,
-           scale: object = None, executions: object = None, rate: object = None, seed: object = None, backend: str = "local",
-           pg_bindir: object = None, output_dir: object = None, processed_dir: object = None,
-           publish: object = False) -> PgDigestStudy:
+@common.declare(PROFILES)
+def define(profile: str = "standard", statements: list[str] | None = None, duration: int | None = None,
+           clients: int | None = None, scale: int | None = None, executions: int | None = None,
+           rate: int | None = None, seed: int | None = None, backend: str = "local", pg_bindir: str | None = None,
+           output_dir: str | Path | None = None, processed_dir: str | Path | None = None,
+           publish: bool = False) -> PgDigestStudy:
     """Check every parameter and freeze the study; ParameterError before anything starts."""
     d = common.profile_lookup(profile, PROFILES)
     params.choice("backend", backend, BACKENDS)

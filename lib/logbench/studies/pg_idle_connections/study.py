@@ -15,10 +15,11 @@ from .analysis import processed_tables
 from .spec import KINDS, PROFILES, SPEC, IdleConnectionsStudy, name_of, parse
 
 
-def define(profile: str = "standard", max_connections: object = None, kinds: object = None, sessions: object = None,
-           scale: object = None, query_mode: str = "prepared", sampling_rate: object = None,
-           shared_buffers: str = "128MB", pg_bindir: object = None, versions: object = None,
-           backend: object = None, **shared: object) -> IdleConnectionsStudy:
+@common.declare(PROFILES)
+def define(profile: str = "standard", max_connections: list[int] | None = None, kinds: list[str] | None = None,
+           sessions: int | None = None, scale: int | None = None, query_mode: str = "prepared",
+           sampling_rate: float | None = None, shared_buffers: str = "128MB", pg_bindir: str | None = None,
+           versions: list[str] | None = None, backend: str | None = None, **shared: object) -> IdleConnectionsStudy:
     """Check every parameter and freeze the study (ParameterError before any server starts). ``versions``: a
     list of PostgreSQL majors (docker/servers.tsv) run side by side in containers (None: the profile's, if it
     has them); ``backend``: None is 'local' without versions and 'container' with them."""

@@ -17,9 +17,12 @@ from .analysis import processed_tables
 from .spec import BASELINE, LEVELS, PHASES, PROFILES, SPEC, WalLevelStudy
 
 
-def define(profile: str = "standard", levels: object = None, scale: object = None, import_scale: object = None,
-           transactions: object = None, fillfactor: object = 70, generate: str = "g", shared_buffers: str = "128MB", extra_settings: object = None,
-           pg_bindir: object = None, **shared: object) -> WalLevelStudy:
+# duration: the runner's pacing only (spec.py), not a parameter a notebook offers
+@common.declare(PROFILES, hidden=("duration",))
+def define(profile: str = "standard", levels: list[str] | None = None, scale: int | None = None,
+           import_scale: int | None = None, transactions: int | None = None, fillfactor: int = 70,
+           generate: str = "g", shared_buffers: str = "128MB", extra_settings: dict | None = None,
+           pg_bindir: str | None = None, **shared: object) -> WalLevelStudy:
     """Check every parameter and freeze the study (ParameterError before any server starts)."""
     d = common.profile_lookup(profile, PROFILES)
     chosen = params.name_list("levels", list(LEVELS) if levels is None else levels, LEVELS)
