@@ -67,6 +67,17 @@ def text_column(r: pd.DataFrame, name: str) -> pd.Series:
     return r[name].astype(object).where(r[name].notna(), "").astype(str)
 
 
+def fit_environment(r: pd.DataFrame) -> pd.Series | str:
+    """A run's environment for the fits: its record's id, and "+container" where its server ran in a container. The
+    id names the machine and the server, not the backend, and study 03 finds the backend moves the numbers: a line's
+    cost is fitted per backend, not pooled across them (study 03's container runs shared the local id once their
+    image had the local server's patch level)."""
+    if "env_id" not in r.columns:
+        return ""
+    env = r["env_id"].astype(str)
+    return env + text_column(r, "backend").map(lambda b: "+container" if b == "container" else "")
+
+
 def fit_regime(label: object) -> str:
     """A fit's regime from a run's or a cell's regime label."""
     return IO_BOUND if label in IO_REGIMES else CACHED
@@ -127,7 +138,7 @@ def prepare(runs: pd.DataFrame, not_line_cost: Collection[str] = tuple(NOT_LINE_
     out = pd.DataFrame({
         "study": r["study"].astype(str),
         "engine": r["engine"].astype(str),
-        "env_id": r["env_id"].astype(str) if "env_id" in r.columns else "",
+        "env_id": fit_environment(r),
         "regime": text_column(r, "regime").map(fit_regime),
         # sysbench's test (MariaDB's workloads); pgbench's studies have one workload each
         "workload": text_column(r, "test"),
