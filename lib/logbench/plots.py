@@ -7,12 +7,13 @@ seaborn's own bootstrap), and every table shows n beside the estimate.
 
 from __future__ import annotations
 
-import math
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+
+from .formatting import ci_text
 
 # Fixed metadata: a rebuilt figure from unchanged data is the same file.
 PNG_METADATA = {"Software": None}
@@ -23,19 +24,8 @@ def theme() -> None:
 
 
 def fmt_ci(mean: float, low: float, high: float, n: int | None = None, digits: int = 3) -> str:
-    """'mean [low, high] (n=…)' with a fixed number of significant digits; '–' where undefined."""
-    # Not yet paper.text.ci_text (issue 24 item 5): the committed notebooks print through this one, and changing
-    # its digits or dash changes their outputs; merge the two when those notebooks are next re-run.
-    def f(v: float) -> str:
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return "–"
-        if math.isinf(v):
-            return "∞" if v > 0 else "-∞"
-        # Large values in plain digits (12345, not 1.234e+04): tps and rates read better that way.
-        return f"{v:.0f}" if abs(v) >= 10 ** digits else f"{v:.{digits}g}"
-
-    text = f"{f(mean)} [{f(low)}, {f(high)}]"
-    return text + (f" (n={n})" if n is not None else "")
+    """:func:`logbench.formatting.ci_text` in this module's older argument order (n before the digits)."""
+    return ci_text(mean, low, high, sig=digits, n=n)
 
 
 def variants(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:

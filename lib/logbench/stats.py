@@ -49,7 +49,8 @@ class Estimate:
         return (self.high - self.low) / 2
 
     def __str__(self) -> str:
-        return f"{self.value:.4g} [{self.low:.4g}, {self.high:.4g}] (n={self.n})"
+        from .formatting import ci_text  # formatting reads CONFIDENCE from here
+        return ci_text(self.value, self.low, self.high, n=self.n)
 
 
 def mean_ci(x, confidence: float = CONFIDENCE) -> Estimate:

@@ -6,28 +6,11 @@ import math
 
 import pandas as pd
 
+from ..formatting import ci_text
+from ..formatting import number as fmt
+from ..formatting import p_value as fmt_p
 from ..stats import Estimate
 from .data import _names
-
-def fmt(x: float, sig: int = 3) -> str:
-    """A number with ``sig`` significant digits, no exponent; ∞ and — for the unbounded and the undefined."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if math.isinf(x):
-        return "∞" if x > 0 else "-∞"
-    if x == 0:
-        return "0"
-    decimals = max(0, sig - 1 - int(math.floor(math.log10(abs(x)))))
-    s = f"{x:.{decimals}f}"
-    return "0" if s in ("-0", "-0.0") else s
-
-
-def fmt_p(p: float) -> str:
-    """A p-value: two significant digits, or '< 0.001'."""
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "—"
-    return "< 0.001" if p < 0.001 else fmt(p, 2)
-
 
 def _plain(x: float) -> str:
     """A bound as the claims file states it: 0.95, 1.07, 7500000."""
@@ -45,9 +28,7 @@ def range_text(low: float, high: float) -> str:
 
 
 def estimate_text(e: Estimate) -> str:
-    if math.isnan(e.low) or math.isnan(e.high):
-        return fmt(e.value)
-    return f"{fmt(e.value)} [{fmt(e.low)}, {fmt(e.high)}]"
+    return ci_text(e.value, e.low, e.high)
 
 # --- what the posts published (data/raw/reference, when present) --------------------------------------------
 

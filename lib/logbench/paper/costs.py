@@ -12,7 +12,7 @@ from .. import regression
 from ..claims import StudyData, fmt_p
 from ..findings import FLOOR_FOR, FLOOR_WORDS, NOT_LINE_COST, cost_terms, fit_label, fit_slug
 from .tables import add_figure, add_table
-from .text import CI, ci_text
+from ..formatting import CI, ci_text
 
 REGRESSION = "findings_regression.csv"
 REGRESSION_FIT = "findings_regression_fit.csv"

@@ -21,7 +21,8 @@ from ..findings import cell_columns, cell_label, in_cell
 from ..settings import aa_name
 from ..stats import effects
 from .tables import EFFECT_HEADER, add_table, statements
-from .text import CI, cell_text, ci_text, effect_cell
+from ..formatting import CI, ci_text
+from .text import cell_text, effect_cell
 
 # Written by the instrument study (issue 10) when it exists: one row per finding, ``item`` and ``statement`` (a
 # sentence whose numbers its code printed from its data). The paper's section "Instrument resolution and the

@@ -10,7 +10,8 @@ from .. import regression
 from ..claims import StudyData
 from ..findings import ENVIRONMENT_COLUMNS, cell_columns, summary_keys
 from ..stats import effects
-from .text import CI, ci_text, effect_cell
+from ..formatting import CI, ci_text
+from .text import effect_cell
 
 GENERATED = "generated"
 FIGURES = "figures"

@@ -1,9 +1,8 @@
 """How the paper and the findings notebook print an estimate and its confidence interval.
 
-One formatter for estimates: :func:`ci_text` ('mean [low, high]', the tables' form) and :func:`ci_words` (the same
-estimate in a sentence: 'mean µs (95 % CI low to high)'), both over :func:`cell_text` (``claims.fmt``: fixed
-significant digits, '—' where undefined); :func:`effect_cell` says in a study table whether a ratio reads as an
-effect (``stats.effect_reading``). The notebook's sentences (:func:`regression_text`, :func:`floor_text`,
+Estimates print through :mod:`logbench.formatting` (``ci_text``: 'mean [low, high]', the tables' form;
+``ci_words``: the same estimate in a sentence; ``cell_text`` is ``formatting.number``). :func:`effect_cell` says in
+a study table whether a ratio reads as an effect (``stats.effect_reading``). The notebook's sentences (:func:`regression_text`, :func:`floor_text`,
 :func:`claims_text`) and its display tables (:func:`display_table`) print through them.
 """
 
@@ -15,37 +14,13 @@ import pandas as pd
 
 from .. import claims as claims_mod
 from .. import regression
-from ..claims import fmt
 from ..findings import FLOOR_FOR, FLOOR_WORDS, cost_terms
+from ..formatting import CI, ci_text, ci_words
+from ..formatting import number as cell_text
+from ..formatting import undefined as _undefined
 from ..settings import is_aa
-from ..stats import CONFIDENCE, EFFECT
+from ..stats import EFFECT
 
-CI = f"{round(100 * CONFIDENCE)} % CI"
-
-
-def _undefined(v) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
-
-
-def cell_text(v, sig: int = 3) -> str:
-    """A number with ``sig`` significant digits; '—' where undefined."""
-    if _undefined(v):
-        return "—"
-    return fmt(float(v), sig)
-
-
-def ci_text(mean, low, high, sig: int = 3, factor: float = 1.0) -> str:
-    """'mean [low, high]' (the CI omitted where undefined), each value times ``factor``."""
-    def scaled(v):
-        return v if _undefined(v) else float(v) * factor
-    if _undefined(low):
-        return cell_text(scaled(mean), sig)
-    return f"{cell_text(scaled(mean), sig)} [{cell_text(scaled(low), sig)}, {cell_text(scaled(high), sig)}]"
-
-
-def ci_words(mean, low, high, unit: str = "µs") -> str:
-    """The estimate in a sentence: 'mean µs (95 % CI low to high)'."""
-    return f"{fmt(mean)} {unit} ({CI} {fmt(low)} to {fmt(high)})"
 
 
 def aa_band(reach: float) -> str:
@@ -76,7 +51,7 @@ def _fit_paragraph(c: pd.DataFrame, d: pd.Series) -> str:
         return ci_words(r["estimate"], r["ci_low"], r["ci_high"])
 
     parts = [f"**{d['engine']}, environment {d['env_id']}** ({d['studies']}; {int(d['n'])} runs, "
-             f"weighted R² = {fmt(d['r2'], 2)}, {d['cov_type']} standard errors)"]
+             f"weighted R² = {cell_text(d['r2'], 2)}, {d['cov_type']} standard errors)"]
     for fam in regression.FAMILIES:
         main = c[(c["model"] == "main") & (c["term"] == regression.family_term(fam))]
         if not len(main):
@@ -84,7 +59,7 @@ def _fit_paragraph(c: pd.DataFrame, d: pd.Series) -> str:
         typical = c[(c["model"] == "main") & (c["term"] == regression.typical_term(fam))]
         _, per = cost_terms(c, fam)
         levels = "; ".join(f"{int(r['clients'])} clients: {est(r)}" for _, r in per.iterrows())
-        parts.append((f"a typical line to {regression.FAMILY_LABELS[fam]} ({fmt(typical.iloc[0]['bytes'])} bytes) "
+        parts.append((f"a typical line to {regression.FAMILY_LABELS[fam]} ({cell_text(typical.iloc[0]['bytes'])} bytes) "
                       f"costs {est(typical.iloc[0])}, its line term " if len(typical) else
                       f"a line to {regression.FAMILY_LABELS[fam]} costs ")
                      + est(main.iloc[0]) + (f" (per level — {levels})" if levels else ""))
@@ -121,7 +96,7 @@ def floor_text(floors: pd.DataFrame, coefficients: pd.DataFrame) -> str:
             fl = floors[floors["target"] == target] if target else floors.iloc[:0]
             if len(fl) and r["ci_low"] > 0:
                 lines.append(f"For {r['fit']} a typical line to {regression.FAMILY_LABELS[r['family']]} costs "
-                             f"{fmt(r['estimate'] / fl.iloc[0]['median_us'], 2)} times {FLOOR_WORDS[target]}.")
+                             f"{cell_text(r['estimate'] / fl.iloc[0]['median_us'], 2)} times {FLOOR_WORDS[target]}.")
     return " ".join(lines)
 
 
@@ -138,5 +113,5 @@ def display_table(df: pd.DataFrame, sig: int = 3) -> pd.DataFrame:
         if pd.api.types.is_float_dtype(out[col]):
             vals = out[col].dropna()
             whole = bool(len(vals)) and bool((vals == vals.round()).all()) and bool((vals.abs() < 1e15).all())
-            out[col] = [("—" if pd.isna(v) else str(int(v))) if whole else fmt(v, sig) for v in out[col]]
+            out[col] = [("—" if pd.isna(v) else str(int(v))) if whole else cell_text(v, sig) for v in out[col]]
     return out

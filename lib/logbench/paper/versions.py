@@ -21,7 +21,7 @@ from ..findings import VERSION_SWEEPS
 from ..stats import CONFIDENCE
 from ..studies.common import version_key
 from .tables import add_table
-from .text import ci_text
+from ..formatting import ci_text
 
 PCT = round(100 * CONFIDENCE)
 CLAIMS_BY_VERSION = "findings_claims_by_version.csv"

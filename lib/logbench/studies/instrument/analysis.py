@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from ... import records, stats
+from ...formatting import ci_text
 from .anomaly import anomaly_summary, anomaly_verdict, baseline_by_control
 from .noise import (autocorrelation, cv_by_length, finding_floor, finding_run_length, per_run_controls,
                     run_length_table, series_frame)
@@ -71,6 +72,6 @@ def findings(series: pd.DataFrame, cv: pd.DataFrame, summary: pd.DataFrame, anom
     res = stats.resolution(summary, BASELINE)
     for r in res.itertuples():
         rows.append({"item": "A/A", "statement": f"A/A none_again/none with control {r.control} at {r.clients} "
-                     f"client(s): {r.aa_ratio:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] (n={r.n}), "
+                     f"client(s): {ci_text(r.aa_ratio, r.ci_low, r.ci_high, n=r.n)}, "
                      + ("contains 1." if r.contains_1 else "excludes 1.")})
     return pd.DataFrame(rows, columns=["item", "statement"])
