@@ -3,36 +3,17 @@ logbench.studies.declaration); its PROFILES are checked by it at import, its not
 
 The notebooks are not generated from the declaration: a committed notebook carries the outputs of a real run, and
 its parameters cell's comments are what ``papermill --help-notebook`` shows its user. So this test holds each cell
-to its study's declaration: the same names, the same defaults, an annotation the declared type takes."""
+to its study's declaration: the same names, the same defaults, an annotation the declared type takes; and every
+parameter it offers is passed on to define()."""
 
 import ast
+import json
 
 import papermill
 import pytest
 
 from logbench import paths, studies
 from logbench.studies.declaration import accepts, annotation, conforms, declare, default_of, type_text
-
-# What committed notebooks offer otherwise than their study declares, until the notebook is run again with its cell
-# corrected (a cell is not edited by hand: its outputs come from a run). Strict: a line fixed must leave this set.
-KNOWN: set[str] = {
-    # PostgreSQL's bin directory: notebook 10 offers it (and 04, 06, 09 their server binary, mariadbd)
-    *(f"{nb}: does not offer pg_bindir (define() takes it)" for nb in (
-        "00_instrument.ipynb", "02_pg_destinations.ipynb", "03_local_vs_container.ipynb",
-        "05_pg_audit_timing.ipynb", "07_pg_wal_level.ipynb", "08_pg_idle_connections.ipynb")),
-    # notebook 02 offers them for the same engine settings
-    *(f"03_local_vs_container.ipynb: does not offer {n} (define() takes it)" for n in (
-        "extra_settings", "log_dir_on", "sampling_rate", "shared_buffers", "syslog_rate_limit")),
-    "07_pg_wal_level.ipynb: does not offer extra_settings (define() takes it)",
-    "08_pg_idle_connections.ipynb: does not offer sampling_rate (define() takes it)",
-    # the io regime's pacing, set by the standard and full profiles; notebook 02 offers its own
-    "04_mysql_slowlog.ipynb: does not offer memory_limit_mb (define() takes it)",
-    "04_mysql_slowlog.ipynb: does not offer read_iops (define() takes it)",
-    # adaptive repeats: define() takes them (study_fields), the profiles leave them at the Study's default
-    *(f"{nb}: does not offer {n} (define() takes it)"
-      for nb in ("07_pg_wal_level.ipynb", "08_pg_idle_connections.ipynb")
-      for n in ("max_repeats", "target_halfwidth", "time_budget_s")),
-}
 
 
 def disagreements(spec) -> list[str]:
@@ -56,9 +37,26 @@ def disagreements(spec) -> list[str]:
 
 
 def test_every_notebook_offers_what_its_study_declares():
-    found = {line for spec in studies.specs() for line in disagreements(spec)}
-    assert not found - KNOWN, "notebook and study disagree:\n" + "\n".join(sorted(found - KNOWN))
-    assert not KNOWN - found, "fixed (remove from KNOWN):\n" + "\n".join(sorted(KNOWN - found))
+    found = [line for spec in studies.specs() for line in disagreements(spec)]
+    assert not found, "notebook and study disagree:\n" + "\n".join(sorted(found))
+
+
+def unpassed(spec) -> list[str]:
+    """The parameters ``spec``'s notebook offers and its study's define() takes that the notebook's define() call
+    does not pass by name: a value a user sets there (``-p``) would be silently ignored."""
+    declaration = studies.module(spec.name).define.declaration
+    nb = json.loads((paths.NOTEBOOKS / spec.notebook).read_text())
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    calls = [c for c in ast.walk(ast.parse(code)) if isinstance(c, ast.Call)
+             and getattr(c.func, "attr", None) == "define"]
+    passed = {k.arg for k in calls[0].keywords if isinstance(k.value, ast.Name) and k.value.id == k.arg}
+    return [f"{spec.notebook}: {n}" for n in declaration.offered()
+            if n not in declaration.notebook_only and n not in passed]
+
+
+def test_every_offered_parameter_reaches_define():
+    found = [line for spec in studies.specs() if spec.notebook for line in unpassed(spec)]
+    assert not found, "offered but not passed to define():\n" + "\n".join(found)
 
 
 def test_a_profile_must_set_parameters_of_their_type():
