@@ -17,7 +17,7 @@ import pytest
 
 from logbench import answer, paths, progress, studies
 from logbench.errors import ParameterError
-from logbench.plots import fmt_ci
+from logbench.formatting import ci_text
 from logbench.studies import common
 from logbench.studies import pg_destinations as study_mod
 
@@ -120,7 +120,7 @@ def test_the_answer_of_a_recorded_run(user_run, tmp_path):
     assert r.returncode == 0, r.stderr
     summary = pd.read_csv(out / "processed" / "pg_destinations.csv")
     row = summary[summary.configuration == "stderr"].iloc[0]
-    assert fmt_ci(row.ratio, row.ratio_ci_low, row.ratio_ci_high) in r.stdout
+    assert ci_text(row.ratio, row.ratio_ci_low, row.ratio_ci_high) in r.stdout
     assert "A/A ratio" in r.stdout and "reference ratio" in r.stdout
     assert str(out / "runs.jsonl") in r.stdout or "runs.jsonl" in r.stdout
     # the same from an executed notebook: papermill's parameters say where the run wrote; --html exports it
@@ -133,7 +133,7 @@ def test_the_answer_of_a_recorded_run(user_run, tmp_path):
     html = executed.with_suffix(".html")
     assert html.exists() and "a run" in html.read_text()
     text = answer.answer(executed)
-    assert "02_pg_destinations.out.html" in text and fmt_ci(row.ratio, row.ratio_ci_low, row.ratio_ci_high) in text
+    assert "02_pg_destinations.out.html" in text and ci_text(row.ratio, row.ratio_ci_low, row.ratio_ci_high) in text
 
 
 # -- the user's numbers beside the reference machine's -------------------------------------------------------
@@ -178,8 +178,8 @@ def test_beside_reference_on_the_committed_data(spec):
     compared = ref[ref["ratio_ci_low"].notna()]
     for _, r in compared.iterrows():
         key = tuple(r[k] for k in keys) if len(keys) > 1 else r[keys[0]]
-        assert b.cells.loc[key, "reference: ratio [95 % CI] (n)"] == fmt_ci(
-            r.ratio, r.ratio_ci_low, r.ratio_ci_high, int(r.n))
+        assert b.cells.loc[key, "reference: ratio [95 % CI] (n)"] == ci_text(
+            r.ratio, r.ratio_ci_low, r.ratio_ci_high, n=int(r.n))
     assert len(b.cells) == len(compared.drop_duplicates(keys))
     assert "CPU" in b.environment.index and "server" in b.environment.index
     assert any(c.startswith("reference") for c in b.environment.columns)
@@ -292,7 +292,7 @@ def test_the_html_report_puts_the_answer_first_and_leaves_code_and_stderr_out(tm
     summary = pd.read_csv(out / "processed" / "pg_destinations.csv")
     row = summary[summary.configuration == "stderr"].iloc[0]
     first = html.index("The answer")
-    assert first < html.index(fmt_ci(row.ratio, row.ratio_ci_low, row.ratio_ci_high)) < html.index("the narrative title")
+    assert first < html.index(ci_text(row.ratio, row.ratio_ci_low, row.ratio_ci_high)) < html.index("the narrative title")
     assert first < html.index("A/A ratio") < html.index("the narrative title")
     assert "02_pg_destinations.out.html" in html  # the answer names the report it is in
     # a notebook that is not a study's still exports, without an answer

@@ -159,13 +159,13 @@ def locate(target: Path) -> Located:
 def summary_table(summary: pd.DataFrame, baseline: str, reference: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per cell (the summary's keys before ``n``) but the baseline's: ratio [95 % CI], n, records lost
     (where the study counts them), and the reference run's ratio [95 % CI] (n) when given."""
-    from .plots import fmt_ci
+    from .formatting import ci_text
 
     cols = list(summary.columns)
     keys = cols[:cols.index("n")]
     rows = summary[summary["configuration"] != baseline] if "configuration" in summary else summary
     out = rows[keys].copy()
-    out["ratio [95 % CI]"] = [fmt_ci(r.ratio, r.ratio_ci_low, r.ratio_ci_high) for r in rows.itertuples()]
+    out["ratio [95 % CI]"] = [ci_text(r.ratio, r.ratio_ci_low, r.ratio_ci_high) for r in rows.itertuples()]
     out["n"] = rows["n"].astype(int)
     if "log_loss_mean" in rows:
         out["lost"] = [("–" if pd.isna(v) else f"{100 * v:.3g} %") for v in rows["log_loss_mean"]]
@@ -179,7 +179,7 @@ def summary_table(summary: pd.DataFrame, baseline: str, reference: pd.DataFrame 
 
 
 def resolution_lines(summary: pd.DataFrame, baseline: str) -> list[str]:
-    from .plots import fmt_ci
+    from .formatting import ci_text
 
     res = stats.resolution(summary, baseline)
     if res.empty:
@@ -193,7 +193,7 @@ def resolution_lines(summary: pd.DataFrame, baseline: str) -> list[str]:
                 + ("contains 1" if r.contains_1 else "EXCLUDES 1: ratios here carry a bias of that size"))
 
     return [", ".join(f"{k} {getattr(r, k)}" for k in keys)
-            + f": A/A ratio {fmt_ci(r.aa_ratio, r.ci_low, r.ci_high, r.n)}, {verdict(r)}" for r in res.itertuples()]
+            + f": A/A ratio {ci_text(r.aa_ratio, r.ci_low, r.ci_high, n=r.n)}, {verdict(r)}" for r in res.itertuples()]
 
 
 def _rel(p: Path | None) -> str:

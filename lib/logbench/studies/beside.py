@@ -62,12 +62,12 @@ def environment_beside(yours: Mapping | None, reference: Mapping | None) -> pd.D
 def value_cells(frame: pd.DataFrame, keys: list[str], value: str = "ratio") -> pd.Series:
     """Each cell's ``value`` as text, indexed by ``keys``: 'v [low, high] (n=…)' where the frame has its
     interval (cells without one, a baseline's ratio, are left out), else the value alone (one capture)."""
-    from ..plots import fmt_ci
+    from ..formatting import ci_text
 
     lo, hi = f"{value}_ci_low", f"{value}_ci_high"
     if lo in frame.columns:
         rows = frame[frame[lo].notna() | frame[hi].notna()]
-        text = [fmt_ci(r[value], r[lo], r[hi], int(r["n"])) for _, r in rows.iterrows()]
+        text = [ci_text(r[value], r[lo], r[hi], n=int(r["n"])) for _, r in rows.iterrows()]
     else:  # a value without an interval (one capture, not repeated runs)
         rows = frame
         text = [f"{r[value]:.4g}" if pd.notna(r[value]) else "–" for _, r in rows.iterrows()]

@@ -31,10 +31,10 @@ def environment_table(result: StudyResult, rows: Mapping[str, object] = (), *,
 
 def ci(r: pd.Series, col: str, digits: int = 3) -> str:
     """A summary row's 'mean [low, high] (n=…)' for ``col`` (its ``_mean`` column, or ``col`` itself)."""
-    from ..plots import fmt_ci
+    from ..formatting import ci_text
 
-    return fmt_ci(r[col if col in r.index else f"{col}_mean"], r[f"{col}_ci_low"], r[f"{col}_ci_high"],
-                  int(r["n"]), digits)
+    return ci_text(r[col if col in r.index else f"{col}_mean"], r[f"{col}_ci_low"], r[f"{col}_ci_high"],
+                   n=int(r["n"]), sig=digits)
 
 
 def per_variant_text(summary: pd.DataFrame, finding: Callable[..., str], *args: object) -> str:
@@ -52,7 +52,7 @@ def resolution_note(summary: pd.DataFrame, baseline: str) -> str:
     """Markdown: the A/A control's ratio per level (the study's resolution) and, where its CI excludes 1,
     the warning that ratios there carry a bias of that size."""
     from .. import stats
-    from ..plots import fmt_ci
+    from ..formatting import ci_text
 
     res = stats.resolution(summary, baseline)
     if res.empty:
@@ -61,7 +61,7 @@ def resolution_note(summary: pd.DataFrame, baseline: str) -> str:
     lines = []
     for r in res.itertuples():
         where = ", ".join(f"{k} {getattr(r, k)}" for k in keys)
-        lines.append(f"- {where}: A/A ratio {fmt_ci(r.aa_ratio, r.ci_low, r.ci_high, r.n)}, half-width "
+        lines.append(f"- {where}: A/A ratio {ci_text(r.aa_ratio, r.ci_low, r.ci_high, n=r.n)}, half-width "
                      f"±{100 * r.relative_half_width:.1f} % — " + ("contains 1." if r.contains_1 else "**excludes 1.**"))
     warnings = [w for w in res["warning"] if w]
     head = ("**Warning:** " + " ".join(warnings)) if warnings else (

@@ -22,7 +22,7 @@ def anomaly_summary(runs: pd.DataFrame) -> pd.DataFrame:
 
 def anomaly_verdict(summary: pd.DataFrame) -> str:
     """Does 'logging is not slower (or faster) than no logging at 1 client' survive the idle-state control?"""
-    from ...plots import fmt_ci
+    from ...formatting import ci_text
 
     logging = summary[summary["configuration"].isin(["stderr", "syslog"])]
     lines = []
@@ -31,7 +31,7 @@ def anomaly_verdict(summary: pd.DataFrame) -> str:
             word = ("faster than" if r.ratio_ci_low > 1 else "slower than" if r.ratio_ci_high < 1
                     else "not distinguishable from")
             lines.append(f"- {clients} client(s), control `{r.control}`: `{r.configuration}`/`none` = "
-                         f"{fmt_ci(r.ratio, r.ratio_ci_low, r.ratio_ci_high, r.n)} — logging {word} no logging.")
+                         f"{ci_text(r.ratio, r.ratio_ci_low, r.ratio_ci_high, n=r.n)} — logging {word} no logging.")
     one = logging[logging["clients"] == logging["clients"].min()]
     free, hold = one[one["control"] == "free"], one[one["control"] == "hold"]
     base = summary[(summary["configuration"] == BASELINE) & (summary["clients"] == logging["clients"].min())]

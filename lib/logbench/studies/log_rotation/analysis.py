@@ -105,22 +105,22 @@ def finding(summary: pd.DataFrame) -> str:
 
 
 def _finding(summary: pd.DataFrame) -> str:
-    from ...plots import fmt_ci
+    from ...formatting import ci_text
 
     lines = []
     for _, r in summary.iterrows():
         if r["configuration"] in (BASELINE, aa_name(BASELINE)):
-            lines.append(f"- **`{r['configuration']}`** ({r['clients']} clients, the placebo{' again: the A/A control' if r['configuration'] != BASELINE else ''}): dip {fmt_ci(r['dip_mean'], r['dip_ci_low'], r['dip_ci_high'], int(r['n']))}, "
-                         f"deficit {fmt_ci(r['deficit_s_mean'], r['deficit_s_ci_low'], r['deficit_s_ci_high'])} s — the noise floor.")
+            lines.append(f"- **`{r['configuration']}`** ({r['clients']} clients, the placebo{' again: the A/A control' if r['configuration'] != BASELINE else ''}): dip {ci_text(r['dip_mean'], r['dip_ci_low'], r['dip_ci_high'], n=int(r['n']))}, "
+                         f"deficit {ci_text(r['deficit_s_mean'], r['deficit_s_ci_low'], r['deficit_s_ci_high'])} s — the noise floor.")
             continue
         lost = r["tracer_lost_mean"] * r["n"]
         lines.append(
             f"- **`{r['configuration']}`** ({r['clients']} clients): took "
-            f"{fmt_ci(1000 * r['rotation_s_mean'], 1000 * r['rotation_s_ci_low'], 1000 * r['rotation_s_ci_high'])} ms; "
-            f"dip {fmt_ci(r['dip_mean'], r['dip_ci_low'], r['dip_ci_high'])}, deficit "
-            f"{fmt_ci(r['deficit_s_mean'], r['deficit_s_ci_low'], r['deficit_s_ci_high'])} s, tracer stall "
-            f"{fmt_ci(r['tracer_stall_ms_mean'], r['tracer_stall_ms_ci_low'], r['tracer_stall_ms_ci_high'])} ms; "
-            f"records missing per run {fmt_ci(r['records_missing_mean'], r['records_missing_ci_low'], r['records_missing_ci_high'])}"
+            f"{ci_text(1000 * r['rotation_s_mean'], 1000 * r['rotation_s_ci_low'], 1000 * r['rotation_s_ci_high'])} ms; "
+            f"dip {ci_text(r['dip_mean'], r['dip_ci_low'], r['dip_ci_high'])}, deficit "
+            f"{ci_text(r['deficit_s_mean'], r['deficit_s_ci_low'], r['deficit_s_ci_high'])} s, tracer stall "
+            f"{ci_text(r['tracer_stall_ms_mean'], r['tracer_stall_ms_ci_low'], r['tracer_stall_ms_ci_high'])} ms; "
+            f"records missing per run {ci_text(r['records_missing_mean'], r['records_missing_ci_low'], r['records_missing_ci_high'])}"
             f" (tracer: {lost:.0f} lost in {int(r['n'])} runs"
             + (f", {r['tracer_lost_by_design_mean'] * r['n']:.0f} more while the log was off by design" if r["tracer_lost_by_design_mean"] > 0 else "")
             + f", {r['tracer_duplicated_mean'] * r['n']:.0f} duplicated).")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ... import paths, records, stats
-from ...plots import fmt_ci
+from ...formatting import ci_text
 from .. import common
 from . import bench
 from .spec import BASELINE, LEVELS, NAME
@@ -118,7 +118,7 @@ def findings(runs: pd.DataFrame) -> pd.DataFrame:
         post = "" if row.post != row.post else f" (the post: {row.post:g}×, archive/minimal)"
         out.append({"item": f"{row.phase}.{row.metric}.{row.ratio}",
                     "statement": f"{what}, {row.ratio} at {row.clients} client(s): "
-                                 f"{fmt_ci(row.estimate, row.ci_low, row.ci_high, row.n)}{post}."})
+                                 f"{ci_text(row.estimate, row.ci_low, row.ci_high, n=row.n)}{post}."})
     for row in sk.itertuples():
         out.append({"item": f"skip.{row.configuration}", "statement":
                     f"`{row.configuration}`: the WAL-skip path was taken in {row.skipped} of {row.runs} imports."})
