@@ -24,7 +24,7 @@ class _Switch:
     seconds: float = 0.0
 
 
-class NoisyBench:
+class NoisyBench(runner.Bench):
     """tps = mean x (1 + cv x N(0, 1)), seeded by the run's position; cv per (configuration, clients)."""
 
     engine, backend, workload, server_version, query_mode, scale = "postgresql", "local", "fake", "0", "fake", 1
@@ -360,3 +360,29 @@ def test_a_variants_running_estimate_names_its_server_once():
         "pg13 stderr/none ×4"]
     one = SimpleNamespace(baselines={"none"}, baseline_of=lambda c: "none")
     assert list(runner.running_estimates(one, SimpleNamespace(pairs=[("stderr", 4)]), values)) == ["stderr/none ×4"]
+
+
+def test_a_wrapped_split_bench_answers_each_run_with_its_own_bench_not_the_base_defaults(tmp_path):
+    """SplitBench and the wrappers (SessionsBench, ControlledBench) inherit Bench's defaults: each optional answer
+    must still be the bench's that ran the run (a default there would hide a PostgreSQL bench's collector)."""
+
+    class Collector(NoisyBench):
+        def collector_cpu(self):
+            return float(len(self.seen))  # one second per measured run
+
+        def logger_cpu_parts(self):
+            return {"rsyslogd": 2.0 * len(self.seen)}
+
+    cfgs = tuple(Configuration(f"{label}/{n}", Settings.of("postgresql", {}), ())
+                 for label in ("a", "b") for n in ("none", "quiet"))
+    means = {c.name: 1000.0 for c in cfgs}
+    split = runner.SplitBench({"a": Collector(means, {}), "b": NoisyBench(means, {})},
+                              {"a": {"env_id": "env-a"}, "b": {"env_id": "env-b"}})
+    runs = runner.execute(_study(tmp_path, configurations=cfgs, clients=(1,), repeats=2), runner.WrappedBench(split),
+                          "env", progress=False)
+    label = runs.configuration.str.partition("/")[0]
+    assert sorted(set(zip(label, runs.env_id))) == [("a", "env-a"), ("b", "env-b")]
+    a, b = runs[label == "a"].extra, runs[label == "b"].extra
+    assert len(a) == len(b) == 6
+    assert a.map(lambda e: (e["collector_cpu_s"], e["logger_cpu_s_by_daemon"])).tolist() == [(1.0, {"rsyslogd": 2.0})] * 6
+    assert not b.map(lambda e: "collector_cpu_s" in e or "logger_cpu_s_by_daemon" in e).any()

@@ -1,6 +1,6 @@
 """Executing a schedule: for each planned run, apply its settings, run the load, count the log.
 
-The engine-specific parts sit behind :class:`Bench` (a PostgreSQL or a MariaDB
+The engine-specific parts sit behind :class:`~logbench.bench.Bench` (a PostgreSQL or a MariaDB
 study provides one); the loop, the record, the progress bar and the guarantee
 that finished runs are on disk before the next one starts live here once.
 """
@@ -17,84 +17,19 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
 
 import pandas as pd
 
 from . import controls, progress as progress_channel, records, stats
+from .bench import Bench, SplitBench, WrappedBench
 from .controls import ContextSwitches, IdleState, Placement
 from .design import VARIANT_SEP, Adaptive, PlannedRun, Study
-from .logsinks import Count, FileSink, wait_quiet
+from .logsinks import Count, wait_quiet
 from .records import Measurement
-from .settings import Configuration
 
-
-class Bench(Protocol):
-    """The engine- and workload-specific half of a study."""
-
-    engine: str
-    backend: str
-    workload: str
-    server_version: str
-    query_mode: str
-    scale: int
-
-    def apply(self, configuration: Configuration): ...  # -> object with .kind, .seconds
-    def warm(self, run: PlannedRun, seconds: float) -> None: ...
-    def measure(self, run: PlannedRun, seconds: float) -> Measurement: ...
-    def sinks(self, configuration: Configuration) -> list[FileSink]: ...
-    def expected_records(self, configuration: Configuration, run: PlannedRun, m: Measurement) -> int: ...
-    def server_cpu(self) -> float: ...
-    def logger_cpu(self) -> float: ...
-    def effective_settings(self, configuration: Configuration) -> dict: ...
-    def log_dir_fs(self) -> str: ...
-    # Optional: env_id_of(configuration) -> str, for a bench that spans several environments;
-    # server_pid() -> int, whose process tree's context switches each run records;
-    # loss_defined(configuration) -> bool, False where the expected count is only approximate;
-    # logger_cpu_parts() -> {daemon: cumulative CPU s}, the logger CPU by daemon (each run keeps their deltas).
-
-
-class SplitBench:
-    """Several benches behind one schedule: a configuration named ``label/name`` runs on bench ``label``.
-
-    Interleaving two servers (local vs container, two versions) in one schedule lets the machine's
-    drift fall on both alike; each run keeps the environment id of the bench that ran it.
-    """
-
-    SEP = VARIANT_SEP
-
-    def __init__(self, benches: dict, envs: dict[str, dict]):
-        self.benches, self.envs = benches, envs
-        self.current = next(iter(benches.values()))
-
-    def __getattr__(self, name: str):
-        # engine, workload, query_mode, scale, backend, server_version: those of the bench running now.
-        return getattr(self.current, name)
-
-    def _bench(self, name: str):
-        return self.benches[name.partition(self.SEP)[0]]
-
-    def apply(self, configuration: Configuration):
-        self.current = self._bench(configuration.name)
-        return self.current.apply(configuration)
-
-    def warm(self, run: PlannedRun, seconds: float) -> None:
-        self._bench(run.configuration).warm(run, seconds)
-
-    def measure(self, run: PlannedRun, seconds: float) -> Measurement:
-        return self._bench(run.configuration).measure(run, seconds)
-
-    def sinks(self, configuration: Configuration) -> list[FileSink]:
-        return self._bench(configuration.name).sinks(configuration)
-
-    def expected_records(self, configuration: Configuration, run: PlannedRun, m: Measurement) -> int:
-        return self._bench(configuration.name).expected_records(configuration, run, m)
-
-    def effective_settings(self, configuration: Configuration) -> dict:
-        return self._bench(configuration.name).effective_settings(configuration)
-
-    def env_id_of(self, configuration: Configuration) -> str:
-        return self.envs[configuration.name.partition(self.SEP)[0]]["env_id"]
+# The benches' module is re-exported: every study reaches them as runner.Bench, runner.SplitBench.
+__all__ = ["Bench", "Measurement", "SplitBench", "WrappedBench", "adaptive_report", "execute", "running_estimates",
+           "runs_path", "terminate_as_interrupt", "write_study"]
 
 
 def runs_path(study: Study) -> Path:
@@ -202,18 +137,18 @@ class _Execution:
         self.warmup_blocks = max([study.warmup_blocks] + [-p.block for p in self.ran if p.block < 0])
         self.what = "starting"
         self.controls: tuple[IdleState, Placement] | None = None  # the whole execution's, set once held
-        self.controls_of = getattr(bench, "controls_of", None)
 
     def one(self, planned: PlannedRun) -> None:
         """Run one planned run, append its record, count it."""
         self.what = self.counter.what(planned.configuration, planned.clients)
         idle, place = self.controls
-        if self.controls_of is None:
+        own = self.bench.controls_of(self.study.configuration(planned.configuration))
+        if own is None:
             run = _one(self.study, self.bench, planned, self.env_id, idle.in_force, place)
         else:
             # A study whose controls are its factors (the noise study) sets them per run, so both
             # states interleave in one schedule; each is released before the next run.
-            idle_mode, placement = self.controls_of(self.study.configuration(planned.configuration))
+            idle_mode, placement = own
             with IdleState(idle_mode) as run_idle, Placement(placement) as run_place:
                 run = _one(self.study, self.bench, planned, self.env_id, run_idle.in_force, run_place)
         records.append(self.path, run)
@@ -329,7 +264,7 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
     cfg = study.bench_configuration(planned.configuration)
     as_run = dataclasses.replace(planned, configuration=cfg.name)
     switch = bench.apply(cfg)
-    server_pid = getattr(bench, "server_pid", lambda: None)()
+    server_pid = bench.server_pid()
     if place is not None:
         place.pin_server(server_pid)
     sinks = bench.sinks(cfg)
@@ -339,10 +274,8 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         wait_quiet(sinks)
     marks = [s.mark() for s in sinks]
     cpu0, log_cpu0 = bench.server_cpu(), bench.logger_cpu()
-    collector = getattr(bench, "collector_cpu", lambda: math.nan)
-    col_ctx = getattr(bench, "collector_ctx_switches", lambda: (math.nan, math.nan))
-    col0, col_ctx0 = collector(), col_ctx()
-    parts0 = _logger_parts(bench)
+    col0, col_ctx0 = bench.collector_cpu(), bench.collector_ctx_switches()
+    parts0 = dict(bench.logger_cpu_parts())
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
     machine0 = controls.snapshot()
     with ContextSwitches(server_pid) as ctx:
@@ -351,14 +284,15 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
     wait_quiet(sinks)
     counts = {s.name: s.count_since(mark) for s, mark in zip(sinks, marks)}
     cpu1, log_cpu1 = bench.server_cpu(), bench.logger_cpu()
-    col_cpu = collector() - col0
-    col_vol, col_invol = (b - a for a, b in zip(col_ctx0, col_ctx()))
-    parts = {k: v - parts0[k] for k, v in _logger_parts(bench).items() if k in parts0}
+    col_cpu = bench.collector_cpu() - col0
+    col_vol, col_invol = (b - a for a, b in zip(col_ctx0, bench.collector_ctx_switches()))
+    parts = {k: v - parts0[k] for k, v in bench.logger_cpu_parts().items() if k in parts0}
     total = Count(sum(c.records for c in counts.values()), sum(c.lines for c in counts.values()),
                   sum(c.bytes for c in counts.values()))
     expected = bench.expected_records(cfg, as_run, m) * len(sinks)
     secs = m.wall_s if m.wall_s > 0 else study.duration
     steal = float(machine.get("steal_s", math.nan))
+    own_env = bench.env_id_of(cfg)  # a bench over several environments names this run's
     return records.Run(
         study=study.name, configuration=planned.configuration, settings=bench.effective_settings(cfg),
         destinations=tuple(s.name for s in sinks), engine=bench.engine, server_version=bench.server_version,
@@ -367,11 +301,11 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         seed=study.seed, started_at=started, duration_s=study.duration, switch=switch.kind, switch_s=switch.seconds,
         **{k: getattr(m, k) for k in records.REPORTED_FIELDS},
         log_records_expected=expected, log_records_received=total.records,
-        log_loss=records.loss(expected, total.records) if loss_defined(bench, cfg) else math.nan,
+        log_loss=records.loss(expected, total.records) if bench.loss_defined(cfg) else math.nan,
         log_records_by_destination={k: c.records for k, c in counts.items()},
         log_lines=total.lines, log_bytes=total.bytes, log_lines_per_s=total.lines / secs,
         log_bytes_per_s=total.bytes / secs, server_cpu_s=cpu1 - cpu0, logger_cpu_s=log_cpu1 - log_cpu0,
-        env_id=getattr(bench, "env_id_of", lambda c: env_id)(cfg), log_dir_fs=bench.log_dir_fs(),
+        env_id=env_id if own_env is None else own_env, log_dir_fs=bench.log_dir_fs(),
         idle_state=idle_state, cpuidle_driver=controls.cpuidle_driver(), cpuidle_usage=controls.cpuidle_usage(machine),
         steal_s=steal, server_ctx_involuntary=ctx.involuntary, server_ctx_voluntary=ctx.voluntary,
         high_steal=controls.high_steal(steal, float(machine.get("monotonic_s", secs))),
@@ -381,16 +315,6 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
                **({"collector_ctx_voluntary": col_vol, "collector_ctx_involuntary": col_invol}
                   if not math.isnan(col_vol) else {})},
     )
-
-
-def _logger_parts(bench: Bench) -> dict[str, float]:
-    return dict(getattr(bench, "logger_cpu_parts", dict)())
-
-
-def loss_defined(bench: Bench, configuration: Configuration) -> bool:
-    """Whether expected-vs-received is a loss for this configuration (a bench's optional
-    ``loss_defined(configuration)``; e.g. a sampled log's expected count is only approximate)."""
-    return bool(getattr(bench, "loss_defined", lambda c: True)(configuration))
 
 
 def write_study(study: Study, environment: dict) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import cleanup, environment, params, paths
+from ..bench import Bench
 from ..design import PlannedRun, Study
 from ..errors import ParameterError, ServerStartError
 from ..runner import Measurement
@@ -286,7 +287,7 @@ def file_size(path: Path) -> int:
         return 0
 
 
-class SysbenchBench:
+class SysbenchBench(Bench):
     """The MariaDB half of the runner's loop (see :class:`logbench.runner.Bench`): sysbench ``test`` on
     ``server``; a study overrides :meth:`measure` / :meth:`expected_records` / :meth:`sinks` as it needs."""
 

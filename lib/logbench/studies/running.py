@@ -26,7 +26,7 @@ class StudyResult:
 def switches_of(bench: object) -> list[tuple[str, float]]:
     """The settings switches a bench (or each bench behind a SplitBench) made."""
     benches = bench.benches.values() if isinstance(bench, runner.SplitBench) else [bench]
-    return [sw for b in benches for sw in getattr(b, "switches", ())]
+    return [sw for b in benches for sw in b.switches]
 
 
 def execute_all(study: Study, bench: object, env: dict, progress: bool) -> tuple[pd.DataFrame, list]:

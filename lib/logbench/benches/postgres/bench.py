@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from ...bench import Bench
 from ...design import PlannedRun
 from ...logsinks import FileSink, wait_quiet
 from ...runner import Measurement
@@ -18,7 +19,7 @@ from ..backend import filesystem_of
 from .destinations import _MARK, STDERR_DIRECT, STDERR_DIRECT_SINK
 from .study import PgStudy
 
-class PgBench:
+class PgBench(Bench):
     """The PostgreSQL half of the runner's loop (see :class:`logbench.runner.Bench`)."""
 
     engine = "postgresql"

@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from ... import params
+from ...bench import WrappedBench
 from ...benches import postgres as pg
 from ...design import VARIANT_SEP
 from ...settings import Configuration
@@ -69,16 +70,13 @@ def define(profile: str = "standard", controls: list[str] | None = None, clients
                            publish=publish, designs=designs)
 
 
-class ControlledBench:
+class ControlledBench(WrappedBench):
     """The PostgreSQL bench, with each configuration's control (its label) told to the runner, which
     holds it only while that run warms up and measures (``runner.execute``: ``controls_of``)."""
 
     def __init__(self, inner: pg.PgBench, progress: int):
-        self.inner = inner
+        super().__init__(inner)
         inner.progress = progress
-
-    def __getattr__(self, name: str):
-        return getattr(self.inner, name)
 
     def controls_of(self, configuration: Configuration) -> tuple[str, str]:
         return CONTROLS[configuration.name.partition(VARIANT_SEP)[0]]

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import psutil
 import psycopg
 
+from ...bench import Bench, WrappedBench
 from ...errors import ToolError
 from ...runner import Measurement
 from ...servers import postgres as pgserver
@@ -121,16 +122,14 @@ def server_memory_mb(pid: int) -> dict[str, float]:
     return {"server_pss_mb": pss / 2**20, "server_uss_mb": uss / 2**20, "server_processes": len(procs)}
 
 
-class SessionsBench:
+class SessionsBench(WrappedBench):
     """A PostgreSQL bench (benches.postgres.PgBench) whose every measured run holds open sessions:
     ``sessions_of(configuration, clients)`` -> (kind, count). Opened before, counted, closed after."""
 
-    def __init__(self, inner, sessions_of: Callable[[str, int], tuple[str, int]]):
-        self.inner, self.sessions_of = inner, sessions_of
+    def __init__(self, inner: Bench, sessions_of: Callable[[str, int], tuple[str, int]]):
+        super().__init__(inner)
+        self.sessions_of = sessions_of
         self._configuration = ""
-
-    def __getattr__(self, name: str):
-        return getattr(self.inner, name)
 
     def apply(self, configuration):
         self._configuration = configuration.name

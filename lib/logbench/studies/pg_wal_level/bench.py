@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ... import cleanup, environment, params, paths
+from ...bench import Bench
 from ...benches.backend import filesystem_of
 from ...benches.postgres import PgStudy
 from ...errors import ToolError
@@ -144,7 +145,7 @@ class _Switch:
     seconds: float
 
 
-class ImportBench:
+class ImportBench(Bench):
     """The runner's bench for imports: every run starts a fresh server at its level (initdb, start, import, stop)."""
 
     engine = "postgresql"
