@@ -134,15 +134,26 @@ def test_prepare_counts_statement_records_only():
     assert set(d["baseline"]) == {"synthetic @ 1"}
 
 
-def test_tracer_records_are_subtracted_and_the_rotation_study_left_out():
+def test_tracer_records_are_subtracted():
     runs = regression.synthetic_runs(repeats=2, clients=(4,))
     runs["tracer_sent"] = 2000
     runs["log_records_expected"] = runs["log_records_expected"] + 2000
     d = regression.prepare(runs)
     assert d.groupby("configuration")["records_per_tx"].max()["none"] == 0
+
+
+def test_the_fit_leaves_out_the_studies_whose_spec_says_why_and_the_version_sweeps():
+    from logbench import findings, studies
+
+    declared = {s.name: s.not_line_cost for s in studies.specs() if s.not_line_cost}
+    assert findings.NOT_LINE_COST == {**declared, **{stem: findings.NOT_LINE_COST[stem]
+                                                     for stem in findings.VERSION_SWEEPS}}
+    # what their configurations vary is not what is logged (each spec says what it is)
+    assert {"log_rotation", "pg_wal_level", "pg_idle_connections", "pg_audit_timing"} <= set(declared)
+    # a study that measures no logging has no runs the fit could take: nothing to leave out
+    assert all(s.measures_logging for s in studies.specs() if s.not_line_cost)
     rotation = regression.synthetic_runs(study="log_rotation", configurations={"none": (1, 250), "copy": (1, 250)})
-    assert not len(regression.prepare(rotation))
-    assert "log_rotation" in regression.NOT_LINE_COST
+    assert len(regression.prepare(rotation)) and not len(regression.prepare(rotation, tuple(findings.NOT_LINE_COST)))
 
 
 def test_the_findings_leave_every_version_sweep_of_the_registry_out_of_the_fit():

@@ -238,10 +238,11 @@ def _version_sweeps() -> dict[str, studies_registry.StudySpec]:
 # (paper.versions), not a figure per study and version here. Its processed stem -> its study's spec, in the paper's
 # order.
 VERSION_SWEEPS = _version_sweeps()
-# The studies the line-cost fit leaves out, with why (the paper lists them): those whose configurations vary something
-# else than what is logged, and the version sweeps (one fit per environment would otherwise add one per version and
-# cell; the cost of a line stays the committed servers').
-NOT_LINE_COST = {**regression.NOT_LINE_COST,
+# The studies the line-cost fit leaves out, with why (the paper lists them, in this order): those whose
+# configurations vary something else than what is logged (their specs' ``not_line_cost``, in the paper's order), and
+# the version sweeps (one fit per environment would otherwise add one per version and cell; the cost of a line stays
+# the committed servers').
+NOT_LINE_COST = {**{s.name: s.not_line_cost for s in studies_registry.specs() if s.not_line_cost},
                  **dict.fromkeys(VERSION_SWEEPS, "a version sweep: its servers are other versions in containers, read "
                                                  "side by side in the section on versions")}
 

@@ -22,8 +22,9 @@ the configuration declares (``log_records_expected``), less any tracer records a
 study injected (``tracer_sent``); records received beyond that (tracers,
 start-up queries) never enter the regressor, because a count that grows when
 the run is slow makes the regressor a function of the outcome. Studies that
-vary something other than what is logged are left out by name
-(:data:`NOT_LINE_COST`; the findings add the registry's version sweeps), as are
+vary something other than what is logged are left out by name (the
+``not_line_cost`` the findings pass: ``StudySpec.not_line_cost`` and the version
+sweeps, ``findings.NOT_LINE_COST``), as are
 A/A control rows (``<baseline>_again``: the baseline again, the study's
 resolution, not a logging configuration).
 
@@ -74,7 +75,7 @@ from .model import (  # noqa: F401
     _fit, _rank_ok, _varies, fit, fit_all, fit_key, formulas)
 from .observations import (  # noqa: F401
     BYTES_PER_KB, CACHED, CELL_COLUMNS, DESTINATION_FAMILY, DISCARDED, FAMILIES, FAMILY_LABELS, FIT_COLUMNS,
-    IO_BOUND, IO_REGIMES, NOT_LINE_COST, PREPARED_COLUMNS, _destinations, _family_shares, _observations, _weights,
+    IO_BOUND, IO_REGIMES, PREPARED_COLUMNS, _destinations, _family_shares, _observations, _weights,
     destination_family, family_term, fit_regime, prepare, text_column)
 from .synthetic import synthetic_runs  # noqa: F401
 from .tables import (  # noqa: F401

@@ -31,18 +31,6 @@ def family_term(family: str) -> str:
     return f"lines_{family}"
 
 
-# Studies whose configurations vary something other than what is logged: every run logs every statement, and the
-# records beyond one per statement are tracers whose count grows with the run's own slowness (the rotation study:
-# records per transaction = 1 + tracer records / transactions). Their runs say nothing about the cost of a line.
-NOT_LINE_COST = {
-    "log_rotation": "its configurations differ in how the log is rotated, not in what is logged; the extra "
-                    "records are tracer queries, whose count per transaction grows as the run slows",
-    "pg_wal_level": "its configurations differ in how much WAL is written (wal_level), not in what is logged",
-    "pg_idle_connections": "its configurations differ in max_connections and open sessions, not in what is logged",
-    "pg_audit_timing": "besides what is logged, its configurations switch track_io_timing (a cost without a "
-                       "record) and the logging collector (another path for the same line); its own notebook "
-                       "sets each against none per concurrency level",
-}
 BYTES_PER_KB = 1000
 
 # Run columns that split a study into cells with baselines of their own (mysql_slowlog: regime and workload; a
@@ -125,9 +113,9 @@ def _observations(runs: pd.DataFrame) -> pd.DataFrame:
     return r[(r["tps"] > 0) & (r["transactions"] > 0)]
 
 
-def prepare(runs: pd.DataFrame, not_line_cost: Collection[str] = tuple(NOT_LINE_COST)) -> pd.DataFrame:
-    """One row per measured run (warm-ups, A/A rows and the studies named in ``not_line_cost`` dropped; the findings
-    add the version sweeps to :data:`NOT_LINE_COST`) with the regression's variables and its WLS weight."""
+def prepare(runs: pd.DataFrame, not_line_cost: Collection[str] = ()) -> pd.DataFrame:
+    """One row per measured run (warm-ups, A/A rows and the studies named in ``not_line_cost`` dropped: the findings
+    pass ``findings.NOT_LINE_COST``, from the studies' specs) with the regression's variables and its WLS weight."""
     r = _observations(runs)
     r = r[~r["study"].astype(str).isin(not_line_cost) & ~r["configuration"].astype(str).map(is_aa)]
     expected = pd.to_numeric(r["log_records_expected"], errors="coerce").fillna(0)

@@ -261,12 +261,8 @@ class MariaDBServer(process.Managed):
         return []
 
     def _drop_admin(self) -> None:
-        if self._admin is not None:
-            try:
-                self._admin.close()
-            except pymysql.MySQLError:
-                pass
-            self._admin = None
+        close_quietly(self._admin)
+        self._admin = None
 
     def version(self) -> str:
         return self.query("SELECT VERSION()")[0][0]
@@ -391,9 +387,6 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
     workdir_prefix = "logbench-mariadb-"
     private_dirs = ("sock", "tmp")
 
-    def _server_user(self) -> RunUser:
-        return self.user
-
     def _configure(self) -> None:
         self._init_datadir()
         if self.listen_tcp:
@@ -444,6 +437,16 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
         process.stop(self.proc, [(signal.SIGTERM, self.stop_timeout)])
         self.proc = None
 
+
+
+def close_quietly(conn: pymysql.Connection | None) -> None:
+    """Close a session that may be gone already (its server stopped, restarted or dropped it): closing raises
+    then, and there is nothing left to close."""
+    if conn is not None:
+        try:
+            conn.close()
+        except pymysql.MySQLError:
+            pass
 
 
 def make_quiet(conn: pymysql.Connection, flavor: str) -> None:

@@ -229,9 +229,6 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
     private_dirs = ("sock", "dev")
     what = "PostgreSQL"
 
-    def _server_user(self) -> RunUser:
-        return self.user
-
     def _configure(self) -> None:
         self._initdb()
         if self.listen_tcp:

@@ -263,7 +263,12 @@ class Managed(Launched):
 
 
 class LocalDaemon(ChildProcess, Managed):
-    """A server we run as a child process (``proc``) in a private work directory (``workdir``)."""
+    """A server we run as a child process (``proc``) in a private work directory (``workdir``), as ``user``."""
+
+    user: RunUser
+
+    def _server_user(self) -> RunUser:
+        return self.user
 
     def close(self) -> None:
         try:

@@ -25,9 +25,10 @@ its bench and analysis beside it: ``pg_wal_level/``, ``log_rotation/``, ``mysql_
 - its summary, findings and tables for the notebook.
 
 Outside its package and notebook, a study is named only where it takes part in something shared: a claim it
-judges (``data/raw/claims.csv`` and its rule in ``claim_rules``), runs that say nothing about a log line's cost
-(``regression.NOT_LINE_COST``: configurations varying something else than what is logged, or a version sweep),
-and its row in the README's table of studies.
+judges (``data/raw/claims.csv`` and its rule in ``claim_rules``) and its row in the README's table of studies.
+Runs that say nothing about a log line's cost are its spec's to declare (``not_line_cost``: configurations varying
+something else than what is logged, with why; a version sweep is left out for being one): ``findings.NOT_LINE_COST``
+derives from the specs.
 """
 
 from __future__ import annotations

@@ -43,8 +43,13 @@ class StudySpec:
     smoke: tuple[Mapping[str, object], ...] = ({"profile": "smoke"},)
     paper_order: int = 100  # where the paper (and the findings' study table) lists it: lower first
     extra_committed: tuple[Mapping[str, object], ...] = ()  # further committed runs (named profiles)
-    # False for a study of the instrument itself (notebook 00): no logging configurations, no line cost
+    # False for a study of the instrument itself (notebook 00) or a digest (09, 10): no logging configurations set
+    # against a baseline, so it is not among the findings' studies (findings.KNOWN_STUDIES: no ratios, no line cost)
     measures_logging: bool = True
+    # Why its runs say nothing about the cost of a logged line, where its configurations vary something other than
+    # what is logged ("" for none): the line-cost regression leaves its runs out (findings.NOT_LINE_COST) and the
+    # paper prints the reason. Only a study that measures logging has runs the regression could take.
+    not_line_cost: str = ""
     # What its committed run says in the paper's abstract (logbench.headline.Headline), or None
     headline: object = None
     # A study that digests a captured log: its section of the paper (DigestPaper), or None

@@ -76,12 +76,8 @@ class Tracer:
 
     def close(self) -> None:
         self.stop()
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except pymysql.MySQLError:
-                pass
-            self.conn = None
+        mdb.close_quietly(self.conn)
+        self.conn = None
 
 
 class RotationSink:
