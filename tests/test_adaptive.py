@@ -386,3 +386,14 @@ def test_a_wrapped_split_bench_answers_each_run_with_its_own_bench_not_the_base_
     assert len(a) == len(b) == 6
     assert a.map(lambda e: (e["collector_cpu_s"], e["logger_cpu_s_by_daemon"])).tolist() == [(1.0, {"rsyslogd": 2.0})] * 6
     assert not b.map(lambda e: "collector_cpu_s" in e or "logger_cpu_s_by_daemon" in e).any()
+
+
+def test_the_switches_of_a_wrapped_split_bench_are_every_servers():
+    """08's version sweep wraps a SplitBench (SessionsBench): its ``switches`` through __getattr__ would be only the
+    server running last's."""
+    from logbench.studies.running import switches_of
+
+    a, b = NoisyBench({}, {}), NoisyBench({}, {})
+    a.switches, b.switches = [("reload", 0.1)], [("restart", 2.0)]
+    split = runner.SplitBench({"a": a, "b": b}, {"a": {"env_id": "a"}, "b": {"env_id": "b"}})
+    assert switches_of(runner.WrappedBench(split)) == switches_of(split) == [("reload", 0.1), ("restart", 2.0)]

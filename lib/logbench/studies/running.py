@@ -25,6 +25,9 @@ class StudyResult:
 
 def switches_of(bench: object) -> list[tuple[str, float]]:
     """The settings switches a bench (or each bench behind a SplitBench) made."""
+    # A wrapper's ``switches`` would be only the bench running now's (through __getattr__): unwrap to the split.
+    while isinstance(bench, runner.WrappedBench) and not isinstance(bench, runner.SplitBench):
+        bench = bench.inner
     benches = bench.benches.values() if isinstance(bench, runner.SplitBench) else [bench]
     return [sw for b in benches for sw in b.switches]
 
