@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import clock, contention, params, paths, records, runner, stats
-from ..benches import postgres as pg
-from ..errors import ParameterError, SettingError
-from ..plots import fmt_ci
-from . import common
+from ... import clock, contention, params, paths, records, runner, stats
+from ...benches import postgres as pg
+from ...errors import ParameterError, SettingError
+from ...plots import fmt_ci
+from .. import common
 
 NAME = "pg_audit_timing"
 BASELINE = "none"
@@ -167,7 +167,7 @@ ALSO_WINDOWS = ("latency_mean_ms", "log_loss", "log_lines_per_s", "us_per_tx", "
 def summary(runs: pd.DataFrame, cores: int) -> pd.DataFrame:
     """Per configuration × clients: tps and its ratio to none, loss, and the contention evidence (block design:
     the ratio within blocks, stats.cell_ratio; switchback: the switchback estimator's, common.switchback_summary)."""
-    from .. import switchwindows
+    from ... import switchwindows
 
     measured = contention.with_evidence(records.measured(runs))
     if switchwindows.is_switchback(measured):
@@ -205,8 +205,8 @@ def io_timing_cost(runs: pd.DataFrame, loop_ns: float, summ: pd.DataFrame | None
     not independent runs and count no block reads: there the added µs come from the arm's ratio and its
     interval (``summ``, the switchback estimator's) applied to the baseline's µs per transaction, and the
     prediction is left out."""
-    from .. import switchwindows
-    from ..claims import difference_ci
+    from ... import switchwindows
+    from ...claims import difference_ci
 
     if switchwindows.is_switchback(runs):
         return _io_timing_from_ratio(summ if summ is not None else summary(runs, 1))
@@ -241,7 +241,7 @@ def _io_timing_from_ratio(summ: pd.DataFrame) -> pd.DataFrame:
 
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
-    from .. import switchwindows
+    from ... import switchwindows
 
     loops, hist = clock_tables(result.environment)
     summ = summary(result.runs, common.cores_of(result.environment))
@@ -263,7 +263,7 @@ def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame,
 # -- the post beside ours, and the findings --------------------------------------------------------------------
 
 def published_ratios(runs: pd.DataFrame | None = None) -> pd.DataFrame:
-    from .. import reference
+    from ... import reference
 
     d = reference.published_ratios(POST, EXPERIMENT)
     return d[d["metric"] == "throughput"].reset_index(drop=True)
@@ -271,7 +271,7 @@ def published_ratios(runs: pd.DataFrame | None = None) -> pd.DataFrame:
 
 def post_profiles() -> pd.DataFrame:
     """The post's perf numbers (reference data): profile, symbol, percent."""
-    from .. import reference
+    from ... import reference
 
     v = reference.load_values()
     v = v[(v["experiment"] == EXPERIMENT) & v["metric"].astype(str).str.startswith("perf_")
@@ -378,7 +378,7 @@ POST_SYMBOLS = {"errfinish": ("errfinish",), "EmitErrorReport": ("EmitErrorRepor
 def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) -> pd.DataFrame:
     """The post's symbols with its percentages, beside ours in one profiled cell (logbench.contention); a version
     sweep's versions side by side, each its own columns."""
-    from ..plots import variants
+    from ...plots import variants
 
     post = post_profiles()
     # A call graph drawn by caller (the post's last one) shows shares of its parent, 100 % at each root: not
@@ -396,7 +396,7 @@ def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) ->
 
 def top_table(prof: pd.DataFrame, configuration: str, clients: int, view: str = "self", n: int = 10) -> pd.DataFrame:
     """The cell's top symbols; a version sweep's versions side by side."""
-    from ..plots import variants
+    from ...plots import variants
 
     parts = [(v, contention.top_table(p[(p["configuration"] == configuration) & (p["clients"] == clients)]
                                       if len(p) else p, view, n)) for v, p in variants(prof)]
@@ -408,7 +408,7 @@ configuration_table = pg.configuration_table
 
 def paper_findings(summ: pd.DataFrame, loops: pd.DataFrame, io: pd.DataFrame) -> pd.DataFrame:
     """The statements the paper prints under this study (plain text; every number read from the tables)."""
-    from ..plots import variants
+    from ...plots import variants
 
     plain = lambda t: t.replace("**", "").replace("`", "").replace("- ", "", 1)  # noqa: E731
     rows = []

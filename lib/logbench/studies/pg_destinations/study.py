@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import params, paths, progress, records, stats
-from ..errors import ParameterError
-from ..headline import Headline
-from ..benches import postgres as pg
-from ..servers import memlimit
-from . import common
+from ... import params, paths, progress, records, stats
+from ...errors import ParameterError
+from ...headline import Headline
+from ...benches import postgres as pg
+from ...servers import memlimit
+from .. import common
 
 NAME = "pg_destinations"
 BASELINE = "none"
@@ -159,8 +159,8 @@ def _every_version_has(chosen: list[str], versions: object) -> list[str]:
     """A sweep's default destinations: those every chosen major has, the others said and left out (jsonlog before
     15), so ``versions=["13", "17"]`` alone runs; named in ``destinations``, one a version lacks is refused
     (pg.checked)."""
-    from ..servers.containers import PG_IMAGES
-    from ..versions import JSONLOG_FROM, pg_has
+    from ...servers.containers import PG_IMAGES
+    from ...versions import JSONLOG_FROM, pg_has
 
     majors = params.name_list("versions", versions, PG_IMAGES, coerce=str)
     kept = [c for c in chosen if all(pg_has(v, ARMS[c][1]) for v in majors)]
@@ -198,7 +198,7 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     configuration × clients (and per variant, each against its own baseline, when the study spans several
     servers)."""
     also = ("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s", "logger_cpu_s")
-    from .. import switchwindows
+    from ... import switchwindows
 
     if "extra" in runs.columns and runs["extra"].map(lambda e: "collector_cpu_s" in e).any():
         # the logging collector's own CPU, where the runs recorded it (it is part of server_cpu_s too)
@@ -250,7 +250,7 @@ def regime_check(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
-    from .. import switchwindows
+    from ... import switchwindows
 
     tables = {"summary": summary(result.runs), "runs": records.flatten(with_regime(result.runs)),
               **switchwindows.processed_tables(result.study, result.runs, BASELINE)}
@@ -352,7 +352,7 @@ POST_EXPERIMENT = {"prepared": "cached_prepared_select", "simple": "io_bound_sel
 
 def published_ratios(query_mode: str = "prepared") -> pd.DataFrame:
     """Post 000's throughput ratios to its own baseline, keyed like our configurations."""
-    from .. import reference
+    from ... import reference
 
     d = reference.published_ratios(POST, POST_EXPERIMENT[query_mode])
     return d[d["metric"] == "throughput"].reset_index(drop=True)
@@ -360,7 +360,7 @@ def published_ratios(query_mode: str = "prepared") -> pd.DataFrame:
 
 def beside_post(summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     """Our ratio with its CI next to the post's ratio for the same destination and concurrency."""
-    from ..plots import fmt_ci
+    from ...plots import fmt_ci
 
     pub = published.set_index(["configuration_key", "clients"])["ratio"]
     rows = []
@@ -383,7 +383,7 @@ def published_for(study: pg.PgStudy) -> pd.DataFrame:
         return published_ratios(study.query_mode)
     import os
 
-    from .. import claim_rules, reference
+    from ... import claim_rules, reference
 
     post, experiment = PROFILE_POSTS[study.profile]
     d = reference.published_ratios(post, experiment)
@@ -454,7 +454,7 @@ def per_record_cost(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFram
 def finding_per_record(table: pd.DataFrame, full: str = "stderr") -> str:
     """Markdown: per level, the server CPU and voluntary context switches per record of each sampled arm
     (benches.postgres.SAMPLED) beside the full log to the same file (``full``); every number read from ``table``."""
-    from ..plots import fmt_ci
+    from ...plots import fmt_ci
 
     sampled = [c for c in pg.SAMPLED if c in set(table.get("configuration", ()))]
     if table is None or table.empty or not sampled or full not in set(table["configuration"]):
