@@ -13,7 +13,7 @@ import pandas as pd
 from ... import paths, records, stats
 from ...benches import postgres as pg
 from .. import common
-from .spec import ARMS, BASELINE, NAME, PROFILE_POSTS, published_ratios
+from .spec import ARMS, BASELINE, NAME, PROFILE_POSTS, SAMPLED, published_ratios
 
 
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
@@ -249,10 +249,10 @@ def per_record_cost(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFram
 
 def finding_per_record(table: pd.DataFrame, full: str = "stderr") -> str:
     """Markdown: per level, the server CPU and voluntary context switches per record of each sampled arm
-    (benches.postgres.SAMPLED) beside the full log to the same file (``full``); every number read from ``table``."""
+    (SAMPLED) beside the full log to the same file (``full``); every number read from ``table``."""
     from ...plots import fmt_ci
 
-    sampled = [c for c in pg.SAMPLED if c in set(table.get("configuration", ()))]
+    sampled = [c for c in SAMPLED if c in set(table.get("configuration", ()))]
     if table is None or table.empty or not sampled or full not in set(table["configuration"]):
         return f"No sampled arm beside `{full}` in this run: the per-record costs are in the table."
 

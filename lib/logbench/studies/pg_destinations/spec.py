@@ -1,5 +1,6 @@
-"""Study 02's declarations: its name and post, the arms it can run, its profiles, study type, the post's numbers
-it compares with and its registry spec (no analysis, no run). The analysis and the study's plan both read these.
+"""Study 02's declarations: its name and post, the arms it can run (the shared destinations and its own sampled
+logs), how every statement is logged, its profiles, study type, the post's numbers it compares with and its
+registry spec (no analysis, no run). The analysis and the study's plan both read these.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ... import params
 from ...benches import postgres as pg
 from ...headline import Headline
 from .. import common
@@ -17,9 +19,41 @@ BASELINE = "none"
 POST = "000_d12f15a856ad9e5d.txt"  # the post this study redoes (shared/seeds)
 BASE = pg.BASE
 DESTINATIONS = pg.DESTINATIONS
+# Statement logging as a DBA runs it in production (PostgreSQL 13+): every statement's duration is checked, a random
+# share of them logged (log_min_duration_sample = 0 with log_statement_sample_rate, each protocol message drawn
+# apart), nothing else; to the collector's file like "stderr". No record is due (a random subset: the log's own
+# count says what was written; benches.postgres.statement_records). Name -> (settings over BASE, sinks), as
+# DESTINATIONS.
+SAMPLED: dict[str, tuple[dict, tuple[str, ...]]] = {
+    f"stderr_sample_{label}": ({"log_min_duration_sample": 0, "log_statement_sample_rate": rate,
+                                "log_destination": "stderr"}, ("stderr",))
+    for label, rate in (("1pct", 0.01), ("10pct", 0.1))
+}
 # Every arm the study can run: each destination at full rate (the default set) and the sampled production-style
-# logging (benches.postgres.SAMPLED; the post000 profile runs them for the post's reader comment).
-ARMS = {**pg.DESTINATIONS, **pg.SAMPLED}
+# logging (SAMPLED; the post000 profile runs them for the post's reader comment).
+ARMS = {**pg.DESTINATIONS, **SAMPLED}
+
+# How every statement is logged (the parameter ``statement_logging``): post 000's log_min_duration_statement = 0
+# (statement and duration in one record, after execution), or post 004's log_statement = all (a statement
+# record before execution). The records each leaves are benches.postgres.statement_records'.
+STATEMENT_LOGGING = {
+    "min_duration_0": {"log_min_duration_statement": 0},
+    "log_statement_all": {"log_statement": "all"},
+}
+
+
+def with_statement_logging(table: dict[str, tuple], mechanism: str) -> dict[str, tuple]:
+    """``table`` (name -> (settings over BASE, sinks)) with every logging configuration's
+    log_min_duration_statement = 0 replaced by ``mechanism``'s settings; the baseline stays as it is."""
+    params.choice("statement_logging", mechanism, STATEMENT_LOGGING)
+    out = {}
+    for name, (settings, *rest) in table.items():
+        if settings.get("log_min_duration_statement") == 0:
+            settings = {k: v for k, v in settings.items() if k != "log_min_duration_statement"}
+            settings.update(STATEMENT_LOGGING[mechanism])
+        out[name] = (settings, *rest)
+    return out
+
 
 PROFILES: dict[str, dict[str, object]] = {
     # seconds: what tests and nbval run (the block design; the switchback design's own smoke test is in tests/)
@@ -55,7 +89,7 @@ PROFILES: dict[str, dict[str, object]] = {
 # Post 000's cached half as the post ran it (its own stem): its five configurations at its 1 / 4 / 8 workers on 4
 # cores mapped per core (1 / 2 / 4 here), with its rsyslog's input rate limit (5 s / 200 messages per process, what
 # the distributions of its time shipped; the post's syslog kept 0.5 % of its records), and a reader's comment's
-# "production logging rates": 1 % and 10 % of the statements sampled to the file (benches.postgres.SAMPLED).
+# "production logging rates": 1 % and 10 % of the statements sampled to the file (SAMPLED).
 # ~9.5 min of blocks (8 configurations with the A/A control x 3 levels x 4 blocks of ~5.9 s runs), then up to
 # 4 min of adaptive blocks.
 PROFILES["post000"] = {**{k: v for k, v in PROFILES["standard"].items()},

@@ -15,7 +15,7 @@ from ...servers import memlimit
 from .. import common
 from .analysis import processed_tables
 from .spec import (ARMS, BASELINE, BYTES_PER_SCALE, DESTINATIONS, IO_BOUND_FACTOR, PROFILES, SPEC,
-                   PgDestinationsStudy)
+                   PgDestinationsStudy, with_statement_logging)
 
 
 @common.declare(PROFILES)
@@ -43,7 +43,7 @@ def define(profile: str = "standard", destinations: list[str] | None = None, sca
     if destinations is None and versions is not None:
         chosen = _every_version_has(chosen, versions)
     mechanism = own.get("statement_logging", "min_duration_0") if statement_logging is None else statement_logging
-    table = pg.with_statement_logging(ARMS, mechanism)
+    table = with_statement_logging(ARMS, mechanism)
     query_mode = own.get("query_mode", "prepared") if query_mode is None else query_mode
     engine = pg.pg_fields(backend=backend, image=image, scale=d("scale", scale), query_mode=query_mode,
                           syslog_rate_limit=own.get("syslog_rate_limit", False) if syslog_rate_limit is None
