@@ -19,12 +19,12 @@ from .destinations import (BASE, DESTINATIONS, STDERR_DIRECT, STDERR_DIRECT_SINK
                            statement_records)
 from .stack import start, start_stack
 from .study import (DEFAULT_VERSION, LOG_DIR_ON, PgStudy, check_syslog, checked, configuration_table,
-                    design_summary, execute, pg_fields, switchback_design, with_variants)
+                    design_summary, execute, pg_fields, swept_versions, switchback_design, with_variants)
 
 __all__ = ["BASE", "BLOCK_BYTES", "DEFAULT_VERSION", "DESTINATIONS", "LOG_DIR_ON", "STDERR_DIRECT",
            "STDERR_DIRECT_SINK", "PgBench", "PgStudy", "check_syslog", "checked", "configuration_table",
            "configurations", "design_summary", "execute", "io_regime", "pg_fields", "start", "start_stack",
-           "statement_records", "switchback_design", "with_variants"]
+           "statement_records", "swept_versions", "switchback_design", "with_variants"]
 
 
 def __getattr__(name: str):

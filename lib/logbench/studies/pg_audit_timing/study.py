@@ -25,12 +25,17 @@ def define(profile: str = "standard", configurations: list[str] | None = None, s
     ``versions``: PostgreSQL majors (docker/servers.tsv) run side by side in containers, the block design only;
     ``backend``: None is 'local' without versions and 'container' with them. The direct arm
     (``logging_collector = off``: the backends write the server's stderr, a file the study names) runs only on
-    the local backend; a sweep's default configurations are the profile's without it."""
+    the local backend; a sweep's default configurations are the profile's without it (said on the progress
+    channel)."""
     d = common.profile_lookup(profile, PROFILES)
     own = PROFILES[profile]
+    swept = pg.swept_versions(versions)
     if backend is None:
-        backend = "local" if versions is None else "container"
-    default = [c for c in own["configurations"] if versions is None or c != DIRECT]
+        backend = "local" if swept is None else "container"
+    default = own["configurations"]
+    if swept is not None and configurations is None:
+        default = common.sweep_default(SPEC.name, swept, default, lambda c: c != DIRECT, "its sink is the server's "
+                                       "stderr, which in a container is Docker's log, not a file the study names")
     chosen = params.name_list("configurations", default if configurations is None else configurations,
                               CONFIGURATIONS)
     if DIRECT in chosen and backend != "local":
@@ -51,7 +56,7 @@ def define(profile: str = "standard", configurations: list[str] | None = None, s
     # Refused before anything starts when an arm needs a restart (the pipe pair's direct arm): design 'blocks'.
     sb = pg.switchback_design(own, configs, engine["pg_bindir"], design=design, window_s=window_s, guard_s=guard_s,
                               layout=layout, blocks=blocks, loads=loads, max_loads=max_loads,
-                              lead_in_s=fields["warmup"], versions=versions)
+                              lead_in_s=fields["warmup"], versions=swept)
     profiled = params.boolean("perf_profile", (own.get("perf_profile", True) and sb is None)
                               if perf_profile is None else perf_profile)
     if profiled and sb is not None:
@@ -64,7 +69,7 @@ def define(profile: str = "standard", configurations: list[str] | None = None, s
     study = AuditTimingStudy(
         **fields, **engine, configurations=configs, wchan_hz=hz, perf_profile=profiled, switchback=sb,
         timing_repeats=params.positive_int("timing_repeats", d("timing_repeats", timing_repeats)))
-    return pg.checked(study, versions)
+    return pg.checked(study, swept)
 
 
 def run(study: AuditTimingStudy, *, progress: bool = True) -> common.StudyResult:

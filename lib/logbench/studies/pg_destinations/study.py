@@ -8,7 +8,7 @@ import re
 
 import pandas as pd
 
-from ... import params, paths, progress
+from ... import params, paths
 from ...benches import postgres as pg
 from ...errors import ParameterError
 from ...servers import memlimit
@@ -40,8 +40,9 @@ def define(profile: str = "standard", destinations: list[str] | None = None, sca
         # its notebook compares destinations with the baseline; the baseline against itself alone is notebook 00's
         raise ParameterError("destinations", destinations, "a list with at least one destination besides "
                              f"{BASELINE!r}, of: " + ", ".join(repr(x) for x in ARMS if x != BASELINE))
-    if destinations is None and versions is not None:
-        chosen = _every_version_has(chosen, versions)
+    swept = pg.swept_versions(versions)  # checked once, here: the default destinations depend on it
+    if destinations is None and swept is not None:
+        chosen = _every_version_has(chosen, swept)
     mechanism = own.get("statement_logging", "min_duration_0") if statement_logging is None else statement_logging
     table = with_statement_logging(ARMS, mechanism)
     query_mode = own.get("query_mode", "prepared") if query_mode is None else query_mode
@@ -60,25 +61,20 @@ def define(profile: str = "standard", destinations: list[str] | None = None, sca
                                 engine["query_mode"])
     sb = pg.switchback_design(own, configs, engine["pg_bindir"], design=design, window_s=window_s, guard_s=guard_s,
                               layout=layout, blocks=blocks, loads=loads, max_loads=max_loads,
-                              lead_in_s=fields["warmup"], versions=versions, memory_limit_mb=limit)
+                              lead_in_s=fields["warmup"], versions=swept, memory_limit_mb=limit)
     study = PgDestinationsStudy(**fields, **engine, memory_limit_mb=limit, read_iops=iops, configurations=configs,
                                 switchback=sb)
-    return pg.checked(study, versions)
+    return pg.checked(study, swept)
 
 
-def _every_version_has(chosen: list[str], versions: object) -> list[str]:
-    """A sweep's default destinations: those every chosen major has, the others said and left out (jsonlog before
+def _every_version_has(chosen: list[str], swept: tuple[str, ...]) -> list[str]:
+    """A sweep's default destinations: those every swept major has, the others said and left out (jsonlog before
     15), so ``versions=["13", "17"]`` alone runs; named in ``destinations``, one a version lacks is refused
     (pg.checked)."""
-    from ...servers.containers import PG_IMAGES
     from ...versions import JSONLOG_FROM, pg_has
 
-    majors = params.name_list("versions", versions, PG_IMAGES, coerce=str)
-    kept = [c for c in chosen if all(pg_has(v, ARMS[c][1]) for v in majors)]
-    if left := [c for c in chosen if c not in kept]:
-        progress.Reporter(SPEC.name).say(f"left out of the sweep of {', '.join(majors)}: {', '.join(left)} (jsonlog came "
-                                         f"in PostgreSQL {JSONLOG_FROM})")
-    return kept
+    return common.sweep_default(SPEC.name, swept, chosen, lambda c: all(pg_has(v, ARMS[c][1]) for v in swept),
+                                f"jsonlog came in PostgreSQL {JSONLOG_FROM}")
 
 
 def _check_memory_limit(limit_mb: int, engine: dict, profile: str, read_iops: int | None = None) -> None:
