@@ -280,15 +280,18 @@ def test_study_04_sweeps_mariadb_versions_each_with_its_own_records_baseline_and
     assert not s04.define(profile="smoke", backend="local", output_dir=tmp_path).variants  # no sweep: as before
 
 
-def test_study_05_sweeps_versions_in_containers_without_the_direct_arm(tmp_path):
+def test_study_05_sweeps_versions_in_containers_without_the_direct_arm(tmp_path, monkeypatch):
     from logbench.studies import pg_audit_timing as s05
 
+    monkeypatch.setenv("LOGBENCH_PROGRESS", str(tmp_path / "progress.txt"))
     study = s05.define(profile="smoke", versions=["13", "17"], perf_profile=False, output_dir=tmp_path)
     assert study.backend == "container" and [v[0] for v in study.variants] == ["pg13", "pg17"]
     assert study.baselines == ("pg13/none", "pg17/none")
     assert study.aa_configurations == {"pg13/none_again": "pg13/none", "pg17/none_again": "pg17/none"}
-    # the profile's arms but the direct one: in a container the server's stderr is Docker's log, not a file
+    # the profile's arms but the direct one: in a container the server's stderr is Docker's log, not a file; said
+    # on the progress channel as 02 and 04 say what their sweeps leave out
     assert {c.name for c in study.configurations} == {f"pg{v}/{c}" for v in ("13", "17") for c in ("none", s05.PIPE)}
+    assert f"left out of the sweep of 13, 17: {s05.DIRECT}" in (tmp_path / "progress.txt").read_text()
     assert s05.DIRECT in {c.name for c in s05.define(profile="smoke", perf_profile=False).configurations}
     assert s05.define(profile="smoke", perf_profile=False).backend == "local"  # no sweep: as before
     # refused before any server starts, naming the parameter and what is allowed

@@ -157,8 +157,8 @@ def test_a_study_s_input_is_its_module_or_its_whole_package():
             assert files <= set(r.sources), f"{r.stem}: {sorted(map(str, files - set(r.sources)))} not inputs"
         else:
             assert r.sources == (Path(mod.__file__),)
-    assert {"pg_wal_level", "log_rotation", "pg_idle_connections"} <= set(packages), \
-        "studies 07, 06 and 08 are packages (studies/<name>/)"
+    assert {"pg_wal_level", "log_rotation", "pg_idle_connections", "pg_destinations", "pg_audit_timing"} <= \
+        set(packages), "studies 07, 06, 08, 02 and 05 are packages (studies/<name>/)"
 
 
 def test_a_committed_run_refuses_changed_code_not_the_outputs_of_earlier_runs(tmp_path):

@@ -113,8 +113,8 @@ def add(doc: dict, nums, processed_dir: Path, *, baseline: str = "none") -> None
                          "collector_whole": any(r["collector_whole"] for r in rows)}
 
 
-# Study 02's post000 run: the statements sampled to the collector's file (benches.postgres.SAMPLED) beside the full log
-# to the same file, per record (pg_destinations.per_record_cost).
+# Study 02's post000 run: the statements sampled to the collector's file (studies.pg_destinations.SAMPLED) beside the
+# full log to the same file, per record (pg_destinations.per_record_cost).
 SAMPLED_STEM, FULL = "pg_destinations_post000", "stderr"
 PER_RECORD = ("server_cpu_us_per_record", "server_vol_per_record", "collector_vol_per_record")
 

@@ -6,8 +6,8 @@ that does, so the report, the claims, the tests' notebook list and the workflow 
 :mod:`logbench.jobs`; ``python -m logbench.studies --committed`` prints the same committed runs) read one list.
 
 A new study is one module or package here plus a thin notebook; it touches no other study (a package keeps
-its bench and analysis beside it: ``pg_wal_level/``, ``log_rotation/``, ``mysql_slowlog/``,
-``pg_idle_connections/``; issue 24). Its parts:
+its bench and analysis beside it: every study but 03, ``backend_comparison``, is one, e.g. ``pg_wal_level/``,
+``pg_destinations/``; issue 24). Its parts:
 
 - ``SPEC = common.StudySpec(name=..., engine=..., title=..., post=..., baseline=..., notebook=..., seed=...,
   published=..., committed=..., extra_committed=..., smoke=..., paper_order=...)`` (a version sweep, the profile

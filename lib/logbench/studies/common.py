@@ -14,7 +14,8 @@ and hands the rest to these:
   typed signature), its PROFILES checked by it at import, its notebook's parameters cell by tests/test_parameters.py;
 - :mod:`.running` — :func:`run_study`: resolve the study (backend 'auto', images) -> interrupt handling -> start
   the stack -> environment -> write the study -> execute -> write the processed files;
-- :mod:`.variants` — a schedule over several servers: :func:`split_variant`, :func:`variant_differences`, ...;
+- :mod:`.variants` — a schedule over several servers: :func:`sweep_default` (what every swept server can run,
+  the rest said), :func:`split_variant`, :func:`variant_differences`, ...;
 - :mod:`.summaries` — :func:`summary_per_variant`, :func:`switchback_summary`, :func:`measured_columns`;
 - :mod:`.texts` — :func:`environment_table`, :func:`ci`, :func:`per_variant_text`, :func:`resolution_note`;
 - :mod:`.beside` — :func:`beside_reference`: this run's ratios beside the committed reference machine's (one
@@ -32,15 +33,15 @@ from .running import (StudyResult, _environments, cores_of, env_label, execute_a
 from .spec import DigestPaper, StudySpec
 from .summaries import measured_columns, summary_per_variant, switchback_summary
 from .texts import ci, environment_table, per_variant_text, resolution_note
-from .variants import (configuration_order, server_versions, split_variant, variant_differences, variant_keys,
-                       version_key, with_server_version, with_variant)
+from .variants import (configuration_order, server_versions, split_variant, sweep_default, variant_differences,
+                       variant_keys, version_key, with_server_version, with_variant)
 
 __all__ = [
     "ENVIRONMENT_ROWS", "SHARED", "Beside", "DigestPaper", "StudyResult", "StudySpec", "beside_reference", "ci",
     "configuration_order", "cores_of", "declare", "env_label", "environment_beside", "environment_table", "execute_all",
     "load_processed", "measured_columns", "output_path", "per_variant_text", "processed_path", "profile_lookup",
     "resolution_note", "run_study", "split_variant", "stem", "study_fields", "summary_per_variant",
-    "switchback_summary", "switches_of", "value_cells", "variant_differences", "variant_keys", "version_key",
-    "with_baseline", "with_server_version", "with_variant", "first_environment", "server_versions",
+    "sweep_default", "switchback_summary", "switches_of", "value_cells", "variant_differences", "variant_keys",
+    "version_key", "with_baseline", "with_server_version", "with_variant", "first_environment", "server_versions",
 ]
 # _environments (an environment record's servers by label) is used by logbench.answer too.

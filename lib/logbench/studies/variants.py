@@ -1,14 +1,28 @@
-"""A schedule over several servers (a version sweep's variants, runner.SplitBench): their runs split by
-variant and ordered by version, and each later variant's ratios over the first's."""
+"""A schedule over several servers (a version sweep's variants, runner.SplitBench): a sweep's default choice of
+what every swept server can run, their runs split by variant and ordered by version, and each later variant's
+ratios over the first's."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .. import records, runner, stats
+from .. import progress, records, runner, stats
+
+
+def sweep_default(study: str, swept: Sequence[str], chosen: Iterable[str], can_run: Callable[[str], bool],
+                  why: str) -> list[str]:
+    """A version sweep's default choice (the arms or cells its profile names, when the user named none): ``chosen``
+    without what not every swept server can run (``can_run(name)`` false), so ``versions=[...]`` alone runs; what it
+    left out is said on the progress channel with ``why``, never dropped silently. Named explicitly, such an arm is
+    the study's own check's to refuse."""
+    chosen = list(chosen)
+    kept = [c for c in chosen if can_run(c)]
+    if left := [c for c in chosen if c not in kept]:
+        progress.Reporter(study).say(f"left out of the sweep of {', '.join(swept)}: {', '.join(left)} ({why})")
+    return kept
 
 
 def configuration_order(frame: pd.DataFrame, keys: list[str], orders: Mapping[str, list[str]]) -> pd.DataFrame:

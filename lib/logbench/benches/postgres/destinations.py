@@ -1,11 +1,10 @@
-"""PostgreSQL's logging configurations: the base settings, the destinations and sampled logs a study picks from,
-and the records pgbench -S's statements must leave in each (what a run's loss is counted against)."""
+"""PostgreSQL's logging configurations: the base settings, the destinations a study picks from, and the records
+pgbench -S's statements must leave in each (what a run's loss is counted against)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ... import params
 from ...errors import SettingError
 from ...servers.syslog import FACILITY_FILE, FACILITY_TCP, FACILITY_UDP
 from ...settings import Configuration, RecordShape, Settings, validate_postgres
@@ -60,36 +59,18 @@ DESTINATIONS: dict[str, tuple[dict, tuple[str, ...]]] = {
     "syslog,csvlog": ({**_SYSLOG, "log_destination": "syslog,csvlog", "syslog_facility": FACILITY_FILE}, ("syslog", "csvlog")),
 }
 
-# Statement logging as a DBA runs it in production (PostgreSQL 13+): every statement's duration is checked, a random
-# share of them logged (log_min_duration_sample = 0 with log_statement_sample_rate, each protocol message drawn
-# apart), nothing else; to the collector's file like "stderr". No record is due (a random subset: the log's own
-# count says what was written). Name -> (settings over BASE, sinks), as DESTINATIONS.
-SAMPLED: dict[str, tuple[dict, tuple[str, ...]]] = {
-    f"stderr_sample_{label}": ({"log_min_duration_sample": 0, "log_statement_sample_rate": rate,
-                                "log_destination": "stderr"}, ("stderr",))
-    for label, rate in (("1pct", 0.01), ("10pct", 0.1))
-}
-
-# How every statement is logged (study 02's ``statement_logging``): post 000's log_min_duration_statement = 0
-# (statement and duration in one record, after execution), or post 004's log_statement = all (a statement
-# record before execution). The records each leaves are :func:`statement_records`'.
-STATEMENT_LOGGING = {
-    "min_duration_0": {"log_min_duration_statement": 0},
-    "log_statement_all": {"log_statement": "all"},
-}
+# Study 02's own arms moved into its package (issue 24: the sampled logs and how every statement is logged are
+# its parameters alone); the old names stay importable, looked up when asked for (an import here would be a cycle:
+# the study imports this package).
+MOVED_TO_STUDY_02 = ("SAMPLED", "STATEMENT_LOGGING", "with_statement_logging")
 
 
-def with_statement_logging(table: dict[str, tuple], mechanism: str) -> dict[str, tuple]:
-    """``table`` (name -> (settings over BASE, sinks)) with every logging configuration's
-    log_min_duration_statement = 0 replaced by ``mechanism``'s settings; the baseline stays as it is."""
-    params.choice("statement_logging", mechanism, STATEMENT_LOGGING)
-    out = {}
-    for name, (settings, *rest) in table.items():
-        if settings.get("log_min_duration_statement") == 0:
-            settings = {k: v for k, v in settings.items() if k != "log_min_duration_statement"}
-            settings.update(STATEMENT_LOGGING[mechanism])
-        out[name] = (settings, *rest)
-    return out
+def __getattr__(name: str):
+    if name in MOVED_TO_STUDY_02:
+        from ...studies.pg_destinations import spec
+
+        return getattr(spec, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _MARK = RECORD_MARKER.encode()

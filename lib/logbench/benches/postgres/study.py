@@ -142,21 +142,29 @@ def execute(study: PgStudy, bench, env: dict, progress: bool = True) -> tuple:
     return common.execute_all(study, bench, env, progress)
 
 
-def checked(study: PgStudy, versions: object = None) -> PgStudy:
-    """The checks that need the whole study: a version sweep, whole seconds, syslog's needs."""
-    if versions is not None:
-        from ...servers.containers import PG_IMAGES
+def swept_versions(versions: object) -> tuple[str, ...] | None:
+    """A version sweep's PostgreSQL majors (docker/servers.tsv), checked once, before anything starts (a study
+    needs them early for its default choice, :func:`checked` at the end); None without a sweep."""
+    if versions is None:
+        return None
+    from ...servers.containers import PG_IMAGES
 
+    return params.name_list("versions", versions, PG_IMAGES, coerce=str)
+
+
+def checked(study: PgStudy, swept: tuple[str, ...] | None = None) -> PgStudy:
+    """The checks that need the whole study: a version sweep (``swept``: its majors, :func:`swept_versions`),
+    whole seconds, syslog's needs."""
+    if swept is not None:
         from ...versions import check_pg_destinations
 
-        chosen = params.name_list("versions", versions, PG_IMAGES, coerce=str)
-        for v in chosen:  # a destination the major does not have (jsonlog before 15) fails here, not at start
+        for v in swept:  # a destination the major does not have (jsonlog before 15) fails here, not at start
             check_pg_destinations(v, [s for c in study.configurations for s in c.destinations])
         if study.backend == "local":
-            raise params.ParameterError("versions", versions, "a version sweep runs in containers: set backend to "
-                                        "'container' or 'auto' with a Docker engine")
+            raise params.ParameterError("versions", list(swept), "a version sweep runs in containers: set backend "
+                                        "to 'container' or 'auto' with a Docker engine")
         # Each version's image is found when the study runs (resolved()), before any server starts.
-        study = with_variants(study, [(f"pg{v}", study.backend, None, v) for v in chosen])
+        study = with_variants(study, [(f"pg{v}", study.backend, None, v) for v in swept])
     if study.duration != int(study.duration):
         raise params.ParameterError("duration", study.duration, "whole seconds (pgbench -T takes seconds)")
     check_syslog(study)

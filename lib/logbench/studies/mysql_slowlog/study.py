@@ -84,11 +84,8 @@ def _cpu_cells(cells: list[str], swept: tuple[str, ...]) -> list[str]:
     """A sweep's default cells: the profile's cpu cells (the profile ``versions``'s choice), the io regime said and left
     out, so ``versions=["10.5", "11.8"]`` alone runs what a sweep can measure: a container's server is outside the
     memory cgroup that paces the io regime (where a container runs the io cell, its pacing is dropped)."""
-    kept = [c for c in cells if not c.startswith("io/")]
-    if left := [c for c in cells if c not in kept]:
-        progress.Reporter(SPEC.name).say(f"left out of the sweep of {', '.join(swept)}: {', '.join(left)} (the io "
-                                         "regime's memory cgroup cannot hold a container's server)")
-    return kept
+    return common.sweep_default(SPEC.name, swept, cells, lambda c: not c.startswith("io/"),
+                                "the io regime's memory cgroup cannot hold a container's server")
 
 
 def _configurations(chosen: list[str], rate: int, flavor: str) -> list[Configuration]:

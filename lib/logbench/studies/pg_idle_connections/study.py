@@ -50,7 +50,7 @@ def define(profile: str = "standard", max_connections: list[int] | None = None, 
     study = IdleConnectionsStudy(
         **fields, **engine, max_connections=levels, kinds=chosen, sessions=n,
         configurations=pg.configurations(tuple(names), table, engine["pg_bindir"], engine["base"], query_mode))
-    return pg.checked(study, versions)
+    return pg.checked(study, pg.swept_versions(versions))
 
 
 def run(study: IdleConnectionsStudy, *, progress: bool = True) -> common.StudyResult:

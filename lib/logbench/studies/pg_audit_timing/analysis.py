@@ -1,155 +1,17 @@
-"""Study 05: what auditing and timing every statement cost PostgreSQL, and whether the pipe is to blame (post 003).
-
-Post 003 (digoal, 2018) ran pgbench -M prepared -S at 28 and 56 clients with ``log_statement = all``,
-``log_duration = on``, both, and both with ``track_io_timing``, logging to csvlog, and blamed the collapse at
-56 clients on the kernel mutex of the pipe into the logging collector. Here the same configurations run
-over a concurrency sweep reported in clients per core, with ``track_io_timing`` alone and the pipe
-hypothesis as configurations of their own: both settings in the collector's stderr format through the
-pipe, and the same with ``logging_collector = off``, each backend writing straight into a file the study
-names. Every run records the contention evidence of :mod:`logbench.contention` (wchan samples, context
-switches of backends and collector, block reads); each cell's first measured run is profiled with perf
-during its warm-up; the clock is measured with repeated ``pg_test_timing`` (:mod:`logbench.clock`).
-
-``versions=["13", "17"]`` runs the block design on each PostgreSQL version in its container (issue 23; never local
-beside container: the backend moves the numbers), one interleaved schedule, each version with its own baseline and
-A/A control, side by side, never pooled. The direct arm cannot run there: in a container the server's stderr is
-Docker's log, not a file the study names, so a sweep leaves it out (and refuses it when asked for).
-"""
+"""Study 05's analysis of recorded runs: the summary with the contention evidence, the perf profiles, the clock,
+what track_io_timing added, the findings' statements (the paper's too), the processed tables, and the notebook's
+tables beside the post (a version sweep's side by side, never pooled)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from .. import clock, contention, params, paths, records, runner, stats
-from ..benches import postgres as pg
-from ..errors import ParameterError, SettingError
-from ..plots import fmt_ci
-from . import common
-
-NAME = "pg_audit_timing"
-BASELINE = "none"
-POST = "003_da704ceb5611bbd5.txt"
-EXPERIMENT = "003/select_only_prepared"
-
-_STATEMENT, _DURATION, _IO = {"log_statement": "all"}, {"log_duration": True}, {"track_io_timing": True}
-_CSV = {"log_destination": "csvlog"}  # the post's destination (its example lines and write_csvlog in its profile)
-_STDERR = {"log_destination": "stderr"}
-# name -> (settings over the base, the sinks that receive the statement records)
-PIPE, DIRECT = "log_statement_all_duration_pipe", "log_statement_all_duration_direct"
-CONFIGURATIONS: dict[str, tuple[dict, tuple[str, ...]]] = {
-    "none": ({}, ()),
-    "log_statement_all": ({**_CSV, **_STATEMENT}, ("csvlog",)),
-    "log_duration": ({**_CSV, **_DURATION}, ("csvlog",)),
-    "log_statement_all_duration": ({**_CSV, **_STATEMENT, **_DURATION}, ("csvlog",)),
-    "log_statement_all_duration_io_timing": ({**_CSV, **_STATEMENT, **_DURATION, **_IO}, ("csvlog",)),
-    "io_timing": (dict(_IO), ()),
-    # The pipe hypothesis: the same records in the same (stderr) format, through the collector's pipe or not.
-    PIPE: ({**_STDERR, **_STATEMENT, **_DURATION}, ("stderr",)),
-    DIRECT: ({**_STDERR, **_STATEMENT, **_DURATION, "logging_collector": False},
-            (pg.STDERR_DIRECT_SINK,)),
-}
-PROFILES: dict[str, dict[str, object]] = {
-    # seconds: tests and nbval (warm-up 1 s so the perf profile is exercised)
-    "smoke": {"configurations": ["none", PIPE, DIRECT], "clients": [2], "repeats": 2, "duration": 1,
-              "warmup": 1, "scale": 1, "sampling_rate": 0.1, "wchan_hz": 100, "timing_repeats": 2},
-    # the committed run, ≤ 10 min on two cores: 9 configurations (with the A/A control) × 3 levels (1, 4 and 32
-    # per core) × 3 blocks = 81 runs of ~4.5 s (2 s measured, 1 s warm-up, ~1.5 s switch, drain, settle) ≈ 6 min,
-    # + 27 profiled warm-ups (2 s, ~3 s more each) ≈ 1.5 min, + ~15 s set-up: ~8 min; no adaptive blocks
-    "standard": {"configurations": list(CONFIGURATIONS), "clients": [2, 8, 64], "repeats": 3, "duration": 2,
-                 "warmup": 1, "scale": 10, "sampling_rate": 0.02, "wchan_hz": 100, "timing_repeats": 5},
-    # The switchback design (logbench.switchback; issue 21): the arms a reload applies, switched inside one
-    # continuous pgbench load per clients level, at the standard profile's levels. The pipe pair needs
-    # logging_collector = off (a restart) and stays on the block design (the standard profile), with the
-    # contention evidence and the perf profiles, which are taken per run. Per level 5 loads on a restarted
-    # server x 3 blocks of the 7 arms (with the A/A control) in 3 s windows, 1 s guard: 63 s a load, 15 loads
-    # ~20 min with restarts and pilots, then up to 5 min of a sixth load where an arm is still wide. Five short
-    # loads, not three long ones (the last committed run: 3 x 6, median half-width 0.054): the loads are the
-    # interval's random effect, with k - 1 degrees of freedom (t = 4.30 for 3, 2.78 for 5), and at 1 client study
-    # 02's same windows gave A/A +-43 % as 2 loads x 4 blocks, +-5.9 % as 4 x 2 (issue 21).
-    "switchback": {"configurations": ["none", "log_statement_all", "log_duration", "log_statement_all_duration",
-                                      "log_statement_all_duration_io_timing", "io_timing"],
-                   "clients": [2, 8, 64], "repeats": 3, "duration": 2, "warmup": 3, "scale": 10,
-                   "sampling_rate": 0.02, "wchan_hz": 100, "timing_repeats": 5, "perf_profile": False,
-                   "target_halfwidth": 0.03, "time_budget_s": 300, "max_repeats": 8, "design": "switchback",
-                   "window_s": 3, "guard_s": 1, "layout": "permutation", "blocks": 3, "loads": 5, "max_loads": 6},
-    "full": {"configurations": list(CONFIGURATIONS), "clients": [1, 2, 4, 8, 16, 32, 64], "repeats": 5,
-             "duration": 30, "warmup": 5, "scale": 100, "sampling_rate": 0.01, "wchan_hz": 100, "timing_repeats": 10,
-             "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 12},
-}
-
-
-@dataclass(frozen=True, kw_only=True)
-class AuditTimingStudy(pg.PgStudy):
-    timing_repeats: int = 5  # pg_test_timing -d 1 runs before the schedule
-
-
-@common.declare(PROFILES)
-def define(profile: str = "standard", configurations: list[str] | None = None, scale: int | None = None,
-           wchan_hz: float | None = None, perf_profile: bool | None = None, timing_repeats: int | None = None,
-           log_dir_on: str = "disk", sampling_rate: float | None = None, shared_buffers: str = "128MB",
-           extra_settings: dict | None = None, pg_bindir: str | None = None, design: str | None = None,
-           window_s: int | None = None, guard_s: int | None = None, layout: str | None = None,
-           blocks: int | None = None, loads: int | None = None, max_loads: int | None = None,
-           versions: list[str] | None = None, backend: str | None = None, **shared: object) -> AuditTimingStudy:
-    """Check every parameter and freeze the study (ParameterError before anything starts). ``perf_profile`` and
-    the switchback design's parameters: None takes the profile's (a profile without ``perf_profile`` profiles).
-    ``versions``: PostgreSQL majors (docker/servers.tsv) run side by side in containers, the block design only;
-    ``backend``: None is 'local' without versions and 'container' with them. The direct arm
-    (``logging_collector = off``: the backends write the server's stderr, a file the study names) runs only on
-    the local backend; a sweep's default configurations are the profile's without it."""
-    d = common.profile_lookup(profile, PROFILES)
-    own = PROFILES[profile]
-    if backend is None:
-        backend = "local" if versions is None else "container"
-    default = [c for c in own["configurations"] if versions is None or c != DIRECT]
-    chosen = params.name_list("configurations", default if configurations is None else configurations,
-                              CONFIGURATIONS)
-    if DIRECT in chosen and backend != "local":
-        raise ParameterError("configurations", list(chosen), f"without {DIRECT!r} on backend {backend!r} (a version "
-                             "sweep runs in containers): a container's stderr is Docker's log, not a file the study "
-                             "names; any of " + ", ".join(repr(c) for c in CONFIGURATIONS if c != DIRECT))
-    hz = params.positive_number("wchan_hz", d("wchan_hz", wchan_hz))
-    try:
-        engine = pg.pg_fields(backend=backend, image=None, scale=d("scale", scale), query_mode="prepared",
-                              syslog_rate_limit=False, log_dir_on=log_dir_on,
-                              sampling_rate=d("sampling_rate", sampling_rate), shared_buffers=shared_buffers,
-                              extra_settings=extra_settings, pg_bindir=pg_bindir)
-    except SettingError as e:
-        raise ParameterError("extra_settings", extra_settings, f"settings PostgreSQL knows ({e})") from None
-    fields = common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared)
-    configs = pg.configurations(common.with_baseline(BASELINE, chosen), CONFIGURATIONS, engine["pg_bindir"],
-                                engine["base"], "prepared")
-    # Refused before anything starts when an arm needs a restart (the pipe pair's direct arm): design 'blocks'.
-    sb = pg.switchback_design(own, configs, engine["pg_bindir"], design=design, window_s=window_s, guard_s=guard_s,
-                              layout=layout, blocks=blocks, loads=loads, max_loads=max_loads,
-                              lead_in_s=fields["warmup"], versions=versions)
-    profiled = params.boolean("perf_profile", (own.get("perf_profile", True) and sb is None)
-                              if perf_profile is None else perf_profile)
-    if profiled and sb is not None:
-        raise ParameterError("perf_profile", perf_profile, "False with design 'switchback': the profile is taken "
-                             "in a separate run's warm-up, and a switchback load has none (the block design "
-                             "profiles every cell)")
-    if profiled and not contention.perf_usable():
-        raise ParameterError("perf_profile", perf_profile, "False here: perf is missing or not allowed (install "
-                             "linux-perf; run as root or with kernel.perf_event_paranoid ≤ 0)")
-    study = AuditTimingStudy(
-        **fields, **engine, configurations=configs, wchan_hz=hz, perf_profile=profiled, switchback=sb,
-        timing_repeats=params.positive_int("timing_repeats", d("timing_repeats", timing_repeats)))
-    return pg.checked(study, versions)
-
-
-def run(study: AuditTimingStudy, *, progress: bool = True) -> common.StudyResult:
-    def start(study, stack):
-        bench, env = pg.start(study, stack)
-        # the host's clock, once: a version sweep's servers share it (a SplitBench answers for its first server)
-        loops, hist = clock.test_timing(bench.pg.binary("pg_test_timing"), repeats=study.timing_repeats)
-        env["clock"] = {"loops": loops.to_dict("records"), "histogram": hist.to_dict("records")}
-        return bench, env
-
-    return common.run_study(study, start, processed_tables, execute=pg.execute, progress=progress)
+from ... import clock, contention, paths, records, runner, stats
+from ...plots import fmt_ci
+from .. import common
+from .spec import BASELINE, CONFIGURATIONS, DIRECT, EXPERIMENT, NAME, PIPE, published_ratios
 
 
 # -- tables ------------------------------------------------------------------------------------------------------
@@ -167,7 +29,7 @@ ALSO_WINDOWS = ("latency_mean_ms", "log_loss", "log_lines_per_s", "us_per_tx", "
 def summary(runs: pd.DataFrame, cores: int) -> pd.DataFrame:
     """Per configuration × clients: tps and its ratio to none, loss, and the contention evidence (block design:
     the ratio within blocks, stats.cell_ratio; switchback: the switchback estimator's, common.switchback_summary)."""
-    from .. import switchwindows
+    from ... import switchwindows
 
     measured = contention.with_evidence(records.measured(runs))
     if switchwindows.is_switchback(measured):
@@ -205,8 +67,8 @@ def io_timing_cost(runs: pd.DataFrame, loop_ns: float, summ: pd.DataFrame | None
     not independent runs and count no block reads: there the added µs come from the arm's ratio and its
     interval (``summ``, the switchback estimator's) applied to the baseline's µs per transaction, and the
     prediction is left out."""
-    from .. import switchwindows
-    from ..claims import difference_ci
+    from ... import switchwindows
+    from ...claims import difference_ci
 
     if switchwindows.is_switchback(runs):
         return _io_timing_from_ratio(summ if summ is not None else summary(runs, 1))
@@ -241,7 +103,7 @@ def _io_timing_from_ratio(summ: pd.DataFrame) -> pd.DataFrame:
 
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
-    from .. import switchwindows
+    from ... import switchwindows
 
     loops, hist = clock_tables(result.environment)
     summ = summary(result.runs, common.cores_of(result.environment))
@@ -262,16 +124,9 @@ def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame,
 
 # -- the post beside ours, and the findings --------------------------------------------------------------------
 
-def published_ratios(runs: pd.DataFrame | None = None) -> pd.DataFrame:
-    from .. import reference
-
-    d = reference.published_ratios(POST, EXPERIMENT)
-    return d[d["metric"] == "throughput"].reset_index(drop=True)
-
-
 def post_profiles() -> pd.DataFrame:
     """The post's perf numbers (reference data): profile, symbol, percent."""
-    from .. import reference
+    from ... import reference
 
     v = reference.load_values()
     v = v[(v["experiment"] == EXPERIMENT) & v["metric"].astype(str).str.startswith("perf_")
@@ -378,7 +233,7 @@ POST_SYMBOLS = {"errfinish": ("errfinish",), "EmitErrorReport": ("EmitErrorRepor
 def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) -> pd.DataFrame:
     """The post's symbols with its percentages, beside ours in one profiled cell (logbench.contention); a version
     sweep's versions side by side, each its own columns."""
-    from ..plots import variants
+    from ...plots import variants
 
     post = post_profiles()
     # A call graph drawn by caller (the post's last one) shows shares of its parent, 100 % at each root: not
@@ -396,19 +251,16 @@ def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) ->
 
 def top_table(prof: pd.DataFrame, configuration: str, clients: int, view: str = "self", n: int = 10) -> pd.DataFrame:
     """The cell's top symbols; a version sweep's versions side by side."""
-    from ..plots import variants
+    from ...plots import variants
 
     parts = [(v, contention.top_table(p[(p["configuration"] == configuration) & (p["clients"] == clients)]
                                       if len(p) else p, view, n)) for v, p in variants(prof)]
     return parts[0][1] if len(parts) == 1 else pd.concat({v: t.reset_index(drop=True) for v, t in parts}, axis=1)
 
 
-configuration_table = pg.configuration_table
-
-
 def paper_findings(summ: pd.DataFrame, loops: pd.DataFrame, io: pd.DataFrame) -> pd.DataFrame:
     """The statements the paper prints under this study (plain text; every number read from the tables)."""
-    from ..plots import variants
+    from ...plots import variants
 
     plain = lambda t: t.replace("**", "").replace("`", "").replace("- ", "", 1)  # noqa: E731
     rows = []
@@ -429,16 +281,6 @@ def paper_findings(summ: pd.DataFrame, loops: pd.DataFrame, io: pd.DataFrame) ->
     return pd.DataFrame(rows, columns=["item", "statement"])
 
 
-design_summary = pg.design_summary
-
-
 def environment_table(result: common.StudyResult) -> pd.DataFrame:
     """The environment (a version sweep's: one column per server, side by side)."""
     return common.environment_table(result, {"cores": common.cores_of(result.environment)})
-
-
-SPEC = common.StudySpec(
-    name=NAME, engine="postgresql", title="PostgreSQL audit and timing", post=POST, baseline=BASELINE,
-    notebook="05_pg_audit_timing.ipynb", seed=20180616, published=published_ratios, experiment=EXPERIMENT,
-    committed={"profile": "standard", "publish": True},
-    extra_committed=({"profile": "switchback", "publish": True},), smoke=({"profile": "smoke"},), paper_order=5)
