@@ -23,11 +23,6 @@ def theme() -> None:
     sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
 
 
-def fmt_ci(mean: float, low: float, high: float, n: int | None = None, digits: int = 3) -> str:
-    """:func:`logbench.formatting.ci_text` in this module's older argument order (n before the digits)."""
-    return ci_text(mean, low, high, sig=digits, n=n)
-
-
 def variants(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """A summary's servers, each with its rows: [("", summary)] for one server; a version sweep's or a backend
     comparison's variants in their order, each its own baseline (never pooled, so shown side by side)."""
@@ -41,8 +36,8 @@ def ci_table(summary: pd.DataFrame, value: str, *, index: str = "configuration",
     """A wide table of 'mean [CI] (n)' strings: one row per ``index`` (per variant and ``index`` where the summary
     has several servers), one column per ``columns``."""
     cells = summary.assign(
-        _cell=[fmt_ci(r[f"{value}_mean"] if f"{value}_mean" in summary else r[value],
-                      r[f"{value}_ci_low"], r[f"{value}_ci_high"], int(r[n_col]), digits)
+        _cell=[ci_text(r[f"{value}_mean"] if f"{value}_mean" in summary else r[value],
+                       r[f"{value}_ci_low"], r[f"{value}_ci_high"], n=int(r[n_col]), sig=digits)
                for _, r in summary.iterrows()]
     )
     rows = [index] if len(variants(summary)) == 1 else ["variant", index]

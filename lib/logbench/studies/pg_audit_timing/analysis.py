@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ... import clock, contention, paths, records, runner, stats
-from ...plots import fmt_ci
+from ...formatting import ci_text
 from .. import common
 from .spec import BASELINE, CONFIGURATIONS, DIRECT, EXPERIMENT, NAME, PIPE, published_ratios
 
@@ -145,7 +145,7 @@ def beside_post(summ: pd.DataFrame) -> pd.DataFrame:
     for r in stats.logging_rows(summ, BASELINE).itertuples():
         rows.append({**({"variant": r.variant} if "variant" in keys else {}),
                      "configuration": r.configuration, "clients": r.clients, "per core": r.clients_per_core,
-                     "ours: ratio [95 % CI] (n)": fmt_ci(r.ratio, r.ratio_ci_low, r.ratio_ci_high, r.n),
+                     "ours: ratio [95 % CI] (n)": ci_text(r.ratio, r.ratio_ci_low, r.ratio_ci_high, n=r.n),
                      **{f"post @ {k}": (f"{post[(r.configuration, k)]:.3g}" if (r.configuration, k) in post else "–")
                         for k in (28, 56)}})
     return pd.DataFrame(rows).set_index(keys)
@@ -208,7 +208,7 @@ def finding_io_timing(io: pd.DataFrame) -> str:
 
 def _finding_io_timing(io: pd.DataFrame) -> str:
     return "\n".join(
-        f"- track_io_timing alone at {r.clients} clients added {fmt_ci(r.added_us_per_tx, r.ci_low, r.ci_high, r.n)} "
+        f"- track_io_timing alone at {r.clients} clients added {ci_text(r.added_us_per_tx, r.ci_low, r.ci_high, n=r.n)} "
         f"µs per transaction; " + (f"its {r.blocks_read_per_tx:.3g} block reads per transaction predict "
                                     f"{r.predicted_us_per_tx:.3g} µs of clock reads." if pd.notna(r.blocks_read_per_tx)
                                     else "block reads are not counted per switchback window (the block design's "
@@ -217,7 +217,7 @@ def _finding_io_timing(io: pd.DataFrame) -> str:
 
 def finding_clock(loops: pd.DataFrame) -> str:
     r = loops.iloc[0]
-    return (f"pg_test_timing here: {fmt_ci(r['loop_ns'], r['loop_ns_ci_low'], r['loop_ns_ci_high'], int(r['n']))} "
+    return (f"pg_test_timing here: {ci_text(r['loop_ns'], r['loop_ns_ci_low'], r['loop_ns_ci_high'], n=int(r['n']))} "
             f"ns per loop (clocksource `{r['clocksource']}`), beside the post's {r['post_loop_ns']} ns.")
 
 

@@ -80,4 +80,7 @@ SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="PostgreSQL audit and timing", post=POST, baseline=BASELINE,
     notebook="05_pg_audit_timing.ipynb", seed=20180616, published=published_ratios, experiment=EXPERIMENT,
     committed={"profile": "standard", "publish": True},
+    not_line_cost="besides what is logged, its configurations switch track_io_timing (a cost without a record) and "
+                  "the logging collector (another path for the same line); its own notebook sets each against none "
+                  "per concurrency level",
     extra_committed=({"profile": "switchback", "publish": True},), smoke=({"profile": "smoke"},), paper_order=5)

@@ -156,7 +156,7 @@ def environment_table(result: common.StudyResult) -> pd.DataFrame:
 
 def beside_post(summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     """Our ratio with its CI next to the post's ratio for the same destination and concurrency."""
-    from ...plots import fmt_ci
+    from ...formatting import ci_text
 
     pub = published.set_index(["configuration_key", "clients"])["ratio"]
     rows = []
@@ -166,7 +166,7 @@ def beside_post(summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
         inside = None if post is None or pd.isna(r.ratio_ci_low) else bool(r.ratio_ci_low <= post <= r.ratio_ci_high)
         rows.append({**({"variant": r.variant} if "variant" in keys else {}),
                      "configuration": r.configuration, "clients": r.clients,
-                     "ours: ratio [95 % CI] (n)": fmt_ci(r.ratio, r.ratio_ci_low, r.ratio_ci_high, r.n),
+                     "ours: ratio [95 % CI] (n)": ci_text(r.ratio, r.ratio_ci_low, r.ratio_ci_high, n=r.n),
                      "post 000": "–" if post is None else f"{post:.3g}",
                      "post inside our CI": "–" if inside is None else ("yes" if inside else "no")})
     return pd.DataFrame(rows).set_index(keys)
@@ -250,14 +250,14 @@ def per_record_cost(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFram
 def finding_per_record(table: pd.DataFrame, full: str = "stderr") -> str:
     """Markdown: per level, the server CPU and voluntary context switches per record of each sampled arm
     (SAMPLED) beside the full log to the same file (``full``); every number read from ``table``."""
-    from ...plots import fmt_ci
+    from ...formatting import ci_text
 
     sampled = [c for c in SAMPLED if c in set(table.get("configuration", ()))]
     if table is None or table.empty or not sampled or full not in set(table["configuration"]):
         return f"No sampled arm beside `{full}` in this run: the per-record costs are in the table."
 
     def ci(r, col):
-        return fmt_ci(r[f"{col}_mean"], r[f"{col}_ci_low"], r[f"{col}_ci_high"], int(r[f"{col}_n"]))
+        return ci_text(r[f"{col}_mean"], r[f"{col}_ci_low"], r[f"{col}_ci_high"], n=int(r[f"{col}_n"]))
 
     lines = []
     for clients, g in table.groupby("clients", sort=True):
