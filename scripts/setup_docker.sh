@@ -217,7 +217,7 @@ suite_of() {  # the Debian suite an image is built FROM
   if [ "$1" = "$rsyslog_tag" ]; then echo bookworm; else read -r _ _ s _ _ <<<"${server_line[$1]}"; echo "$s"; fi
 }
 base_hash_of() { printf '%s %s %s %s\n' "$1" "$variant" "$arch" "$(hash_dir debian)" | sha256sum | cut -c1-16; }
-image_hash_of() {  # the definition hash of an image: its base's, its directory's files (and common/'s), its manifest line
+image_hash_of() {  # the definition hash of an image: its base's, its files (and common/'s), its manifest line
   local tag=$1 suite; suite=$(suite_of "$tag")
   if [ "$tag" = "$rsyslog_tag" ]; then
     # as before servers.tsv: the hash of the base and the directory only, so rsyslog is not rebuilt for it
