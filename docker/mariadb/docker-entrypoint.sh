@@ -188,7 +188,7 @@ _main() {
     set -- mariadbd "$@"
   fi
 
-  if { [ "$1" = mariadbd ] || [ "$1" = mysqld ]; } && ! _mysql_want_help "$@"; then
+  if { [ "$1" = mariadbd ] || [ "$1" = mysqld ]; } && ! wants_help "-? --help --print-defaults -V --version" "$@"; then
     mysql_note "Entrypoint script for MariaDB Server $(mariadbd --version | awk '{print $3}') started."
     docker_setup_env "$@"
     docker_create_db_directories
