@@ -217,14 +217,14 @@ suite_of() {  # the Debian suite an image is built FROM
   if [ "$1" = "$rsyslog_tag" ]; then echo bookworm; else read -r _ _ s _ _ <<<"${server_line[$1]}"; echo "$s"; fi
 }
 base_hash_of() { printf '%s %s %s %s\n' "$1" "$variant" "$arch" "$(hash_dir debian)" | sha256sum | cut -c1-16; }
-image_hash_of() {  # the definition hash of an image: its base's, its directory's files, its manifest line
+image_hash_of() {  # the definition hash of an image: its base's, its files (and common/'s), its manifest line
   local tag=$1 suite; suite=$(suite_of "$tag")
   if [ "$tag" = "$rsyslog_tag" ]; then
     # as before servers.tsv: the hash of the base and the directory only, so rsyslog is not rebuilt for it
     printf '%s %s\n' "$(base_hash_of "$suite")" "$(hash_dir rsyslog)" | sha256sum | cut -c1-16
   else
     read -r kind version suite debver _ <<<"${server_line[$tag]}"
-    printf '%s %s %s %s %s\n' "$(base_hash_of "$suite")" "$(hash_dir "$kind")" "$kind" "$version" "$debver" \
+    printf '%s %s %s %s %s\n' "$(base_hash_of "$suite")" "$(hash_dir "$kind" common)" "$kind" "$version" "$debver" \
       | sha256sum | cut -c1-16
   fi
 }
@@ -266,10 +266,11 @@ build_base() {  # build_base SUITE
 build_image() {  # build_image TAG HASH
   local tag=$1 h=$2 t0; t0=$(date +%s.%N)
   local suite; suite=$(suite_of "$tag")
-  local dir args=(--build-arg "BASE=logbench/debian:$suite") what=
-  if [ "$tag" = "$rsyslog_tag" ]; then dir=rsyslog; else
+  local dir ctx args=(--build-arg "BASE=logbench/debian:$suite") what=
+  if [ "$tag" = "$rsyslog_tag" ]; then dir=rsyslog ctx=$docker_dir/rsyslog; else
     read -r kind version _ debver _ <<<"${server_line[$tag]}"
-    dir=$kind
+    # the context is docker/, so the Dockerfile can copy common/ (the classic builder has no second context)
+    dir=$kind ctx=$docker_dir
     # the exact package version, on the image as a label too, so a run records what it ran without starting it
     args+=(--label "org.logbench.server-version=$debver")
     case "$kind" in
@@ -280,7 +281,7 @@ build_image() {  # build_image TAG HASH
   fi
   local log; log=$(mktemp)
   say "building $tag$what"
-  if ! docker build --label "$label=$h" "${args[@]}" -t "$tag" "$docker_dir/$dir" >"$log" 2>&1; then
+  if ! docker build --label "$label=$h" "${args[@]}" -t "$tag" -f "$docker_dir/$dir/Dockerfile" "$ctx" >"$log" 2>&1; then
     tail -n 40 "$log" >&2
     rm -f "$log"
     die "building $tag failed"

@@ -289,6 +289,15 @@ def test_rsyslog_receives_from_another_container_on_a_docker_network(created, tm
     assert started < 60
 
 
+@pytest.mark.parametrize("image, version", [(PG_IMAGE, "postgres (PostgreSQL) 15."), (MARIADB_IMAGE, "10.11.")])
+def test_a_help_option_runs_the_server_without_initialising(image, version):
+    """`--version` (options only, as the official images take them) reaches the server untouched: the
+    entrypoints' shared part (docker/common/entrypoint.sh) knows it initialises nothing, needs no password."""
+    r = _docker("run", "--rm", image, "--version", timeout=60)
+    assert r.returncode == 0 and version in r.stdout, r.stdout + r.stderr
+    assert "Initializ" not in r.stdout + r.stderr and "not found" not in r.stderr, r.stdout + r.stderr
+
+
 def test_setup_script_finds_the_images_current():
     """`setup_docker.sh --check` (what a second run does before deciding to build nothing)."""
     script = Path(__file__).resolve().parents[1] / SETUP

@@ -250,6 +250,36 @@ def test_a_first_use_build_says_its_steps_and_a_failed_one_stops_with_its_lines(
     assert "up to date" not in said
 
 
+@pytest.mark.usefixtures("docker_engine")
+def test_a_stale_image_is_rebuilt_on_first_use_and_checked_once_a_process(tmp_path, monkeypatch):
+    """An image older than its definition under docker/ (set-up's --check says so) is rebuilt when a study first
+    asks for it, saying why; the check runs once per image and process. Set-up's script is a stand-in that
+    records its calls (the real build takes a minute); the image must exist, as the engine is asked first."""
+    tag = containers.server_images("postgres")["15"].tag
+    try:
+        containers._docker().images.get(tag)
+    except Exception:
+        pytest.skip(f"{tag} is not built: `bash scripts/setup.sh --docker` builds it")
+    calls = tmp_path / "calls"
+    script = tmp_path / "setup_docker.sh"
+    script.write_text(f'echo "$*" >>{calls}\n'
+                      'if [ "$1" = --check ]; then\n'
+                      '  echo "setup_docker: $3 is stale (built from 1111, definition is 2222)"; exit 1\n'
+                      'fi\n'
+                      'echo "setup_docker: built $2 in 9.9 s, 379 MB"\n')
+    progress_file = tmp_path / "progress"
+    monkeypatch.setenv("LOGBENCH_PROGRESS", str(progress_file))
+    monkeypatch.setattr(containers, "SETUP_DOCKER", script)
+    monkeypatch.setattr(containers, "_current", set())
+    assert containers.resolve_image("postgres", "15") == tag
+    assert containers.resolve_image("postgres", "15") == tag
+    assert calls.read_text().splitlines() == [f"--check --image {tag}", f"--image {tag}"]
+    said = progress_file.read_text()
+    assert (f"images: {tag} is older than its definition under docker/ ({tag} is stale (built from 1111, "
+            "definition is 2222)): rebuilding it") in said
+    assert f"images: built {tag} in 9.9 s" in said
+
+
 def test_study_04_sweeps_mariadb_versions_each_with_its_own_records_baseline_and_aa(tmp_path):
     from logbench.studies import mysql_slowlog as s04
 

@@ -15,21 +15,12 @@ mysql_note() { mysql_log Note "$@"; }
 mysql_warn() { mysql_log Warn "$@" >&2; }
 mysql_error() { mysql_log ERROR "$@" >&2; exit 1; }
 
-# file_env VAR [DEFAULT]: VAR or VAR_FILE (docker secrets), not both
-file_env() {
-  local var=$1 fileVar="${1}_FILE" def=${2:-}
-  if [ "${!var:-}" ] && [ "${!fileVar:-}" ]; then
-    mysql_error "Both $var and $fileVar are set (but are exclusive)"
-  fi
-  local val=$def
-  if [ "${!var:-}" ]; then
-    val=${!var}
-  elif [ "${!fileVar:-}" ]; then
-    val=$(<"${!fileVar}")
-  fi
-  export "$var"="$val"
-  unset "$fileVar"
-}
+# file_env, docker_process_init_files, wants_help
+. /usr/local/lib/logbench/entrypoint.sh
+entrypoint_note() { mysql_note "$@"; }
+entrypoint_warn() { mysql_warn "$@"; }
+entrypoint_error() { mysql_error "$@"; }
+entrypoint_sql() { docker_process_sql ${MARIADB_DATABASE:+--database="$MARIADB_DATABASE"} <"${1:-/dev/stdin}"; }
 
 # MARIADB_X, else MYSQL_X (or its *_FILE forms); MYSQL_NAME may differ from X
 mariadb_env() {
@@ -191,46 +182,13 @@ GRANT ALL ON \`${MARIADB_DATABASE//\`/\`\`}\`.* TO '${user}'@'%';"
   ROOT_PASSWORD_SET=true
 }
 
-docker_process_init_files() {
-  local f
-  printf '\n'
-  for f; do
-    case "$f" in
-      *.sh)
-        if [ -x "$f" ]; then
-          mysql_note "$0: running $f"; "$f"
-        else
-          mysql_note "$0: sourcing $f"
-          # shellcheck disable=SC1090
-          . "$f"
-        fi ;;
-      *.sql)     mysql_note "$0: running $f"; docker_process_sql ${MARIADB_DATABASE:+--database="$MARIADB_DATABASE"} <"$f"; printf '\n' ;;
-      *.sql.gz)  mysql_note "$0: running $f"; gunzip -c "$f" | docker_process_sql ${MARIADB_DATABASE:+--database="$MARIADB_DATABASE"}; printf '\n' ;;
-      *.sql.xz)  mysql_note "$0: running $f"; xzcat "$f" | docker_process_sql ${MARIADB_DATABASE:+--database="$MARIADB_DATABASE"}; printf '\n' ;;
-      *.sql.zst) mysql_note "$0: running $f"; zstd -dc "$f" | docker_process_sql ${MARIADB_DATABASE:+--database="$MARIADB_DATABASE"}; printf '\n' ;;
-      *)         mysql_warn "$0: ignoring $f" ;;
-    esac
-    printf '\n'
-  done
-}
-
-_mysql_want_help() {
-  local arg
-  for arg; do
-    case "$arg" in
-      -'?'|--help|--print-defaults|-V|--version) return 0 ;;
-    esac
-  done
-  return 1
-}
-
 _main() {
   # `docker run IMAGE --option ...` means `mariadbd --option ...`
   if [ "${1:0:1}" = '-' ]; then
     set -- mariadbd "$@"
   fi
 
-  if { [ "$1" = mariadbd ] || [ "$1" = mysqld ]; } && ! _mysql_want_help "$@"; then
+  if { [ "$1" = mariadbd ] || [ "$1" = mysqld ]; } && ! wants_help "-? --help --print-defaults -V --version" "$@"; then
     mysql_note "Entrypoint script for MariaDB Server $(mariadbd --version | awk '{print $3}') started."
     docker_setup_env "$@"
     docker_create_db_directories

@@ -8,22 +8,13 @@
 # start, the first time by a server that does not listen on TCP.
 set -Eeo pipefail
 
-# file_env VAR [DEFAULT]: VAR or VAR_FILE (docker secrets), not both
-file_env() {
-  local var=$1 fileVar="${1}_FILE" def=${2:-}
-  if [ "${!var:-}" ] && [ "${!fileVar:-}" ]; then
-    echo >&2 "error: both $var and $fileVar are set (but are exclusive)"
-    exit 1
-  fi
-  local val=$def
-  if [ "${!var:-}" ]; then
-    val=${!var}
-  elif [ "${!fileVar:-}" ]; then
-    val=$(<"${!fileVar}")
-  fi
-  export "$var"="$val"
-  unset "$fileVar"
-}
+# file_env, docker_process_init_files, wants_help
+. /usr/local/lib/logbench/entrypoint.sh
+entrypoint_note() { printf '%s\n' "$*"; }
+entrypoint_warn() { printf '%s\n' "$*"; }
+entrypoint_error() { printf 'error: %s\n' "$*" >&2; exit 1; }
+# psql -f for a plain file, as the official image: its errors then name the file and line
+entrypoint_sql() { docker_process_sql ${1:+-f "$1"}; }
 
 docker_setup_env() {
   file_env POSTGRES_PASSWORD
@@ -129,46 +120,13 @@ docker_setup_db() {
   fi
 }
 
-docker_process_init_files() {
-  printf '\n'
-  local f
-  for f; do
-    case "$f" in
-      *.sh)
-        if [ -x "$f" ]; then
-          printf '%s: running %s\n' "$0" "$f"; "$f"
-        else
-          printf '%s: sourcing %s\n' "$0" "$f"
-          # shellcheck disable=SC1090
-          . "$f"
-        fi ;;
-      *.sql)     printf '%s: running %s\n' "$0" "$f"; docker_process_sql -f "$f"; printf '\n' ;;
-      *.sql.gz)  printf '%s: running %s\n' "$0" "$f"; gunzip -c "$f" | docker_process_sql; printf '\n' ;;
-      *.sql.xz)  printf '%s: running %s\n' "$0" "$f"; xzcat "$f" | docker_process_sql; printf '\n' ;;
-      *.sql.zst) printf '%s: running %s\n' "$0" "$f"; zstd -dc "$f" | docker_process_sql; printf '\n' ;;
-      *)         printf '%s: ignoring %s\n' "$0" "$f" ;;
-    esac
-    printf '\n'
-  done
-}
-
-_pg_want_help() {
-  local arg
-  for arg; do
-    case "$arg" in
-      -'?'|--help|--describe-config|-V|--version) return 0 ;;
-    esac
-  done
-  return 1
-}
-
 _main() {
   # `docker run IMAGE -c name=value` means `postgres -c name=value`
   if [ "${1:0:1}" = '-' ]; then
     set -- postgres "$@"
   fi
 
-  if [ "$1" = postgres ] && ! _pg_want_help "$@"; then
+  if [ "$1" = postgres ] && ! wants_help "-? --help --describe-config -V --version" "$@"; then
     docker_setup_env
     docker_create_db_directories
     if [ "$(id -u)" = 0 ]; then

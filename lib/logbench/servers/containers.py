@@ -120,10 +120,16 @@ def check_version(kind: str, version: str, parameter: str = "versions") -> Serve
     return images[str(version)]
 
 
+# Our server images found matching their definition under docker/ in this process: a study starts many
+# containers, and set-up's check is worth doing once for each.
+_current: set[str] = set()
+
+
 def resolve_image(kind: str, version: str = "15", image: str | None = None) -> str:
     """The image to run: the one asked for (present, else pulled), else ours for ``version``, built on first
-    use (``build_image``: minutes, said on the progress channel). ParameterError for a version no line of
-    docker/servers.tsv declares; ServerStartError when nothing can run."""
+    use, and rebuilt on first use when it is older than its definition under docker/ (``build_image``:
+    minutes, said on the progress channel). ParameterError for a version no line of docker/servers.tsv
+    declares; ServerStartError when nothing can run."""
     client = _docker()
     if image or kind == "rsyslog":
         name = image or RSYSLOG_IMAGE
@@ -139,25 +145,46 @@ def resolve_image(kind: str, version: str = "15", image: str | None = None) -> s
                 raise ServerStartError(f"no {kind} image available (tried {name}: not here, cannot be pulled){hint}"
                                        ) from None
     tag = check_version(kind, version).tag
+    if tag in _current:
+        return tag
     try:
         client.images.get(tag)
-        return tag
     except Exception:  # not built yet: build it now
         build_image(tag)
-        return tag
+    else:
+        stale = stale_reason(tag)
+        if stale:
+            build_image(tag, f"{tag} is older than its definition under docker/ ({stale}): rebuilding it "
+                        "(the server's packages; under a minute, once)")
+    _current.add(tag)
+    return tag
 
 
-def build_image(tag: str) -> None:
+def stale_reason(tag: str) -> str:
+    """'' when ``tag`` and its Debian base match their definitions under docker/, else set-up's lines saying
+    what is stale or missing: set-up's own check (``--check --image``), so the hash is computed in one place."""
+    import subprocess
+
+    r = subprocess.run(["bash", str(SETUP_DOCKER), "--check", "--image", tag], capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode == 0:
+        return ""
+    said = [line.removeprefix("setup_docker: ") for line in r.stdout.splitlines()
+            if " is stale " in line or line.endswith(" is missing")]
+    return "; ".join(said) or (r.stdout + r.stderr).strip()[-500:]
+
+
+def build_image(tag: str, why: str = "") -> None:
     """Build ``tag`` (a line of docker/servers.tsv) and its Debian base with set-up's script, telling the
-    progress channel each step with its time and the image's size; ServerStartError with the script's
-    last lines when it fails."""
+    progress channel why (``why``; by default: it is not built here), then each step with its time and
+    the image's size; ServerStartError with the script's last lines when it fails."""
     import subprocess
 
     from .. import progress
 
     say = progress.Reporter("images")
     t0 = time.monotonic()
-    say.say(f"{tag} is not built here: building it (debootstrap of its Debian release and the server's "
+    say.say(why or f"{tag} is not built here: building it (debootstrap of its Debian release and the server's "
             "packages; 1-3 minutes, once: the engine keeps it)")
     tail: list[str] = []
     with say.phase(f"building {tag}", every=30):
