@@ -70,6 +70,21 @@ def mean_ci(x, confidence: float = CONFIDENCE) -> Estimate:
     return Estimate(m, float(low), float(high), n)
 
 
+def difference_ci(x, y, confidence: float = CONFIDENCE) -> Estimate:
+    """mean(x) − mean(y) with Welch's interval (scipy's ttest_ind, unequal variances)."""
+    a, b = pd.Series(x).dropna().to_numpy(float), pd.Series(y).dropna().to_numpy(float)
+    n = int(min(a.size, b.size))
+    if a.size == 0 or b.size == 0:
+        return Estimate(math.nan, math.nan, math.nan, n)
+    d = float(a.mean() - b.mean())
+    if a.size < 2 or b.size < 2:
+        return Estimate(d, math.nan, math.nan, n)
+    if a.var(ddof=1) == 0 and b.var(ddof=1) == 0:
+        return Estimate(d, d, d, n)
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(confidence)
+    return Estimate(d, float(ci.low), float(ci.high), n)
+
+
 def welch_df(var_a: float, n_a: int, var_b: float, n_b: int) -> float:
     """Welch–Satterthwaite degrees of freedom for two variances of means."""
     num = (var_a + var_b) ** 2

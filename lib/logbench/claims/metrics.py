@@ -13,7 +13,7 @@ from scipy import stats as sstats
 
 from .. import stats
 from ..settings import aa_name
-from ..stats import Estimate
+from ..stats import Estimate, difference_ci  # noqa: F401  (claims.difference_ci, as before)
 from .data import StudyData
 
 # metric -> run column averaged per run (None: computed specially)
@@ -126,21 +126,6 @@ def switchback_ratio(study: StudyData, configuration: str, clients: int, referen
     row = row.iloc[0]
     return Estimate(float(row["ratio"]), float(row["ratio_ci_low"]), float(row["ratio_ci_high"]),
                     int(row["n_windows"]))
-
-
-def difference_ci(x, y, confidence: float = stats.CONFIDENCE) -> Estimate:
-    """mean(x) − mean(y) with Welch's interval (scipy's ttest_ind, unequal variances)."""
-    a, b = pd.Series(x).dropna().to_numpy(float), pd.Series(y).dropna().to_numpy(float)
-    n = int(min(a.size, b.size))
-    if a.size == 0 or b.size == 0:
-        return Estimate(math.nan, math.nan, math.nan, n)
-    d = float(a.mean() - b.mean())
-    if a.size < 2 or b.size < 2:
-        return Estimate(d, math.nan, math.nan, n)
-    if a.var(ddof=1) == 0 and b.var(ddof=1) == 0:
-        return Estimate(d, d, d, n)
-    ci = sstats.ttest_ind(a, b, equal_var=False).confidence_interval(confidence)
-    return Estimate(d, float(ci.low), float(ci.high), n)
 
 
 def _is_ratio(metric_name: str) -> bool:

@@ -83,7 +83,7 @@ def keep(study: DigestFields, environment: dict, digest: pd.DataFrame) -> None:
 def paper_columns(d: pd.DataFrame, query: str, heading: str) -> dict[str, pd.Series]:
     """The columns every digest's paper table starts with: rank, ours, the query (column ``query`` under
     ``heading``, its first 60 characters), count and share of time; a study adds its own after them."""
-    from ..claims import fmt
+    from ..formatting import number as fmt
 
     return {"rank": d["rank"].astype(int).astype(str), "ours": d["statement"].fillna("").astype(str),
             heading: d[query].astype(str).str.slice(0, 60), "count": d["count"].astype(int).astype(str),

@@ -68,7 +68,7 @@ def io_timing_cost(runs: pd.DataFrame, loop_ns: float, summ: pd.DataFrame | None
     interval (``summ``, the switchback estimator's) applied to the baseline's µs per transaction, and the
     prediction is left out."""
     from ... import switchwindows
-    from ...claims import difference_ci
+    from ...stats import difference_ci
 
     if switchwindows.is_switchback(runs):
         return _io_timing_from_ratio(summ if summ is not None else summary(runs, 1))
