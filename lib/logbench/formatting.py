@@ -22,9 +22,9 @@ def undefined(v) -> bool:
 
 def number(x, sig: int = 3) -> str:
     """A number with ``sig`` significant digits, no exponent; ∞ and — for the unbounded and the undefined."""
-    if undefined(x):
+    if x is None:
         return UNDEFINED
-    x = float(x)
+    x = float(x)  # numpy's float32 and ints too, whose NaN undefined() would not see
     if math.isnan(x):
         return UNDEFINED
     if math.isinf(x):

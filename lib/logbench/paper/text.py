@@ -2,7 +2,8 @@
 
 Estimates print through :mod:`logbench.formatting` (``ci_text``: 'mean [low, high]', the tables' form;
 ``ci_words``: the same estimate in a sentence; ``cell_text`` is ``formatting.number``). :func:`effect_cell` says in
-a study table whether a ratio reads as an effect (``stats.effect_reading``). The notebook's sentences (:func:`regression_text`, :func:`floor_text`,
+a study table whether a ratio reads as an effect (``stats.effect_reading``). The notebook's sentences
+(:func:`regression_text`, :func:`floor_text`,
 :func:`claims_text`) and its display tables (:func:`display_table`) print through them.
 """
 
