@@ -176,8 +176,14 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
         user: RunUser | None = None,
         start_timeout: float = 60.0,
         stderr_file: Path | None = None,
+        launch_prefix: tuple[str, ...] = (),
+        datadir_from: Path | None = None,
     ):
         self.bindir = find_bindir(bindir)
+        # A counting tool the server runs under (valgrind, strace: logbench.counting), as the server's user
+        self.launch_prefix = tuple(launch_prefix)
+        # A data directory copied instead of an initdb: every start of a counted server begins from the same files
+        self.datadir_from = Path(datadir_from) if datadir_from is not None else None
         validate_postgres(base, self.bindir / "postgres")
         self.base = base
         self.log_dir = Path(log_dir)
@@ -236,6 +242,12 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
         self._write_conf()
 
     def _initdb(self) -> None:
+        if self.datadir_from is not None:
+            shutil.copytree(self.datadir_from, self.datadir, symlinks=True)
+            self.datadir.chmod(0o700)
+            if process.is_root():
+                process.chown_tree(self.datadir, self.user)
+            return
         kwargs = {}
         if process.is_root():
             kwargs = dict(user=self.user.uid, group=self.user.gid, extra_groups=[])
@@ -261,7 +273,7 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
             os.chown(conf, self.user.uid, self.user.gid)
 
     def _launch(self) -> None:
-        argv = [str(self.binary("postgres")), "-D", str(self.datadir)]
+        argv = [*self.launch_prefix, str(self.binary("postgres")), "-D", str(self.datadir)]
         if process.is_root():
             sock = str(self.syslog_socket) if self.syslog_socket else "/nonexistent/logbench-no-syslog"
             argv = ["unshare", "--mount", "--propagation", "private", "--", "sh", str(PRIVATE_DEV_SCRIPT),

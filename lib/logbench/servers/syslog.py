@@ -62,8 +62,9 @@ class Rsyslog(process.ChildProcess):
     exists and, for a log host, a TCP client gets in."""
 
     def __init__(self, config: str, workdir: Path, *, netns: NetworkHost | None = None, ready_tcp: tuple[str, int] | None = None,
-                 ready_socket: Path | None = None, name: str = "rsyslog"):
+                 ready_socket: Path | None = None, name: str = "rsyslog", launch_prefix: tuple[str, ...] = ()):
         self.config, self.workdir, self.netns, self.name = config, workdir, netns, name
+        self.launch_prefix = tuple(launch_prefix)  # a counting tool it runs under (logbench.counting)
         self.ready_tcp, self.ready_socket = ready_tcp, ready_socket
         self.proc: subprocess.Popen | None = None
 
@@ -89,7 +90,8 @@ class Rsyslog(process.ChildProcess):
         self._launch_ready()
 
     def _launch(self) -> None:
-        argv = [rsyslogd_binary(), "-n", "-f", str(self.conf), "-i", str(self.workdir / f"{self.name}.pid")]
+        argv = [*self.launch_prefix, rsyslogd_binary(), "-n", "-f", str(self.conf), "-i",
+                str(self.workdir / f"{self.name}.pid")]
         if self.netns is not None:
             argv = self.netns.exec_prefix() + argv
         self.proc = process.spawn(argv, self.log, death_signal=signal.SIGTERM)
@@ -181,8 +183,10 @@ class SyslogPair(process.Managed):
     namespace by default; the container backend passes a container on a Docker network.
     """
 
-    def __init__(self, *, remote: bool, rate_limit: bool, log_dir: Path, remote_host=NamespaceLogHost):
+    def __init__(self, *, remote: bool, rate_limit: bool, log_dir: Path, remote_host=NamespaceLogHost,
+                 local_prefix: tuple[str, ...] = ()):
         self.remote_wanted, self.rate_limit, self.log_dir = remote, rate_limit, Path(log_dir)
+        self.local_prefix = tuple(local_prefix)  # a counting tool the local daemon runs under
         self.remote_host_factory = remote_host
         self.workdir: Path | None = None
         self.host = None
@@ -212,7 +216,8 @@ class SyslogPair(process.Managed):
                 f'{FACILITY_UDP}.* action(type="omfwd" target="{target}" port="{REMOTE_PORT}" protocol="udp")\n'
                 f'{FACILITY_TCP}.* action(type="omfwd" target="{target}" port="{REMOTE_PORT}" protocol="tcp")\n'
             )
-        self.local = Rsyslog(self._local_config(forward), self.workdir, ready_socket=self.socket, name="rsyslog-local")
+        self.local = Rsyslog(self._local_config(forward), self.workdir, ready_socket=self.socket, name="rsyslog-local",
+                             launch_prefix=self.local_prefix)
         self.local.start()
 
     def _local_config(self, forward: str) -> str:
