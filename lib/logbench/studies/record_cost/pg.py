@@ -1,0 +1,221 @@
+"""The PostgreSQL half of the record-cost study: one start of a private server under a counting tool, one
+pgbench load of a fixed number of transactions, a fast shutdown, and what the tool counted, by process role.
+
+Every start begins from the same pristine data directory (initdb and ``pgbench -i``, made once, not under the
+tool), with the configuration's settings in postgresql.conf: nothing is switched while the server runs, so what
+is counted is the configuration alone. Roles are read from the server before the load (``pg_stat_activity``'s
+``backend_type``; the logging collector is the postmaster's one child it does not list); the processes forked
+during the load and gone by its end are pgbench's backends (its set-up connection and its client's).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from ...counting import Count, StartCounts, strace, valgrind
+from ...errors import ToolError
+from ...logsinks import count_records
+from ...servers import process
+from ...servers.postgres import LocalPostgres, find_bindir
+from ...servers.syslog import SyslogPair
+from ...settings import RecordShape, Settings
+
+PGBENCH_SEED = 20131117  # pgbench --random-seed: every start draws the same accounts
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A pristine data directory with pgbench's tables, and the binaries that made it."""
+
+    datadir: Path
+    bindir: Path
+    version: str
+    scale: int
+
+
+def prepare(work: Path, *, bindir: str | Path | None, scale: int, base: Settings) -> Prepared:
+    """initdb and ``pgbench -i -s scale`` on a server not under any tool, then stopped: the data directory
+    every counted start copies."""
+    bindir = find_bindir(bindir)
+    with LocalPostgres(base, log_dir=work / "prepare-log", bindir=bindir) as server:
+        r = subprocess.run([str(server.binary("pgbench")), "-i", "-q", "-s", str(scale), *_conn(server.conninfo)],
+                           capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise ToolError(f"pgbench -i failed: {r.stderr[-2000:]}")
+        with server.connect() as c:
+            c.execute("CHECKPOINT")
+        version = server.version()
+        server.stop()
+        pristine = work / "pristine"
+        shutil.copytree(server.datadir, pristine, symlinks=True)
+    for stale in ("postmaster.pid", "postmaster.opts", "postgresql.auto.conf"):
+        (pristine / stale).unlink(missing_ok=True)
+    return Prepared(pristine, bindir, version, scale)
+
+
+def _conn(conninfo: dict) -> list[str]:
+    return ["-h", str(conninfo["host"]), "-p", str(conninfo["port"]), "-U", str(conninfo["user"]),
+            str(conninfo["dbname"])]
+
+
+def _prefix(counter: str, out: Path) -> list[str]:
+    return valgrind.cachegrind_prefix(out) if counter == "cachegrind" else strace.prefix(out)
+
+
+def _roles(server: LocalPostgres, postmaster: int) -> dict[int, str]:
+    """pid -> role of every process the server runs before the load (our query's own backend left out)."""
+    with server.connect() as c:
+        own = c.execute("SELECT pg_backend_pid()").fetchone()[0]
+        listed = dict(c.execute("SELECT pid, backend_type FROM pg_stat_activity").fetchall())
+    listed.pop(own, None)
+    roles = {postmaster: "postmaster"}
+    for child in psutil.Process(postmaster).children():
+        if child.pid != own:
+            roles[child.pid] = listed.get(child.pid, "logger").replace(" ", "_")
+    return roles
+
+
+def _settle(postmaster: int, keep: set[int], timeout: float = 60.0) -> None:
+    """Wait until the postmaster's children are ``keep`` again: the connections that ended have exited and
+    their counts are written."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if {c.pid for c in psutil.Process(postmaster).children()} <= keep:
+            return
+        time.sleep(0.05)
+    raise ToolError(f"backends of the postmaster ({postmaster}) still running {timeout:.0f} s after the load")
+
+
+def _pgbench(server: LocalPostgres, transactions: int, protocol: str) -> None:
+    argv = [str(server.binary("pgbench")), "-n", "-S", "-M", protocol, "-c", "1", "-t", str(transactions),
+            f"--random-seed={PGBENCH_SEED}", *_conn(server.conninfo)]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
+    if r.returncode != 0:
+        raise ToolError(f"pgbench failed ({r.returncode}): {r.stderr[-2000:]}")
+
+
+def _records(files: list[Path], shapes: tuple[RecordShape, ...]) -> tuple[int, int]:
+    """Records of ``shapes`` and bytes in the sink files (each start's are new, so all of each counts)."""
+    records = size = 0
+    for f in files:
+        if f.is_file():
+            data = f.read_bytes()
+            size += len(data)
+            records += count_records(data.splitlines(), shapes) if shapes else 0
+    return records, size
+
+
+def _pids(counter: str, out: Path) -> set[int]:
+    return set(valgrind.counts(out) if counter == "cachegrind" else strace.per_process(out))
+
+
+def _stop(proc: subprocess.Popen, pid: int, sig: int, outlive: set[int] = frozenset(), timeout: float = 120.0) -> None:
+    """Signal the traced program itself (under strace, ``proc`` is strace, which would only detach), then wait
+    until the tool has exited and so have the processes in ``outlive``: the logging collector leaves after the
+    postmaster (it reads its pipe to the end), and valgrind writes a process's counts as it exits."""
+    os.kill(pid, sig)
+    proc.wait(timeout=timeout)
+    if not process.wait_until(lambda: not any(psutil.pid_exists(p) for p in outlive), timeout=timeout):
+        raise ToolError(f"server processes {sorted(p for p in outlive if psutil.pid_exists(p))} still running "
+                        f"{timeout:.0f} s after the postmaster stopped")
+
+
+def _complete(counter: str, out: Path, pids: set[int], timeout: float = 30.0) -> None:
+    """Every process's counts written in full (valgrind writes the summary line last)."""
+    if not process.wait_until(lambda: pids <= _pids(counter, out), timeout=timeout):
+        raise ToolError(f"no complete counts from processes {sorted(pids - _pids(counter, out))} in {out}")
+
+
+def _by_role(found: dict[int, object], roles: dict[int, str], load: set[int]) -> dict[int, str]:
+    """Every counted pid's role: the load's backends, the known processes, 'other' (our probes and queries,
+    before the load; left out of every figure)."""
+    return {pid: ("backend" if pid in load else roles.get(pid, "other")) for pid in found}
+
+
+def _counts(counter: str, out: Path, roles: dict[int, str], load: set[int], daemon_out: Path | None) -> list[Count]:
+    rows: list[Count] = []
+    if counter == "cachegrind":
+        per_role: Counter = Counter()
+        found = valgrind.counts(out)
+        for pid, role in _by_role(found, roles, load).items():
+            per_role[role] += found[pid]
+        if daemon_out is not None:
+            per_role["rsyslogd"] += sum(valgrind.counts(daemon_out).values())
+        rows += [Count(role, "instructions", v) for role, v in per_role.items() if role != "other"]
+        return rows
+    calls: dict[str, Counter] = {}
+    written: Counter = Counter()
+    found = strace.per_process(out)
+    pid_roles = _by_role(found, roles, load)
+    if daemon_out is not None:
+        for pid, v in strace.per_process(daemon_out).items():
+            found[pid] = v
+            pid_roles[pid] = "rsyslogd"
+    for pid, (by_name, nbytes) in found.items():
+        role = pid_roles[pid]
+        calls.setdefault(role, Counter()).update(by_name)
+        written[role] += nbytes
+    for role, by_name in calls.items():
+        if role == "other":
+            continue
+        rows += [Count(role, "syscalls", n, call) for call, n in sorted(by_name.items())]
+        rows.append(Count(role, "bytes_written", written[role]))
+    return rows
+
+
+def count_start(prepared: Prepared, settings: Settings, shapes: tuple[RecordShape, ...], *, protocol: str,
+                transactions: int, counter: str, syslog: bool, remote: bool, work: Path) -> StartCounts:
+    """One start under ``counter`` ("cachegrind" or "strace") with ``settings`` (the base and the
+    configuration's, merged), one pgbench load, a fast shutdown; what was counted, by role."""
+    t0 = time.perf_counter()
+    run_dir = Path(tempfile.mkdtemp(prefix="start-", dir=work))
+    out, daemon_out, log_dir = run_dir / "counts", run_dir / "daemon-counts", run_dir / "log"
+    for d in (out, daemon_out, log_dir):
+        d.mkdir()
+    run_dir.chmod(0o755)
+    user = process.server_user()
+    for d in (out, daemon_out):
+        process.hand_over(d, user)
+        d.chmod(0o777)  # rsyslogd runs as root, the server as its user: both write their counts here
+    sinks = [log_dir / n for n in ("postgresql.log", "postgresql.csv", "postgresql.json")]
+    pair = None
+    try:
+        if syslog:
+            pair = SyslogPair(remote=remote, rate_limit=False, log_dir=log_dir,
+                              local_prefix=tuple(_prefix(counter, daemon_out)))
+            pair.start()
+            sinks.append(pair.files.local)
+        server = LocalPostgres(settings, log_dir=log_dir, bindir=prepared.bindir,
+                               syslog_socket=pair.socket if pair else None,
+                               launch_prefix=tuple(_prefix(counter, out)), datadir_from=prepared.datadir,
+                               start_timeout=120.0)
+        with server:
+            postmaster = int((server.datadir / "postmaster.pid").read_text().split()[0])
+            roles = _roles(server, postmaster)
+            _settle(postmaster, set(roles))
+            before = _pids(counter, out)
+            _pgbench(server, transactions, protocol)
+            _settle(postmaster, set(roles))
+            load = _pids(counter, out) - before - set(roles)
+            _stop(server.proc, postmaster, signal.SIGINT, set(roles))  # fast shutdown; each process writes its counts
+        if pair is not None:
+            _stop(pair.local.proc, int((pair.workdir / "rsyslog-local.pid").read_text()), signal.SIGTERM)
+        _complete(counter, out, set(roles) | load)
+        records, size = _records(sinks, shapes)
+        rows = _counts(counter, out, roles, load, daemon_out if syslog else None)
+    finally:
+        if pair is not None:
+            pair.close()
+        shutil.rmtree(run_dir, ignore_errors=True)
+    # pgbench -S: one statement per transaction
+    return StartCounts(transactions, transactions, records, size, tuple(rows), time.perf_counter() - t0)

@@ -1,0 +1,198 @@
+"""Study 11's plan and run: ``define`` checks every parameter and freezes the study (ParameterError before any
+server starts); ``run`` prepares each engine's pristine data directory once, then starts the server under each
+counter for every configuration, load size and repeat, in a seeded random order within each repeat, and keeps one
+row per count of every start as it finishes (``starts.jsonl``, appended, never rewritten)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ... import environment, params, paths, records, runner
+from ... import progress as channel
+from ...benches.postgres import BASE, statement_records
+from ...counting import StartCounts, strace, valgrind
+from ...errors import ParameterError
+from ...servers import process
+from ...servers.postgres import find_bindir
+from ...settings import Settings
+from .. import common
+from . import analysis, pg
+from .spec import BACKENDS, COUNTERS, HOLD, NAME, PG_CONFIGURATIONS, PROFILES, SPEC, RecordCostStudy
+
+# The fewest transactions a load may have: below this the start-up and connection's own counts are not
+# separated from the load's by a difference large enough to read (tests/test_record_cost.py checks proportionality).
+MIN_TRANSACTIONS = 20
+
+
+def _mariadb():
+    from . import mariadb
+
+    return mariadb
+
+
+@common.declare(PROFILES)
+def define(profile: str = "standard", configurations: list[str] | None = None,
+           mariadb_configurations: list[str] | None = None, repeats: int | None = None,
+           transactions: list[int] | None = None, counters: list[str] | None = None, scale: int = 1,
+           seed: int | None = None, backend: str = "local", pg_bindir: str | None = None,
+           mariadbd: str | None = None, output_dir: str | Path | None = None,
+           processed_dir: str | Path | None = None, publish: bool = False) -> RecordCostStudy:
+    """Check every parameter and freeze the study; ParameterError before anything starts."""
+    d = common.profile_lookup(profile, PROFILES)
+    params.choice("backend", backend, BACKENDS)
+    publish = params.boolean("publish", publish)
+    chosen = params.name_list("configurations", d("configurations", configurations), PG_CONFIGURATIONS)
+    # every configuration's baseline runs too: a per-record figure is a difference from it
+    chosen = tuple(dict.fromkeys([*(PG_CONFIGURATIONS[c].baseline for c in chosen), *chosen])) if chosen else ()
+    mdb = d("mariadb_configurations", mariadb_configurations)
+    if mdb is None:
+        mdb = list(_mariadb().CONFIGURATIONS)
+    mdb_chosen = params.name_list("mariadb_configurations", mdb, _mariadb().CONFIGURATIONS) if mdb else ()
+    if mdb_chosen and "none" not in mdb_chosen:
+        mdb_chosen = ("none", *mdb_chosen)
+    if not chosen and not mdb_chosen:
+        raise ParameterError("configurations", configurations, "at least one configuration of either engine")
+    sizes = params.int_list("transactions", d("transactions", transactions))
+    if len(sizes) != 2 or sizes[0] >= sizes[1] or sizes[0] < MIN_TRANSACTIONS:
+        raise ParameterError("transactions", transactions,
+                             f"two whole numbers, small then large, the small one >= {MIN_TRANSACTIONS} (the load's "
+                             "counts are the difference of the two, so start-up and connection cancel)")
+    tools = params.name_list("counters", d("counters", counters), COUNTERS)
+    for t in tools:  # refused now, not after the first start
+        (valgrind if t == "cachegrind" else strace).binary()
+    if any(PG_CONFIGURATIONS[c].syslog for c in chosen) and not process.is_root():
+        raise ParameterError("configurations", list(chosen), "no syslog destination when not root (the server gets a "
+                             "private /dev/log in a mount namespace only as root)")
+    return RecordCostStudy(
+        name=NAME, profile=profile, configurations=chosen, mariadb_configurations=tuple(mdb_chosen),
+        repeats=params.positive_int("repeats", d("repeats", repeats)), transactions=(sizes[0], sizes[1]),
+        counters=tuple(tools), scale=params.positive_int("scale", scale),
+        seed=params.non_negative_int("seed", SPEC.seed if seed is None else seed),
+        pg_bindir=str(find_bindir(pg_bindir)) if chosen else "", mariadbd=mariadbd,
+        output_dir=(out := common.output_path(NAME, profile, output_dir)),
+        processed_dir=common.processed_path(profile, processed_dir, publish=publish, output_dir=out),
+        backend=backend, publish=publish)
+
+
+def plan(study: RecordCostStudy) -> list[dict]:
+    """Every start: each repeat holds every (engine, configuration, size, counter) once, in a seeded random order."""
+    cells = [(e, c, n, t) for e, confs in (("postgresql", study.configurations),
+                                           ("mariadb", study.mariadb_configurations))
+             for c in confs for n in study.transactions for t in study.counters]
+    out = []
+    for r in range(study.repeats):
+        order = np.random.default_rng([study.seed, r]).permutation(len(cells))
+        for pos, i in enumerate(order):
+            e, c, n, t = cells[i]
+            out.append({"repeat": r, "position": pos, "engine": e, "configuration": c, "transactions": n,
+                        "counter": t})
+    return out
+
+
+def _pg_settings(name: str) -> Settings:
+    return Settings.of("postgresql", {**BASE, **HOLD, **PG_CONFIGURATIONS[name].settings})
+
+
+def _start_rows(item: dict, baseline: str, got: StartCounts, index: int, env_id: str) -> list[dict]:
+    head = {"start": index, **item, "baseline": baseline, "statements": got.statements, "records": got.records,
+            "log_bytes": got.log_bytes, "seconds": round(got.seconds, 3), "env_id": env_id}
+    return [{**head, "process": c.process, "metric": c.metric, "call": c.call, "value": c.value} for c in got.counts]
+
+
+def _count(study: RecordCostStudy, item: dict, prepared: dict, work: Path) -> tuple[str, StartCounts]:
+    n, tool = item["transactions"], item["counter"]
+    if item["engine"] == "postgresql":
+        conf = PG_CONFIGURATIONS[item["configuration"]]
+        settings = _pg_settings(item["configuration"])
+        got = pg.count_start(prepared["postgresql"], settings, statement_records(settings, conf.protocol),
+                             protocol=conf.protocol, transactions=n, counter=tool, syslog=conf.syslog,
+                             remote=conf.remote, work=work)
+        return conf.baseline, got
+    return "none", _mariadb().count_start(prepared["mariadb"], item["configuration"], n, tool, work)
+
+
+def _environment(study: RecordCostStudy, prepared: dict) -> dict:
+    versions = {e: (p.version if hasattr(p, "version") else str(p)) for e, p in prepared.items()}
+    tools = {t: (valgrind.version() if t == "cachegrind" else strace.version()) for t in study.counters}
+    return environment.collect(server_version="; ".join(f"{e} {v}" for e, v in versions.items()), tools=tools,
+                               extra={"backend": "local", "servers": versions, "hold": HOLD,
+                                      "pgbench_random_seed": pg.PGBENCH_SEED})
+
+
+def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
+    """Every planned start, one at a time; returns the tables (also written where the study says)."""
+    out = Path(study.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    reporter = channel.Reporter(study.name) if progress else None
+    say = reporter.say if reporter else (lambda *_: None)
+    starts = plan(study)
+    raw = out / "starts.jsonl"
+    with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
+        work = Path(tempfile.mkdtemp(prefix="logbench-record-cost-", dir=paths.scratch_root()))
+        stack.callback(shutil.rmtree, work, ignore_errors=True)
+        work.chmod(0o755)
+        prepared = {}
+        if study.configurations:
+            prepared["postgresql"] = pg.prepare(work, bindir=study.pg_bindir, scale=study.scale,
+                                                base=Settings.of("postgresql", {**BASE, **HOLD}))
+        if study.mariadb_configurations:
+            prepared["mariadb"] = _mariadb().prepare(work, mariadbd=study.mariadbd)
+        env = _environment(study, prepared)
+        (out / "environment.json").write_text(json.dumps(env, indent=2, sort_keys=True, default=str) + "\n")
+        say(f"{study.profile} profile: {len(starts)} starts; raw counts in {raw}")
+        t0 = time.monotonic()
+        with raw.open("a") as f:
+            for i, item in enumerate(starts):
+                baseline, got = _count(study, item, prepared, work)
+                for row in _start_rows(item, baseline, got, i, env["env_id"]):
+                    f.write(json.dumps(row) + "\n")
+                f.flush()
+                say(f"start {i + 1}/{len(starts)}: {item['engine']} {item['configuration']} "
+                    f"{item['transactions']} tx under {item['counter']}, {got.records} records, "
+                    f"{got.seconds:.1f} s (elapsed {channel.duration(time.monotonic() - t0)})")
+    if reporter:
+        reporter.close()
+    tables = tables_of(pd.read_json(raw, lines=True, dtype={"call": str}))
+    if study.processed_dir is not None:
+        records.write_processed(study.name, Path(study.processed_dir), env, tables)
+    return {**tables, "environment": env}
+
+
+def tables_of(starts: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The processed tables from the raw starts: the per-configuration table (summary), every figure with its
+    CI (figures), each repeat's (repeats), the system calls by call (syscalls) and the starts themselves."""
+    starts = starts.assign(call=starts["call"].fillna("").astype(str))
+    rep = analysis.per_record(analysis.per_repeat(starts))
+    summ = analysis.summary(rep)
+    by_call = (summ["metric"] == "syscalls") & ~summ["call"].isin(["all", "writes"])
+    summ = _ordered(summ)
+    return {"summary": analysis.headline(summ), "figures": summ[~by_call].reset_index(drop=True),
+            "repeats": _ordered(rep), "syscalls": summ[by_call].reset_index(drop=True), "starts": starts}
+
+
+def _ordered(d: pd.DataFrame) -> pd.DataFrame:
+    """Rows by engine, then configuration in the spec's order (stable: the rest keeps its order)."""
+    key = d["engine"].map({"postgresql": 0, "mariadb": 1}) * 1000 + d["configuration"].map(_order()).fillna(999)
+    return d.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
+
+
+def _order() -> dict[str, int]:
+    """The configurations in the order the spec declares them (the tables' rows)."""
+    try:
+        mdb = list(_mariadb().CONFIGURATIONS)
+    except ImportError:
+        mdb = []
+    return {c: i for i, c in enumerate(dict.fromkeys([*PG_CONFIGURATIONS, *mdb]))}
+
+
+def load(output_dir: str | Path) -> dict[str, pd.DataFrame]:
+    """A run directory's tables, computed again from its raw starts (a run that was interrupted included)."""
+    return tables_of(pd.read_json(Path(output_dir) / "starts.jsonl", lines=True, dtype={"call": str}))
