@@ -17,7 +17,7 @@ usage:
                                                   or path (notebooks/04_mysql_slowlog.ipynb); default 02
   bash run.sh test [pytest options]               set-up, then the whole test suite
   bash run.sh suite [snakemake options]           set-up, then every study, the findings and the paper
-                                                  through the workflow (workflow/Snakefile; see README)
+                                                  through the workflow (workflow/Snakefile; see docs/workflow.md)
 
   e.g.  bash run.sh study                          # 02, standard profile (~15 min)
         bash run.sh study 04 -p clients "[1, 8]"   # another study, other parameters
