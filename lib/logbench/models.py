@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import statsmodels.formula.api as smf
+import patsy
+import statsmodels.api as sm
 
 from . import environment, records, stats
 from .design import VARIANT_SEP
@@ -50,8 +51,9 @@ def fit_level(runs: pd.DataFrame, *, arm_col: str, baseline: str, value: str = "
     term = f"C(arm, Treatment(reference={baseline!r}))"
     k = _smooth_df(smooth_df, len(d), d["arm"].nunique() + (d["block"].nunique() - 1 if block_col else 0))
     formula = "y ~ " + " + ".join([term] + (["C(block)"] if block_col else []) + ([f"bs(t, df={k})"] if k else []))
-    fit = smf.ols(formula, data=d).fit()
-    clustered = _clustered(formula, d) if "cluster" in d else None
+    y, x = patsy.dmatrices(formula, d, return_type="dataframe")  # once: the clustered fit reuses it
+    fit = sm.OLS(y["y"], x).fit()
+    clustered = _clustered(y["y"], x, d["cluster"]) if "cluster" in d else None
     rows = [_arm_row(arm, f"{term}[T.{arm}]", d, fit, clustered, confidence) for arm in _arms_in_order(d, baseline)]
     return pd.DataFrame(rows).assign(model=_describe(block_col, k), resid_acf1=_acf1(fit.resid))
 
@@ -95,12 +97,12 @@ def _smooth_df(wanted: int | None, n: int, p: int) -> int:
     return k if k >= 3 else 0
 
 
-def _clustered(formula: str, d: pd.DataFrame):
+def _clustered(y: pd.Series, x: pd.DataFrame, cluster: pd.Series):
     """The same fit with cluster-robust standard errors; None with fewer than two clusters (no variance)."""
-    groups = pd.factorize(d["cluster"])[0]
+    groups = pd.factorize(cluster)[0]
     if len(set(groups)) < 2:
         return None
-    return smf.ols(formula, data=d).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    return sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
 
 
 def _arms_in_order(d: pd.DataFrame, baseline: str) -> list[str]:
