@@ -1,0 +1,124 @@
+"""One model per study level (logbench.models): a hand-computed case, the coverage of the time-smooth model on
+synthetic drifting series, the levels and arms a runs table is split into, and the A/A calibration on a table
+made here (never on data/, which nothing here writes)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+
+from logbench import models
+
+TRUE = {"none": 1.0, "none_again": 1.0, "a": 0.9, "b": 0.75, "c": 1.05, "d": 0.97, "e": 0.85, "f": 0.6}
+
+
+def _series(seed: int, *, blocks: int = 5, phi: float = 0.9, drift_sd: float = 0.03,
+            noise_sd: float = 0.05) -> pd.DataFrame:
+    """A block design (each block a random order of every arm) on a host whose speed drifts: an AR(1) shared by
+    every run (phi = 1: a random walk), plus independent noise per run, and a known true ratio per arm."""
+    rng = np.random.default_rng(seed)
+    order = [a for _ in range(blocks) for a in rng.permutation(list(TRUE))]
+    drift = np.zeros(len(order))
+    for i in range(1, len(order)):
+        drift[i] = phi * drift[i - 1] + rng.normal(0, drift_sd)
+    y = math.log(20000) + np.log([TRUE[a] for a in order]) + drift + rng.normal(0, noise_sd, len(order))
+    return pd.DataFrame({"configuration": order, "tps": np.exp(y), "position": np.arange(len(order)),
+                         "repeat": np.repeat(np.arange(blocks), len(TRUE)), "warmup": False})
+
+
+def test_two_arms_without_drift_is_the_pooled_t_interval_of_the_log_ratio():
+    base, arm = [100.0, 110.0, 90.0], [85.0, 80.0, 70.0]
+    runs = pd.DataFrame({"configuration": ["none"] * 3 + ["x"] * 3, "tps": base + arm, "position": range(6)})
+    got = models.fit_level(runs, arm_col="configuration", baseline="none", time_col="position").iloc[0]
+    la, lb = np.log(arm), np.log(base)
+    d = la.mean() - lb.mean()
+    sp = math.sqrt((((la - la.mean()) ** 2).sum() + ((lb - lb.mean()) ** 2).sum()) / 4)
+    half = 2.776445 * sp * math.sqrt(1 / 3 + 1 / 3)  # t(0.975, 3 + 3 - 2)
+    assert got["arm"] == "x" and got["n"] == 3 and got["df_resid"] == 4
+    assert got["ratio"] == pytest.approx(math.exp(d))
+    assert (got["low"], got["high"]) == pytest.approx((math.exp(d - half), math.exp(d + half)))
+    assert got["halfwidth"] == pytest.approx((got["high"] - got["low"]) / 2)
+    assert got["se"] == pytest.approx(sp * math.sqrt(2 / 3))
+    assert math.isnan(got["cluster_low"]) and got["model"] == "log y ~ arm"
+
+
+@pytest.mark.parametrize("drift", [{"phi": 0.9}, {"phi": 1.0, "drift_sd": 0.02}], ids=["ar1", "random_walk"])
+def test_time_smooth_model_covers_the_true_ratio_95_percent_of_the_time(drift):
+    reps = 200
+    hits = 0
+    for seed in range(reps):
+        fit = models.fit_level(_series(seed, **drift), arm_col="configuration", baseline="none",
+                               time_col="position", smooth_df=12)
+        b = fit.set_index("arm").loc["b"]  # one arm per replication: independent Bernoulli trials
+        hits += bool(b["low"] <= TRUE["b"] <= b["high"])
+    assert fit["model"].iloc[0] == "log y ~ arm + bs(time, df=12)"
+    # 95 % of 200: outside [0.90, 0.99] has probability < 0.001 for an honest interval
+    assert st.binom.ppf(0.0005, reps, 0.95) <= hits <= st.binom.ppf(0.9995, reps, 0.95), hits / reps
+
+
+def test_block_and_clustered_columns():
+    fit = models.fit_level(_series(1), arm_col="configuration", baseline="none", time_col="position",
+                           block_col="repeat", smooth_df=12)
+    assert fit["model"].iloc[0] == "log y ~ arm + block(repeat) + bs(time, df=12)"
+    assert fit["df_resid"].iloc[0] == 40 - 8 - 4 - 12
+    assert (fit["cluster_low"] < fit["ratio"]).all() and (fit["ratio"] < fit["cluster_high"]).all()
+    assert set(fit["arm"]) == set(TRUE) - {"none"}
+
+
+def test_the_spline_leaves_half_the_residual_df():
+    small = _series(2, blocks=3)  # 24 runs, 8 arms: 16 residual df without the spline, so 8 at most
+    fit = models.fit_level(small, arm_col="configuration", baseline="none", time_col="position", smooth_df=12)
+    assert fit["model"].iloc[0].endswith("bs(time, df=8)") and fit["df_resid"].iloc[0] == 8
+    tiny = _series(3, blocks=2).iloc[:12]  # 4 residual df without it: too few to spare, no spline at all
+    fit = models.fit_level(tiny, arm_col="configuration", baseline="none", time_col="position",
+                           smooth_df=12)
+    assert fit["model"].iloc[0] == "log y ~ arm"
+
+
+def _two_server_table() -> pd.DataFrame:
+    """Two servers ("v1/…", "v2/…") and two clients levels, with start times as text, one warm-up run of
+    nonsense that must not count."""
+    parts = []
+    for i, (variant, clients) in enumerate([("v1", 1), ("v1", 4), ("v2", 1), ("v2", 4)]):
+        s = _series(10 + i, blocks=4).assign(clients=clients, env_id=variant)
+        s["configuration"] = variant + "/" + s["configuration"]
+        parts.append(s)
+    runs = pd.concat(parts, ignore_index=True)
+    runs["started_at"] = (pd.Timestamp("2026-11-26T12:00:00Z") + pd.to_timedelta(np.arange(len(runs)) * 7, "s")
+                          ).strftime("%Y-%m-%dT%H:%M:%S.000+00:00")
+    warm = runs.iloc[:1].assign(warmup=True, tps=1.0)
+    return pd.concat([warm, runs], ignore_index=True)
+
+
+def test_fit_study_splits_levels_and_variants_and_drops_warmup():
+    fit = models.fit_study(_two_server_table(), block_col="repeat")
+    assert list(fit.columns[:3]) == ["variant", "clients", "baseline"]
+    assert len(fit) == 4 * (len(TRUE) - 1) and set(fit["baseline"]) == {"none"}
+    assert (fit["n"] == 4).all()  # the warm-up run is not one of none_again's or anyone's
+    assert fit["cluster_low"].notna().all()
+
+
+def test_aa_calibration_reads_a_runs_table_and_its_summary(tmp_path):
+    runs = _two_server_table()
+    runs.to_csv(tmp_path / "toy_runs.csv", index=False)
+    summary = pd.DataFrame({"variant": ["v1", "v1", "v2", "v2"], "configuration": "none_again", "clients": [1, 4, 1, 4],
+                            "n": 4, "ratio": 1.0, "ratio_ci_low": [0.8, 0.9, 0.7, 0.95],
+                            "ratio_ci_high": [1.2, 1.1, 1.3, 1.05]})
+    summary.to_csv(tmp_path / "toy.csv", index=False)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    cal = models.aa_calibration(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert set(cal["method"]) == {models.PER_CELL, *models.MODELS} and (cal["arm"] == "none_again").all()
+    per_cell = cal[cal["method"] == models.PER_CELL].set_index("level")["halfwidth"]
+    assert per_cell["variant=v2, clients=1"] == pytest.approx(0.3)
+    table = models.calibration_table(cal)
+    assert list(table["study"]) == ["toy", "all"] and table["n_aa"].tolist() == [4, 4]
+
+
+def test_aa_calibration_recomputes_the_per_cell_interval_without_a_summary(tmp_path):
+    _two_server_table().to_csv(tmp_path / "toy_runs.csv", index=False)
+    cal = models.aa_calibration(tmp_path)
+    per_cell = cal[cal["method"] == models.PER_CELL]
+    assert len(per_cell) == 4 and per_cell["halfwidth"].notna().all()
