@@ -9,6 +9,7 @@ parent's at the fork: only a difference of two counts of the same process role m
 
 from __future__ import annotations
 
+import platform
 import re
 import shutil
 import subprocess
@@ -31,12 +32,19 @@ def version() -> str:
     return subprocess.run([binary(), "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
 
 
+def fixed_addresses() -> list[str]:
+    """The argv prefix that turns address-space randomization off for the program (``setarch -R``): where a
+    shared-memory segment or a heap lands changes how hash tables keyed by addresses collide, so the
+    instructions a start counts would move with it."""
+    return ["setarch", platform.machine(), "-R"]
+
+
 def cachegrind_prefix(out_dir: Path, *extra: str) -> list[str]:
-    """The argv before the program's own: each process's count into ``out_dir/cg.<pid>``.
+    """The argv before the program's own: each process's count into ``out_dir/cg.<pid>``, at fixed addresses.
 
     ``--trace-children=yes`` follows an exec too (a server that re-executes itself); ``-q`` keeps valgrind's
     banner out of the server's stderr, which some studies count as a log sink."""
-    return [binary(), "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes", "-q",
+    return [*fixed_addresses(), binary(), "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes", "-q",
             f"--cachegrind-out-file={out_dir}/{OUT_PREFIX}.%p", *extra]
 
 

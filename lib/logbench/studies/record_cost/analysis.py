@@ -50,7 +50,7 @@ def per_repeat(starts: pd.DataFrame) -> pd.DataFrame:
     idx = [*KEYS, "repeat"]
     lo = d[d["transactions"] == small].set_index(idx)
     hi = d[d["transactions"] == large].set_index(idx)
-    both = lo.join(hi, lsuffix="_small", rsuffix="_large", how="inner")
+    both = lo.add_suffix("_small").join(hi.add_suffix("_large"), how="inner")
     dn = large - small
     out = pd.DataFrame({
         "per_statement": (both["value_large"] - both["value_small"]) / dn,
@@ -133,3 +133,43 @@ def headline(summ: pd.DataFrame) -> pd.DataFrame:
                     row[f"{role}_extra_{name}_per_statement"] = r.iloc[0]["extra_per_statement"]
         out.append(row)
     return pd.DataFrame(out)
+
+
+def per_repeat_total(rep: pd.DataFrame, engine: str, conf: str) -> pd.Series:
+    """The server's extra instructions per statement, every process summed, one value per repeat."""
+    d = rep[(rep["engine"] == engine) & (rep["configuration"] == conf) & (rep["metric"] == "instructions")]
+    return d.groupby("repeat")["extra_per_statement"].sum()
+
+
+# The posts' orderings the counts speak to: (claim id in data/raw/claims.csv, what the post says, A, B, what a
+# claim expects of A - B: "higher", "similar")
+ORDERINGS = (
+    ("000-cached-similar", "destinations cost about the same (csvlog against stderr)", "csvlog", "stderr", "similar"),
+    ("000-cached-similar", "destinations cost about the same (syslog against stderr)", "syslog", "stderr", "similar"),
+    ("004-syslog-vs-file", "syslog costs more than a log file", "syslog", "stderr", "higher"),
+    ("003-28-small", "log_statement and log_duration alone cost about the same", "log_statement_all", "log_duration",
+     "similar"),
+)
+
+
+def orderings(rep: pd.DataFrame) -> pd.DataFrame:
+    """The counts as a second line of evidence on the posts' orderings: the difference A - B of the server's extra
+    instructions per statement (every process), its 95 % interval over the paired repeats, and the rule: A and B
+    differ when the interval excludes 0 and the difference is larger than either's spread over the starts;
+    'similar' otherwise. What counts cannot see (kernel time, waits on the pipe, contention) the throughput
+    verdicts keep."""
+    rows = []
+    for claim, says, a, b, expects in ORDERINGS:
+        ta, tb = per_repeat_total(rep, "postgresql", a), per_repeat_total(rep, "postgresql", b)
+        if ta.empty or tb.empty:
+            continue
+        diff = (ta - tb).dropna()
+        e = mean_ci(diff.to_numpy())
+        spread = max(float(ta.max() - ta.min()), float(tb.max() - tb.min()))
+        differ = len(diff) > 1 and bool (e.low > 0 or e.high < 0) and abs(e.value) > spread
+        counted = ("A higher" if e.value > 0 else "A lower") if differ else "similar"
+        agree = {"higher": counted == "A higher", "similar": counted == "similar"}[expects]
+        rows.append({"claim": claim, "post_says": says, "a": a, "b": b, "difference": e.value,
+                     "difference_low": e.low, "difference_high": e.high, "n": e.n, "ratio": ta.mean() / tb.mean(),
+                     "counted": counted, "counts": "agree" if agree else "disagree"})
+    return pd.DataFrame(rows)

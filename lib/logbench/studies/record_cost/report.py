@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...formatting import ci_text, number
-from ...stats import mean_ci
+from . import analysis
 from .spec import PG_CONFIGURATIONS
 
 SPREAD_GOAL = 0.005  # the issue's: instructions per statement repeat within 0.5 % between starts
@@ -91,46 +91,6 @@ def syscall_table(syscalls: pd.DataFrame, roles=("backend", "logger", "rsyslogd"
     return out.round(3).fillna(0)
 
 
-def _per_repeat_total(rep: pd.DataFrame, engine: str, conf: str) -> pd.Series:
-    """The server's extra instructions per statement, every process summed, one value per repeat."""
-    d = rep[(rep["engine"] == engine) & (rep["configuration"] == conf) & (rep["metric"] == "instructions")]
-    return d.groupby("repeat")["extra_per_statement"].sum()
-
-
-# The posts' orderings the counts speak to: (claim id in data/raw/claims.csv, what the post says, A, B, what a
-# claim expects of A - B: "higher", "similar")
-ORDERINGS = (
-    ("000-cached-similar", "destinations cost about the same (csvlog against stderr)", "csvlog", "stderr", "similar"),
-    ("000-cached-similar", "destinations cost about the same (syslog against stderr)", "syslog", "stderr", "similar"),
-    ("004-syslog-vs-file", "syslog costs more than a log file", "syslog", "stderr", "higher"),
-    ("003-28-small", "log_statement and log_duration alone cost about the same", "log_statement_all", "log_duration",
-     "similar"),
-)
-
-
-def orderings(rep: pd.DataFrame, figures: pd.DataFrame) -> pd.DataFrame:
-    """The counts as a second line of evidence on the posts' orderings: the difference A - B of the server's extra
-    instructions per statement (every process), its 95 % interval over the paired repeats, and the rule: A and B
-    differ when the interval excludes 0 and the difference is larger than either's spread over the starts;
-    'similar' otherwise. What counts cannot see (kernel time, waits on the pipe, contention) the throughput
-    verdicts keep."""
-    rows = []
-    for claim, says, a, b, expects in ORDERINGS:
-        ta, tb = _per_repeat_total(rep, "postgresql", a), _per_repeat_total(rep, "postgresql", b)
-        if ta.empty or tb.empty:
-            continue
-        diff = (ta - tb).dropna()
-        e = mean_ci(diff.to_numpy())
-        spread = max(float(ta.max() - ta.min()), float(tb.max() - tb.min()))
-        differ = len(diff) > 1 and (e.low > 0 or e.high < 0) and abs(e.value) > spread
-        counted = ("A higher" if e.value > 0 else "A lower") if differ else "similar"
-        agree = {"higher": counted == "A higher", "similar": counted == "similar"}[expects]
-        rows.append({"claim": claim, "the post says": says, "A": a, "B": b,
-                     "A − B, instructions / statement": str(e), "ratio A / B": number(ta.mean() / tb.mean()),
-                     "counted": counted, "counts": "agree" if agree else "disagree"})
-    return pd.DataFrame(rows)
-
-
 def findings(figures: pd.DataFrame, rep: pd.DataFrame) -> str:
     """The findings, each from the tables: the baseline's work per statement, what logging every statement adds,
     the destinations' cost per record side by side, and how well the counts repeat."""
@@ -144,7 +104,7 @@ def findings(figures: pd.DataFrame, rep: pd.DataFrame) -> str:
                    "user-space instructions per statement.")
         logged = inst[(inst["engine"] == engine) & (inst["process"] == role) & (inst["records_per_statement"] > 0)]
         for _, r in logged.iterrows():
-            total = _per_repeat_total(rep, engine, r["configuration"])
+            total = analysis.per_repeat_total(rep, engine, r["configuration"])
             out.append(f"  - `{r['configuration']}`: {number(r['records_per_statement'])} records per statement; "
                        f"the {ROLES[role]} {_ci(r, 'per_record')} instructions per record; all of the server's "
                        f"processes together {number(total.mean())} more per statement "
@@ -156,3 +116,15 @@ def findings(figures: pd.DataFrame, rep: pd.DataFrame) -> str:
                    f"(median over configurations; largest {number(100 * spread.max())} %) between independent "
                    f"starts; the goal is 0.5 %.")
     return "\n".join(out)
+
+
+def orderings_table(orderings: pd.DataFrame) -> pd.DataFrame:
+    """The posts' orderings as the notebook and the paper print them."""
+    if orderings.empty:
+        return orderings
+    return pd.DataFrame({
+        "claim": orderings["claim"], "the post says": orderings["post_says"], "A": orderings["a"],
+        "B": orderings["b"],
+        "A − B, instructions / statement": [ci_text(v, lo, hi, n=int(n)) for v, lo, hi, n in zip(
+            orderings["difference"], orderings["difference_low"], orderings["difference_high"], orderings["n"])],
+        "A / B": orderings["ratio"].map(number), "counted": orderings["counted"], "counts": orderings["counts"]})

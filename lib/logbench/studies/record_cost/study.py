@@ -8,14 +8,13 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ... import environment, params, paths, records, runner
+from ... import cleanup, environment, params, records, runner
 from ... import progress as channel
 from ...benches.postgres import BASE, statement_records
 from ...counting import StartCounts, strace, valgrind
@@ -136,7 +135,8 @@ def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
     starts = plan(study)
     raw = out / "starts.jsonl"
     with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
-        work = Path(tempfile.mkdtemp(prefix="logbench-record-cost-", dir=paths.scratch_root()))
+        # claimed: a study killed outright leaves it to its guardian (logbench.cleanup), not to the disk
+        work = cleanup.private_dir("logbench-record-cost-")
         stack.callback(shutil.rmtree, work, ignore_errors=True)
         work.chmod(0o755)
         prepared = {}
@@ -172,10 +172,11 @@ def tables_of(starts: pd.DataFrame) -> dict[str, pd.DataFrame]:
     starts = starts.assign(call=starts["call"].fillna("").astype(str))
     rep = analysis.per_record(analysis.per_repeat(starts))
     summ = analysis.summary(rep)
-    by_call = (summ["metric"] == "syscalls") & ~summ["call"].isin(["all", "writes"])
     summ = _ordered(summ)
+    by_call = (summ["metric"] == "syscalls") & ~summ["call"].isin(["all", "writes"])
     return {"summary": analysis.headline(summ), "figures": summ[~by_call].reset_index(drop=True),
-            "repeats": _ordered(rep), "syscalls": summ[by_call].reset_index(drop=True), "starts": starts}
+            "repeats": _ordered(rep), "syscalls": summ[by_call].reset_index(drop=True),
+            "orderings": analysis.orderings(rep), "starts": starts}
 
 
 def _ordered(d: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,58 @@
+"""The paper's section on what one log record costs, counted (study 11, issue 38): the table of cost per record
+by configuration, the posts' orderings as the counts see them, and the numbers its text states, each read from
+``data/processed/record_cost_*.csv``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .tables import add_table
+
+FIGURES = "record_cost_figures.csv"
+ORDERINGS = "record_cost_orderings.csv"
+
+
+def _cell(conf: str, process: str, column: str, *, engine: str = "postgresql", sig: int = 3) -> dict:
+    return {"kind": "cell", "source": FIGURES, "column": column, "sig": sig,
+            "where": {"engine": engine, "configuration": conf, "process": process, "metric": "instructions"}}
+
+
+def _estimate(nums, key: str, conf: str, process: str, column: str) -> None:
+    for suffix, col in (("estimate", column), ("ci_low", f"{column}_low"), ("ci_high", f"{column}_high")):
+        nums.add(f"{key}.{suffix}", _cell(conf, process, col), optional=True)
+
+
+def record_cost_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
+    """``doc['record_cost']``: the cost table's and the orderings table's paths ('' until the study ran) and which
+    of its numbers exist."""
+    from ..studies.record_cost import report
+
+    doc["record_cost"] = {"table": "", "orderings": "", "syslog": False}
+    src = processed_dir / FIGURES
+    if not src.exists():
+        return
+    figures = pd.read_csv(src, keep_default_na=False, na_values=[""])
+    figures["call"] = figures["call"].fillna("")
+    doc["record_cost"]["table"] = add_table(doc, gen, report.cost_table(figures), "record_cost")
+    if (processed_dir / ORDERINGS).exists():
+        orderings = pd.read_csv(processed_dir / ORDERINGS)
+        if not orderings.empty:
+            doc["record_cost"]["orderings"] = add_table(doc, gen, report.orderings_table(orderings),
+                                                        "record_cost_orderings")
+    _estimate(nums, "rc.none.backend", "none", "backend", "per_statement")
+    _estimate(nums, "rc.stderr.backend", "stderr", "backend", "per_record")
+    _estimate(nums, "rc.stderr.logger", "stderr", "logger", "per_record")
+    nums.add("rc.stderr.extra", _cell("stderr", "backend", "extra_per_statement"), optional=True)
+    nums.add("rc.n", {**_cell("none", "backend", "n"), "int": True}, optional=True)
+    load = {"kind": "agg", "source": FIGURES, "column": "per_statement_spread",
+            "where": {"process": "backend", "metric": "instructions"}}
+    nums.add("rc.spread.median", {"kind": "scale", "factor": 100, "sig": 2, "of": {**load, "agg": "median"}},
+             optional=True)
+    nums.add("rc.spread.max", {"kind": "scale", "factor": 100, "sig": 2, "of": {**load, "agg": "max"}},
+             optional=True)
+    if ((figures["configuration"] == "syslog") & (figures["process"] == "rsyslogd")).any():
+        _estimate(nums, "rc.syslog.rsyslogd", "syslog", "rsyslogd", "per_record")
+        _estimate(nums, "rc.syslog.backend", "syslog", "backend", "per_record")
+        doc["record_cost"]["syslog"] = True
