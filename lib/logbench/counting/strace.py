@@ -33,9 +33,10 @@ def version() -> str:
     return subprocess.run([binary(), "-V"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
 
 
-def prefix(out_dir: Path) -> list[str]:
-    """The argv before the program's own: every process's calls into ``out_dir/st.<pid>``."""
-    return [binary(), "-f", "-ff", "-qq", "-s", "0", "-o", f"{out_dir}/{OUT_PREFIX}"]
+def prefix(out_dir: Path, program: str | None = None) -> list[str]:
+    """The argv before the program's own: every process's calls into ``out_dir/st.<pid>``. ``program``: the
+    strace to run when not this host's (a container's own, by name on its PATH)."""
+    return [program or binary(), "-f", "-ff", "-qq", "-s", "0", "-o", f"{out_dir}/{OUT_PREFIX}"]
 
 
 # "write(3, ""..., 279) = 279" ; a call interrupted and resumed shows as "<... write resumed>) = 279"

@@ -164,6 +164,7 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
     """PostgreSQL started from local binaries; use as a context manager."""
 
     backend = "local"
+    pids = process.HOST_PIDS  # its processes, as a study polls and signals them (a counted container has its own)
 
     def __init__(
         self,

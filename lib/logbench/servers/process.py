@@ -459,3 +459,23 @@ def tree_cpu_seconds(pid: int, attempts: int = 50) -> float:
         pass
     return float("nan")
 
+
+
+class HostPids:
+    """This host's processes by their pids here: what a study polls and signals of a local server (a container's
+    are :class:`logbench.servers.counted_postgres.NamespacePids`, with the same three methods)."""
+
+    @staticmethod
+    def children(pid: int) -> set[int]:
+        return {c.pid for c in psutil.Process(pid).children()}
+
+    @staticmethod
+    def exists(pid: int) -> bool:
+        return psutil.pid_exists(pid)
+
+    @staticmethod
+    def kill(pid: int, sig: int) -> None:
+        os.kill(pid, sig)
+
+
+HOST_PIDS = HostPids()

@@ -19,7 +19,7 @@ import pandas as pd
 from ...counting.strace import WRITES
 from ...stats import mean_ci
 
-KEYS = ["engine", "configuration", "baseline", "counter", "process", "metric", "call"]
+KEYS = ["engine", "server", "configuration", "baseline", "counter", "process", "metric", "call"]
 # The processes a figure is given for; the rest of a server's processes are summed as "background".
 MAIN_ROLES = ("backend", "logger", "rsyslogd", "postmaster", "connection", "process")
 
@@ -28,6 +28,8 @@ def with_totals(starts: pd.DataFrame) -> pd.DataFrame:
     """The long table of starts, the background processes summed into one role and every process's system
     calls also as one total (call "all")."""
     d = starts.copy()
+    if "server" not in d.columns:  # starts from before the versions: this machine's server only
+        d["server"] = "local"
     d["process"] = d["process"].where(d["process"].isin(MAIN_ROLES), "background")
     group = [c for c in d.columns if c != "value"]
     d = d.groupby(group, dropna=False, as_index=False)["value"].sum()
@@ -63,10 +65,10 @@ def per_repeat(starts: pd.DataFrame) -> pd.DataFrame:
 def per_record(rep: pd.DataFrame) -> pd.DataFrame:
     """Each repeat's extra count per statement over its baseline's (same counter, process, metric, call and
     repeat), and that over the records per statement (NaN where the log received none)."""
-    base = rep.set_index(["engine", "configuration", "counter", "process", "metric", "call", "repeat"])[
+    base = rep.set_index(["engine", "server", "configuration", "counter", "process", "metric", "call", "repeat"])[
         "per_statement"]
-    key = list(zip(rep["engine"], rep["baseline"], rep["counter"], rep["process"], rep["metric"], rep["call"],
-                   rep["repeat"]))
+    key = list(zip(rep["engine"], rep["server"], rep["baseline"], rep["counter"], rep["process"], rep["metric"],
+                   rep["call"], rep["repeat"]))
     # a process the baseline does not have (rsyslogd) costs nothing there
     rep = rep.assign(baseline_per_statement=[base.get(k, 0.0) for k in key])
     rep["extra_per_statement"] = rep["per_statement"] - rep["baseline_per_statement"]
@@ -111,11 +113,12 @@ def headline(summ: pd.DataFrame) -> pd.DataFrame:
     calls = summ[(summ["metric"] == "syscalls") & (summ["call"] == "writes")]
     written = summ[summ["metric"] == "bytes_written"]
     out = []
-    for (engine, conf), g in summ.groupby(["engine", "configuration"], sort=False):
-        row = {"engine": engine, "configuration": conf, "baseline": g["baseline"].iloc[0],
+    for (engine, server, conf), g in summ.groupby(["engine", "server", "configuration"], sort=False):
+        row = {"engine": engine, "server": server, "configuration": conf, "baseline": g["baseline"].iloc[0],
                "records_per_statement": g["records_per_statement"].iloc[0]}
+        here = (inst["engine"] == engine) & (inst["server"] == server) & (inst["configuration"] == conf)
         for role in ("backend", "connection", "logger", "rsyslogd"):
-            r = inst[(inst["engine"] == engine) & (inst["configuration"] == conf) & (inst["process"] == role)]
+            r = inst[here & (inst["process"] == role)]
             if r.empty:
                 continue
             r = r.iloc[0]
@@ -127,7 +130,8 @@ def headline(summ: pd.DataFrame) -> pd.DataFrame:
             row[f"{role}_extra_instructions_per_statement"] = r["extra_per_statement"]
         for name, tab in (("write_calls", calls), ("bytes_written", written)):
             for role in ("backend", "connection", "logger", "rsyslogd"):
-                r = tab[(tab["engine"] == engine) & (tab["configuration"] == conf) & (tab["process"] == role)]
+                r = tab[(tab["engine"] == engine) & (tab["server"] == server) & (tab["configuration"] == conf)
+                        & (tab["process"] == role)]
                 if not r.empty:
                     row[f"{role}_{name}_per_record"] = r.iloc[0]["per_record"]
                     row[f"{role}_extra_{name}_per_statement"] = r.iloc[0]["extra_per_statement"]
@@ -135,10 +139,14 @@ def headline(summ: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def per_repeat_total(rep: pd.DataFrame, engine: str, conf: str) -> pd.Series:
-    """The server's extra instructions per statement, every process summed, one value per repeat."""
+def per_repeat_total(rep: pd.DataFrame, engine: str, conf: str, server: str | None = None,
+                     column: str = "extra_per_statement") -> pd.Series:
+    """The server's extra instructions per statement (``column``), every process summed, one value per repeat;
+    of one ``server`` (a version), or of the only one the starts ran."""
     d = rep[(rep["engine"] == engine) & (rep["configuration"] == conf) & (rep["metric"] == "instructions")]
-    return d.groupby("repeat")["extra_per_statement"].sum()
+    if server is not None:
+        d = d[d["server"] == server]
+    return d.groupby("repeat")[column].sum()
 
 
 # The posts' orderings the counts speak to: (claim id in data/raw/claims.csv, what the post says, A, B, what a
@@ -159,8 +167,8 @@ def orderings(rep: pd.DataFrame) -> pd.DataFrame:
     'similar' otherwise. What counts cannot see (kernel time, waits on the pipe, contention) the throughput
     verdicts keep."""
     rows = []
-    for claim, says, a, b, expects in ORDERINGS:
-        ta, tb = per_repeat_total(rep, "postgresql", a), per_repeat_total(rep, "postgresql", b)
+    for (server, claim, says, a, b, expects) in ((s, *o) for s in rep["server"].drop_duplicates() for o in ORDERINGS):
+        ta, tb = per_repeat_total(rep, "postgresql", a, server), per_repeat_total(rep, "postgresql", b, server)
         if ta.empty or tb.empty:
             continue
         diff = (ta - tb).dropna()
@@ -169,7 +177,64 @@ def orderings(rep: pd.DataFrame) -> pd.DataFrame:
         differ = len(diff) > 1 and bool (e.low > 0 or e.high < 0) and abs(e.value) > spread
         counted = ("A higher" if e.value > 0 else "A lower") if differ else "similar"
         agree = {"higher": counted == "A higher", "similar": counted == "similar"}[expects]
-        rows.append({"claim": claim, "post_says": says, "a": a, "b": b, "difference": e.value,
+        rows.append({"server": server, "claim": claim, "post_says": says, "a": a, "b": b, "difference": e.value,
                      "difference_low": e.low, "difference_high": e.high, "n": e.n, "ratio": ta.mean() / tb.mean(),
                      "counted": counted, "counts": "agree" if agree else "disagree"})
+    return pd.DataFrame(rows)
+
+
+# The figures a version sweep sets side by side: per record for a configuration that logs, per statement for the
+# baseline (what a statement costs with nothing logged); of the backend and the logging collector.
+VERSION_METRICS = (("instructions", ""), ("syscalls", "writes"), ("bytes_written", ""))
+VERSION_ROLES = ("backend", "logger")
+
+
+def _version_number(server: str) -> tuple[int, ...]:
+    head = server.split()[0]
+    return tuple(int(p) for p in head.split(".") if p.isdigit())
+
+
+def version_pairs(servers: list[str]) -> list[tuple[str, str]]:
+    """Each version against the one before it, and the newest against the oldest (when there are three or more)."""
+    s = sorted(servers, key=_version_number)
+    pairs = list(zip(s, s[1:]))
+    if len(s) > 2:
+        pairs.append((s[0], s[-1]))
+    return pairs
+
+
+def version_differences(rep: pd.DataFrame, builds: dict[str, str]) -> pd.DataFrame:
+    """Between servers (versions): per configuration, counter, role and metric, B - A of the figure (per record;
+    per statement for a baseline) paired by repeat (the versions' starts of a repeat were interleaved), its mean
+    and 95 % interval over the repeats, B / A, each version's spread over its repeats, and what is compared: each
+    server's build (``builds``: server -> "Debian's 13.23-0+deb11u4 on bullseye", ...), so that a difference is
+    read as one of those builds (compiler, libc), not of the source alone. Empty with one server."""
+    d = rep[rep["engine"] == "postgresql"]
+    servers = list(d["server"].drop_duplicates())
+    if len(servers) < 2:
+        return pd.DataFrame()
+    pick = pd.Series(False, index=d.index)
+    for metric, call in VERSION_METRICS:
+        pick |= (d["metric"] == metric) & ((d["call"] == call) if call else True)
+    d = d[pick & d["process"].isin(VERSION_ROLES)]
+    rows = []
+    for (conf, baseline, counter, role, metric, call), g in d.groupby(
+            ["configuration", "baseline", "counter", "process", "metric", "call"], sort=False):
+        figure = "per_statement" if conf == baseline else "per_record"
+        wide = g.pivot_table(index="repeat", columns="server", values=figure, aggfunc="first")
+        for a, b in version_pairs(servers):
+            if a not in wide.columns or b not in wide.columns:
+                continue
+            diff = (wide[b] - wide[a]).dropna()
+            if diff.empty:
+                continue
+            e = mean_ci(diff.to_numpy(dtype=float))
+            rows.append({"configuration": conf, "counter": counter, "process": role, "metric": metric, "call": call,
+                         "figure": figure, "a": a, "b": b, "a_value": float(wide[a].mean()),
+                         "b_value": float(wide[b].mean()), "difference": e.value, "difference_low": e.low,
+                         "difference_high": e.high, "n": e.n,
+                         "ratio": float(wide[b].mean() / wide[a].mean()) if wide[a].mean() else float("nan"),
+                         "a_spread": _spread(wide[a]), "b_spread": _spread(wide[b]),
+                         "builds": f"{builds.get(b, b)} against {builds.get(a, a)}: a difference of these builds "
+                                   "(each release's compiler and libc), not of the source alone"})
     return pd.DataFrame(rows)

@@ -10,7 +10,6 @@ during the load and gone by its end are pgbench's backends (its set-up connectio
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
@@ -20,12 +19,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
 from ...counting import Count, StartCounts, strace, valgrind
 from ...errors import ToolError
 from ...logsinks import count_records
 from ...servers import process
+from ...servers.counted_postgres import CountedContainerPostgres
 from ...servers.postgres import LocalPostgres, find_bindir
 from ...servers.syslog import SyslogPair
 from ...settings import RecordShape, Settings
@@ -35,12 +33,15 @@ PGBENCH_SEED = 20131117  # pgbench --random-seed: every start draws the same acc
 
 @dataclass(frozen=True)
 class Prepared:
-    """A pristine data directory with pgbench's tables, and the binaries that made it."""
+    """A pristine data directory with pgbench's tables, and the server that made it: this machine's binaries
+    (``container`` '') or the PostgreSQL of docker/servers.tsv's line ``container`` in its image."""
 
     datadir: Path
     bindir: Path
     version: str
     scale: int
+    container: str = ""  # a version of docker/servers.tsv: the server runs in its container
+    server: str = ""  # what ran, for the tables' ``server`` column: "15 (local)", "13 (bullseye container)"
 
 
 def prepare(work: Path, *, bindir: str | Path | None, scale: int, base: Settings) -> Prepared:
@@ -48,19 +49,34 @@ def prepare(work: Path, *, bindir: str | Path | None, scale: int, base: Settings
     every counted start copies."""
     bindir = find_bindir(bindir)
     with LocalPostgres(base, log_dir=work / "prepare-log", bindir=bindir) as server:
-        r = subprocess.run([str(server.binary("pgbench")), "-i", "-q", "-s", str(scale), *_conn(server.conninfo)],
-                           capture_output=True, text=True, timeout=600)
-        if r.returncode != 0:
-            raise ToolError(f"pgbench -i failed: {r.stderr[-2000:]}")
-        with server.connect() as c:
-            c.execute("CHECKPOINT")
-        version = server.version()
-        server.stop()
-        pristine = work / "pristine"
-        shutil.copytree(server.datadir, pristine, symlinks=True)
+        version, pristine = _initialise(server, scale, work / "pristine")
+    return Prepared(pristine, bindir, version, scale, server=f"{version.split()[0]} (local)")
+
+
+def prepare_container(work: Path, *, version: str, scale: int, base: Settings) -> Prepared:
+    """The same in the container of docker/servers.tsv's PostgreSQL ``version`` (initdb there, this host's
+    pgbench -i through the shared socket): the data directory every counted start of that version copies."""
+    with CountedContainerPostgres(base, log_dir=work / f"prepare-log-{version}", version=version) as server:
+        full, pristine = _initialise(server, scale, work / f"pristine-{version}")
+        label = server.label
+    return Prepared(pristine, server.bindir, full, scale, container=version, server=label)
+
+
+def _initialise(server, scale: int, pristine: Path) -> tuple[str, Path]:
+    """pgbench's tables in a running server, a checkpoint, the server stopped and its data directory copied to
+    ``pristine`` (without the files of that one run); the server's version."""
+    r = subprocess.run([str(server.binary("pgbench")), "-i", "-q", "-s", str(scale), *_conn(server.conninfo)],
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise ToolError(f"pgbench -i failed: {r.stderr[-2000:]}")
+    with server.connect() as c:
+        c.execute("CHECKPOINT")
+    version = server.version()
+    server.stop()
+    shutil.copytree(server.datadir, pristine, symlinks=True)
     for stale in ("postmaster.pid", "postmaster.opts", "postgresql.auto.conf"):
         (pristine / stale).unlink(missing_ok=True)
-    return Prepared(pristine, bindir, version, scale)
+    return version, pristine
 
 
 def _conn(conninfo: dict) -> list[str]:
@@ -68,8 +84,11 @@ def _conn(conninfo: dict) -> list[str]:
             str(conninfo["dbname"])]
 
 
-def _prefix(counter: str, out: Path) -> list[str]:
-    return valgrind.cachegrind_prefix(out) if counter == "cachegrind" else strace.prefix(out)
+def _prefix(counter: str, out: Path, inside: bool = False) -> list[str]:
+    """The tool's argv; ``inside`` a container, the image's own tool (found on its PATH), not this host's."""
+    if counter == "cachegrind":
+        return valgrind.cachegrind_prefix(out, program="valgrind" if inside else None)
+    return strace.prefix(out, program="strace" if inside else None)
 
 
 def _roles(server: LocalPostgres, postmaster: int) -> dict[int, str]:
@@ -79,18 +98,18 @@ def _roles(server: LocalPostgres, postmaster: int) -> dict[int, str]:
         listed = dict(c.execute("SELECT pid, backend_type FROM pg_stat_activity").fetchall())
     listed.pop(own, None)
     roles = {postmaster: "postmaster"}
-    for child in psutil.Process(postmaster).children():
-        if child.pid != own:
-            roles[child.pid] = listed.get(child.pid, "logger").replace(" ", "_")
+    for child in server.pids.children(postmaster):
+        if child != own:
+            roles[child] = listed.get(child, "logger").replace(" ", "_")
     return roles
 
 
-def _settle(postmaster: int, keep: set[int], timeout: float = 60.0) -> None:
+def _settle(pids, postmaster: int, keep: set[int], timeout: float = 60.0) -> None:
     """Wait until the postmaster's children are ``keep`` again: the connections that ended have exited and
     their counts are written."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if {c.pid for c in psutil.Process(postmaster).children()} <= keep:
+        if pids.children(postmaster) <= keep:
             return
         time.sleep(0.05)
     raise ToolError(f"backends of the postmaster ({postmaster}) still running {timeout:.0f} s after the load")
@@ -119,14 +138,16 @@ def _pids(counter: str, out: Path) -> set[int]:
     return set(valgrind.counts(out) if counter == "cachegrind" else strace.per_process(out))
 
 
-def _stop(proc: subprocess.Popen, pid: int, sig: int, outlive: set[int] = frozenset(), timeout: float = 120.0) -> None:
+def _stop(proc: subprocess.Popen, pid: int, sig: int, outlive: set[int] = frozenset(), timeout: float = 120.0,
+          pids=process.HOST_PIDS) -> None:
     """Signal the traced program itself (under strace, ``proc`` is strace, which would only detach), then wait
     until the tool has exited and so have the processes in ``outlive``: the logging collector leaves after the
-    postmaster (it reads its pipe to the end), and valgrind writes a process's counts as it exits."""
-    os.kill(pid, sig)
+    postmaster (it reads its pipe to the end), and valgrind writes a process's counts as it exits. ``pids``: the
+    pid space ``pid`` and ``outlive`` are in (a container's)."""
+    pids.kill(pid, sig)
     proc.wait(timeout=timeout)
-    if not process.wait_until(lambda: not any(psutil.pid_exists(p) for p in outlive), timeout=timeout):
-        raise ToolError(f"server processes {sorted(p for p in outlive if psutil.pid_exists(p))} still running "
+    if not process.wait_until(lambda: not any(pids.exists(p) for p in outlive), timeout=timeout):
+        raise ToolError(f"server processes {sorted(p for p in outlive if pids.exists(p))} still running "
                         f"{timeout:.0f} s after the postmaster stopped")
 
 
@@ -173,10 +194,27 @@ def _counts(counter: str, out: Path, roles: dict[int, str], load: set[int], daem
     return rows
 
 
+def _server(prepared: Prepared, settings: Settings, *, log_dir: Path, out: Path, counter: str,
+            syslog_socket: Path | None):
+    """The server of one counted start: this machine's, or the container's of ``prepared.container``."""
+    if prepared.container:
+        if syslog_socket is not None:
+            raise ToolError("no syslog destination in a counted container (its /dev/log is not wired to the "
+                            "private rsyslogd)")
+        return CountedContainerPostgres(settings, log_dir=log_dir, version=prepared.container,
+                                        launch_prefix=tuple(_prefix(counter, out, inside=True)),
+                                        datadir_from=prepared.datadir, shared=(out,), start_timeout=120.0)
+    return LocalPostgres(settings, log_dir=log_dir, bindir=prepared.bindir, syslog_socket=syslog_socket,
+                         launch_prefix=tuple(_prefix(counter, out)), datadir_from=prepared.datadir,
+                         start_timeout=120.0)
+
+
 def count_start(prepared: Prepared, settings: Settings, shapes: tuple[RecordShape, ...], *, protocol: str,
                 transactions: int, counter: str, syslog: bool, remote: bool, work: Path) -> StartCounts:
     """One start under ``counter`` ("cachegrind" or "strace") with ``settings`` (the base and the
-    configuration's, merged), one pgbench load, a fast shutdown; what was counted, by role."""
+    configuration's, merged), one pgbench load, a fast shutdown; what was counted, by role. The server is the
+    one ``prepared`` was made by: this machine's binaries, or a version's container (the tool inside it too,
+    pids read in its namespace; pgbench is this host's either way)."""
     t0 = time.perf_counter()
     run_dir = Path(tempfile.mkdtemp(prefix="start-", dir=work))
     out, daemon_out, log_dir = run_dir / "counts", run_dir / "daemon-counts", run_dir / "log"
@@ -195,19 +233,18 @@ def count_start(prepared: Prepared, settings: Settings, shapes: tuple[RecordShap
                               local_prefix=tuple(_prefix(counter, daemon_out)))
             pair.start()
             sinks.append(pair.files.local)
-        server = LocalPostgres(settings, log_dir=log_dir, bindir=prepared.bindir,
-                               syslog_socket=pair.socket if pair else None,
-                               launch_prefix=tuple(_prefix(counter, out)), datadir_from=prepared.datadir,
-                               start_timeout=120.0)
+        server = _server(prepared, settings, log_dir=log_dir, out=out, counter=counter,
+                         syslog_socket=pair.socket if pair else None)
         with server:
             postmaster = int((server.datadir / "postmaster.pid").read_text().split()[0])
             roles = _roles(server, postmaster)
-            _settle(postmaster, set(roles))
+            _settle(server.pids, postmaster, set(roles))
             before = _pids(counter, out)
             _pgbench(server, transactions, protocol)
-            _settle(postmaster, set(roles))
+            _settle(server.pids, postmaster, set(roles))
             load = _pids(counter, out) - before - set(roles)
-            _stop(server.proc, postmaster, signal.SIGINT, set(roles))  # fast shutdown; each process writes its counts
+            # fast shutdown; each process writes its counts
+            _stop(server.proc, postmaster, signal.SIGINT, set(roles), pids=server.pids)
         if pair is not None:
             _stop(pair.local.proc, int((pair.workdir / "rsyslog-local.pid").read_text()), signal.SIGTERM)
         _complete(counter, out, set(roles) | load)

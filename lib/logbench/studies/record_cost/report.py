@@ -31,9 +31,22 @@ def configuration_table(study) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _fig(summ: pd.DataFrame, engine: str, conf: str, role: str, metric: str, call: str = "") -> pd.Series | None:
+def _servers(d: pd.DataFrame) -> pd.DataFrame:
+    """``d`` with its ``server`` column (a table from before the versions: this machine's server)."""
+    return d if "server" in d.columns else d.assign(server="local")
+
+
+def _server_column(out: pd.DataFrame, d: pd.DataFrame) -> pd.DataFrame:
+    """A printed table keeps its ``server`` column only where more than one server ran (a version sweep)."""
+    return out.drop(columns="server") if "server" in out.columns and d["server"].nunique() < 2 else out
+
+
+def _fig(summ: pd.DataFrame, engine: str, conf: str, role: str, metric: str, call: str = "",
+         server: str | None = None) -> pd.Series | None:
     r = summ[(summ["engine"] == engine) & (summ["configuration"] == conf) & (summ["process"] == role)
              & (summ["metric"] == metric) & (summ["call"].fillna("") == call)]
+    if server is not None:
+        r = r[r["server"] == server]
     return None if r.empty else r.iloc[0]
 
 
@@ -47,33 +60,36 @@ def cost_table(figures: pd.DataFrame) -> pd.DataFrame:
     """Per configuration: records per statement, and for each process that works for a record its user-space
     instructions per record [95 % CI, n], then the server's extra instructions per statement over the baseline
     (every process summed), its write calls and bytes per record."""
+    figures = _servers(figures)
     rows = []
-    for (engine, conf), g in figures.groupby(["engine", "configuration"], sort=False):
-        row = {"engine": engine, "configuration": conf,
+    for (engine, server, conf), g in figures.groupby(["engine", "server", "configuration"], sort=False):
+        row = {"engine": engine, "server": server, "configuration": conf,
                "records / statement": number(g["records_per_statement"].iloc[0])}
         total = g[(g["metric"] == "instructions")]["extra_per_statement"].sum()
         for role, label in ROLES.items():
-            r = _fig(figures, engine, conf, role, "instructions")
+            r = _fig(figures, engine, conf, role, "instructions", server=server)
             if r is not None:
                 row[f"{label}: instructions / record"] = _ci(r, "per_record")
         row["extra instructions / statement (all processes)"] = number(total)
         for role in ("backend", "connection"):
-            w = _fig(figures, engine, conf, role, "syscalls", "writes")
-            b = _fig(figures, engine, conf, role, "bytes_written")
+            w = _fig(figures, engine, conf, role, "syscalls", "writes", server)
+            b = _fig(figures, engine, conf, role, "bytes_written", server=server)
             if w is not None:
                 row[f"{ROLES[role]}: write calls / record"] = number(w["per_record"])
             if b is not None:
                 row[f"{ROLES[role]}: bytes / record"] = number(b["per_record"])
         rows.append(row)
-    return pd.DataFrame(rows).fillna("")
+    return _server_column(pd.DataFrame(rows).fillna(""), figures)
 
 
 def repeatability(figures: pd.DataFrame) -> pd.DataFrame:
     """The spread (max - min) / mean of the instructions per statement over the starts, per configuration and
     process, against the 0.5 % goal; the daemons' are as measured (their reads batch records by timing)."""
+    figures = _servers(figures)
     d = figures[(figures["metric"] == "instructions") & figures["process"].isin(list(ROLES))]
     d = d[d["per_statement"].abs() > 1]
-    out = d[["engine", "configuration", "process", "n", "per_statement", "per_statement_spread"]].copy()
+    out = _server_column(d[["engine", "server", "configuration", "process", "n", "per_statement",
+                            "per_statement_spread"]].copy(), figures)
     load = out["process"].isin(["backend", "connection"])
     out["within 0.5 %"] = np.where(~load, "(daemon)", np.where(out["n"] < 2, "(n = 1)", np.where(
         out["per_statement_spread"] <= SPREAD_GOAL, "yes", "no")))
@@ -84,27 +100,33 @@ def repeatability(figures: pd.DataFrame) -> pd.DataFrame:
 
 def syscall_table(syscalls: pd.DataFrame, roles=("backend", "logger", "rsyslogd", "connection")) -> pd.DataFrame:
     """System calls per record by call, where a configuration makes any (extra over its baseline, > 0.01)."""
+    syscalls = _servers(syscalls)
     d = syscalls[syscalls["process"].isin(roles) & (syscalls["extra_per_statement"].abs() > 0.01)]
     d = d[d["records_per_statement"] > 0]
-    out = d.pivot_table(index=["engine", "configuration", "process"], columns="call", values="per_record",
-                        aggfunc="first")
+    index = ["engine", "server", "configuration", "process"] if syscalls["server"].nunique() > 1 else [
+        "engine", "configuration", "process"]
+    out = d.pivot_table(index=index, columns="call", values="per_record", aggfunc="first")
     return out.round(3).fillna(0)
 
 
 def findings(figures: pd.DataFrame, rep: pd.DataFrame) -> str:
     """The findings, each from the tables: the baseline's work per statement, what logging every statement adds,
     the destinations' cost per record side by side, and how well the counts repeat."""
+    figures, rep = _servers(figures), _servers(rep)
     out = []
     inst = figures[figures["metric"] == "instructions"]
-    for engine, role in (("postgresql", "backend"), ("mariadb", "connection")):
-        base = _fig(figures, engine, "none", role, "instructions")
+    for (engine, role), server in ((e, s) for e in (("postgresql", "backend"), ("mariadb", "connection"))
+                                   for s in figures["server"].drop_duplicates()):
+        base = _fig(figures, engine, "none", role, "instructions", server=server)
         if base is None:
             continue
-        out.append(f"- **{engine}**: with nothing logged the {ROLES[role]} executes {_ci(base, 'per_statement')} "
+        who = f"{engine} {server}" if figures["server"].nunique() > 1 else engine
+        out.append(f"- **{who}**: with nothing logged the {ROLES[role]} executes {_ci(base, 'per_statement')} "
                    "user-space instructions per statement.")
-        logged = inst[(inst["engine"] == engine) & (inst["process"] == role) & (inst["records_per_statement"] > 0)]
+        logged = inst[(inst["engine"] == engine) & (inst["server"] == server) & (inst["process"] == role)
+                      & (inst["records_per_statement"] > 0)]
         for _, r in logged.iterrows():
-            total = analysis.per_repeat_total(rep, engine, r["configuration"])
+            total = analysis.per_repeat_total(rep, engine, r["configuration"], server)
             out.append(f"  - `{r['configuration']}`: {number(r['records_per_statement'])} records per statement; "
                        f"the {ROLES[role]} {_ci(r, 'per_record')} instructions per record; all of the server's "
                        f"processes together {number(total.mean())} more per statement "
@@ -122,9 +144,53 @@ def orderings_table(orderings: pd.DataFrame) -> pd.DataFrame:
     """The posts' orderings as the notebook and the paper print them."""
     if orderings.empty:
         return orderings
-    return pd.DataFrame({
-        "claim": orderings["claim"], "the post says": orderings["post_says"], "A": orderings["a"],
-        "B": orderings["b"],
+    orderings = _servers(orderings)
+    return _server_column(pd.DataFrame({
+        "server": orderings["server"], "claim": orderings["claim"], "the post says": orderings["post_says"],
+        "A": orderings["a"], "B": orderings["b"],
         "A − B, instructions / statement": [ci_text(v, lo, hi, n=int(n)) for v, lo, hi, n in zip(
             orderings["difference"], orderings["difference_low"], orderings["difference_high"], orderings["n"])],
-        "A / B": orderings["ratio"].map(number), "counted": orderings["counted"], "counts": orderings["counts"]})
+        "A / B": orderings["ratio"].map(number), "counted": orderings["counted"], "counts": orderings["counts"]}),
+        orderings)
+
+
+_METRIC = {("instructions", ""): "instructions", ("syscalls", "writes"): "write calls", ("bytes_written", ""): "bytes"}
+
+
+def per_version_table(figures: pd.DataFrame) -> pd.DataFrame:
+    """A version sweep's figures side by side, one column per server: per configuration, role and metric, per
+    record [95 % CI, n] (per statement for the baseline: what a statement costs with nothing logged)."""
+    figures = _servers(figures)
+    servers = sorted(figures["server"].unique(), key=analysis._version_number)
+    d = figures[(figures["engine"] == "postgresql") & figures["process"].isin(analysis.VERSION_ROLES)]
+    d = d[[(m, c) in _METRIC for m, c in zip(d["metric"], d["call"].fillna(""))]]
+    rows = []
+    for (conf, baseline, counter, role, metric, call), g in d.groupby(
+            ["configuration", "baseline", "counter", "process", "metric", "call"], sort=False):
+        figure = "per_statement" if conf == baseline else "per_record"
+        if g[figure].isna().all():
+            continue
+        by = g.set_index("server")
+        rows.append({"configuration": conf, "process": ROLES.get(role, role),
+                     "figure": f"{_METRIC[(metric, call)]} / {'statement' if conf == baseline else 'record'}",
+                     **{s: _ci(by.loc[s], figure) if s in by.index else "—" for s in servers}})
+    return pd.DataFrame(rows)
+
+
+def between_versions_table(between: pd.DataFrame) -> pd.DataFrame:
+    """Each version against the one before it (and the newest against the oldest): B − A [95 % CI over the paired
+    repeats, n], B / A, each one's spread over its repeats, and what is compared: Debian's build of each on its own
+    release, so a difference of those builds, not of the source alone."""
+    if between.empty:
+        return between
+    return pd.DataFrame({
+        "configuration": between["configuration"], "process": between["process"].map(lambda r: ROLES.get(r, r)),
+        "figure": [f"{_METRIC[(m, c if isinstance(c, str) else '')]} / {f.removeprefix('per_')}"
+                   for m, c, f in zip(between["metric"], between["call"], between["figure"])],
+        "A": between["a"], "B": between["b"],
+        "B − A": [ci_text(v, lo, hi, n=int(n)) for v, lo, hi, n in zip(
+            between["difference"], between["difference_low"], between["difference_high"], between["n"])],
+        "B / A": between["ratio"].map(number),
+        "spread A, B": [f"{number(100 * a)} %, {number(100 * b)} %" for a, b in zip(between["a_spread"],
+                                                                                between["b_spread"])],
+        "builds compared": between["builds"]})

@@ -67,12 +67,19 @@ PG_CONFIGURATIONS: dict[str, PgConfiguration] = {
 PROFILES: dict[str, dict[str, object]] = {
     # seconds: what tests and nbval run: the baseline and one destination, one repeat, instructions only
     "smoke": {"configurations": ["none", "stderr"], "mariadb_configurations": [], "repeats": 1,
-              "transactions": [50, 250], "counters": ["cachegrind"]},
+              "transactions": [50, 250], "counters": ["cachegrind"], "versions": []},
     # the committed run: every configuration, 3 starts of each size under each counter
     "standard": {"configurations": list(PG_CONFIGURATIONS), "mariadb_configurations": None, "repeats": 3,
-                 "transactions": [200, 1000], "counters": list(COUNTERS)},
+                 "transactions": [200, 1000], "counters": list(COUNTERS), "versions": []},
     "full": {"configurations": list(PG_CONFIGURATIONS), "mariadb_configurations": None, "repeats": 5,
-             "transactions": [500, 2500], "counters": list(COUNTERS)},
+             "transactions": [500, 2500], "counters": list(COUNTERS), "versions": []},
+    # the versions: Debian's PostgreSQL 13, 15 and 17, each in its release's container (its compiler,
+    # libc and tools); the destinations a container reaches without the private syslog daemon, and the two
+    # settings of post 003. (estimate) 5 configurations x 2 sizes x 2 counters x 3 repeats x 3 versions = 180
+    # starts
+    "versions": {"configurations": ["none", "stderr", "csvlog", "log_statement_all", "log_duration"],
+                 "mariadb_configurations": [], "repeats": 3, "transactions": [200, 1000], "counters": list(COUNTERS),
+                 "versions": ["13", "15", "17"]},
 }
 
 
@@ -93,6 +100,9 @@ class RecordCostStudy:
     processed_dir: Path | None
     backend: str = "local"
     publish: bool = False
+    # PostgreSQL versions of docker/servers.tsv, each counted in its container (Debian's build on its own
+    # release); () for this machine's own binaries only
+    versions: tuple[str, ...] = ()
 
 
 SPEC = common.StudySpec(

@@ -20,6 +20,7 @@ from ...benches.postgres import BASE, statement_records
 from ...counting import StartCounts, strace, valgrind
 from ...errors import ParameterError
 from ...servers import process
+from ...servers.containers import image_id, server_images
 from ...servers.postgres import find_bindir
 from ...settings import Settings
 from .. import common
@@ -43,9 +44,11 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
            transactions: list[int] | None = None, counters: list[str] | None = None, scale: int = 1,
            seed: int | None = None, backend: str = "local", pg_bindir: str | None = None,
            mariadbd: str | None = None, output_dir: str | Path | None = None,
-           processed_dir: str | Path | None = None, publish: bool = False) -> RecordCostStudy:
+           processed_dir: str | Path | None = None, publish: bool = False,
+           versions: list[str] | None = None) -> RecordCostStudy:
     """Check every parameter and freeze the study; ParameterError before anything starts."""
     d = common.profile_lookup(profile, PROFILES)
+    swept = _versions(d("versions", versions))
     params.choice("backend", backend, BACKENDS)
     publish = params.boolean("publish", publish)
     chosen = params.name_list("configurations", d("configurations", configurations), PG_CONFIGURATIONS)
@@ -67,6 +70,10 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
     tools = params.name_list("counters", d("counters", counters), COUNTERS)
     for t in tools:  # refused now, not after the first start
         (valgrind if t == "cachegrind" else strace).binary()
+    if swept and any(PG_CONFIGURATIONS[c].syslog for c in chosen):
+        raise ParameterError("configurations", [c for c in chosen if PG_CONFIGURATIONS[c].syslog],
+                             "no syslog destination with `versions`: a counted container's /dev/log is not wired to "
+                             "the private rsyslogd (the local server's is)")
     if any(PG_CONFIGURATIONS[c].syslog for c in chosen) and not process.is_root():
         raise ParameterError("configurations", list(chosen), "no syslog destination when not root (the server gets a "
                              "private /dev/log in a mount namespace only as root)")
@@ -78,21 +85,41 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
         pg_bindir=str(find_bindir(pg_bindir)) if chosen else "", mariadbd=mariadbd,
         output_dir=(out := common.output_path(NAME, profile, output_dir)),
         processed_dir=common.processed_path(profile, processed_dir, publish=publish, output_dir=out),
-        backend=backend, publish=publish)
+        backend=backend, publish=publish, versions=swept)
+
+
+def _versions(value: object) -> tuple[str, ...]:
+    """The PostgreSQL versions to count in their containers: () for none (this machine's own binaries), else
+    versions docker/servers.tsv declares, each once (ParameterError naming them otherwise)."""
+    if value is None or (isinstance(value, (list, tuple)) and not value) or value == "":
+        return ()
+    allowed = server_images("postgres")
+    try:
+        return params.name_list("versions", value, allowed, coerce=str)
+    except ParameterError:
+        raise ParameterError("versions", value, "PostgreSQL versions of docker/servers.tsv, each once: "
+                             + ", ".join(repr(v) for v in allowed) + " ([] for this machine's own binaries "
+                             "only)") from None
+
+
+def servers(study: RecordCostStudy) -> tuple[str, ...]:
+    """Where PostgreSQL runs: 'local' (this machine's binaries), or each version's container."""
+    return study.versions or ("local",)
 
 
 def plan(study: RecordCostStudy) -> list[dict]:
-    """Every start: each repeat holds every (engine, configuration, size, counter) once, in a seeded random order."""
-    cells = [(e, c, n, t) for e, confs in (("postgresql", study.configurations),
-                                           ("mariadb", study.mariadb_configurations))
-             for c in confs for n in study.transactions for t in study.counters]
+    """Every start: each repeat holds every (engine, server, configuration, size, counter) once, in a seeded
+    random order (a version sweep's versions interleaved, so a drift of the machine is no version's)."""
+    cells = [(e, v, c, n, t) for e, vs, confs in (("postgresql", servers(study), study.configurations),
+                                                  ("mariadb", ("local",), study.mariadb_configurations))
+             for v in vs for c in confs for n in study.transactions for t in study.counters]
     out = []
     for r in range(study.repeats):
         order = np.random.default_rng([study.seed, r]).permutation(len(cells))
         for pos, i in enumerate(order):
-            e, c, n, t = cells[i]
-            out.append({"repeat": r, "position": pos, "engine": e, "configuration": c, "transactions": n,
-                        "counter": t})
+            e, v, c, n, t = cells[i]
+            out.append({"repeat": r, "position": pos, "engine": e, "version": v, "configuration": c,
+                        "transactions": n, "counter": t})
     return out
 
 
@@ -100,8 +127,8 @@ def _pg_settings(name: str) -> Settings:
     return Settings.of("postgresql", {**BASE, **HOLD, **PG_CONFIGURATIONS[name].settings})
 
 
-def _start_rows(item: dict, baseline: str, got: StartCounts, index: int, env_id: str) -> list[dict]:
-    head = {"start": index, **item, "baseline": baseline, "statements": got.statements, "records": got.records,
+def _start_rows(item: dict, baseline: str, got: StartCounts, index: int, env_id: str, server: str) -> list[dict]:
+    head = {"start": index, **item, "server": server, "baseline": baseline, "statements": got.statements, "records": got.records,
             "log_bytes": got.log_bytes, "seconds": round(got.seconds, 3), "env_id": env_id}
     return [{**head, "process": c.process, "metric": c.metric, "call": c.call, "value": c.value} for c in got.counts]
 
@@ -111,19 +138,46 @@ def _count(study: RecordCostStudy, item: dict, prepared: dict, work: Path) -> tu
     if item["engine"] == "postgresql":
         conf = PG_CONFIGURATIONS[item["configuration"]]
         settings = _pg_settings(item["configuration"])
-        got = pg.count_start(prepared["postgresql"], settings, statement_records(settings, conf.protocol),
+        got = pg.count_start(prepared[("postgresql", item["version"])], settings, statement_records(settings, conf.protocol),
                              protocol=conf.protocol, transactions=n, counter=tool, syslog=conf.syslog,
                              remote=conf.remote, work=work)
         return conf.baseline, got
-    return "none", _mariadb().count_start(prepared["mariadb"], item["configuration"], n, tool, work)
+    return "none", _mariadb().count_start(prepared[("mariadb", "local")], item["configuration"], n, tool, work)
+
+
+def _server_label(prepared: dict, item: dict) -> str:
+    p = prepared[(item["engine"], item["version"])]
+    return getattr(p, "server", "") or f"{getattr(p, 'version', p)} (local)"
 
 
 def _environment(study: RecordCostStudy, prepared: dict) -> dict:
-    versions = {e: (p.version if hasattr(p, "version") else str(p)) for e, p in prepared.items()}
+    versions = {_label(e, v, p): (p.version if hasattr(p, "version") else str(p)) for (e, v), p in prepared.items()}
     tools = {t: (valgrind.version() if t == "cachegrind" else strace.version()) for t in study.counters}
+    extra = {"backend": "local", "servers": versions, "hold": HOLD, "pgbench_random_seed": pg.PGBENCH_SEED}
+    if study.versions:
+        # each version's server, compiler (as the server reports it) and counting tools: Debian's builds on its release
+        images = server_images("postgres")
+        extra["containers"] = {v: {"image": images[v].tag, "image_id": image_id(images[v].tag),
+                                   "suite": images[v].suite, "debian_version": images[v].debian_version,
+                                   "server": prepared[("postgresql", v)].version, "tools": _container_tools(images[v].tag)}
+                               for v in study.versions}
     return environment.collect(server_version="; ".join(f"{e} {v}" for e, v in versions.items()), tools=tools,
-                               extra={"backend": "local", "servers": versions, "hold": HOLD,
-                                      "pgbench_random_seed": pg.PGBENCH_SEED})
+                               extra=extra)
+
+
+def _label(engine: str, version: str, prepared) -> str:
+    return engine if version == "local" else f"{engine} {version}"
+
+
+def _container_tools(image: str) -> dict[str, str]:
+    """The valgrind and strace a version's image has (its release's builds), as they report themselves."""
+    import subprocess
+
+    r = subprocess.run(["docker", "run", "--rm", "--entrypoint", "sh", image, "-c",
+                        "valgrind --version; strace -V | head -1; postgres --version"],
+                       capture_output=True, text=True, timeout=120)
+    lines = r.stdout.splitlines()
+    return dict(zip(("valgrind", "strace", "postgres"), lines)) if r.returncode == 0 else {"error": r.stderr[-500:]}
 
 
 def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
@@ -140,11 +194,16 @@ def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
         stack.callback(shutil.rmtree, work, ignore_errors=True)
         work.chmod(0o755)
         prepared = {}
+        base = Settings.of("postgresql", {**BASE, **HOLD})
         if study.configurations:
-            prepared["postgresql"] = pg.prepare(work, bindir=study.pg_bindir, scale=study.scale,
-                                                base=Settings.of("postgresql", {**BASE, **HOLD}))
+            for v in servers(study):
+                if v == "local":
+                    prepared[("postgresql", v)] = pg.prepare(work, bindir=study.pg_bindir, scale=study.scale, base=base)
+                else:
+                    say(f"PostgreSQL {v}: its pristine data directory in its container")
+                    prepared[("postgresql", v)] = pg.prepare_container(work, version=v, scale=study.scale, base=base)
         if study.mariadb_configurations:
-            prepared["mariadb"] = _mariadb().prepare(work, mariadbd=study.mariadbd)
+            prepared[("mariadb", "local")] = _mariadb().prepare(work, mariadbd=study.mariadbd)
         env = _environment(study, prepared)
         (out / "environment.json").write_text(json.dumps(env, indent=2, sort_keys=True, default=str) + "\n")
         say(f"{study.profile} profile: {len(starts)} starts; raw counts in {raw}")
@@ -152,10 +211,11 @@ def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
         with raw.open("a") as f:
             for i, item in enumerate(starts):
                 baseline, got = _count(study, item, prepared, work)
-                for row in _start_rows(item, baseline, got, i, env["env_id"]):
+                for row in _start_rows(item, baseline, got, i, env["env_id"], _server_label(prepared, item)):
                     f.write(json.dumps(row) + "\n")
                 f.flush()
-                say(f"start {i + 1}/{len(starts)}: {item['engine']} {item['configuration']} "
+                say(f"start {i + 1}/{len(starts)}: {item['engine']} {_server_label(prepared, item)} "
+                    f"{item['configuration']} "
                     f"{item['transactions']} tx under {item['counter']}, {got.records} records, "
                     f"{got.seconds:.1f} s (elapsed {channel.duration(time.monotonic() - t0)})")
     if reporter:
@@ -170,18 +230,35 @@ def tables_of(starts: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The processed tables from the raw starts: the per-configuration table (summary), every figure with its
     CI (figures), each repeat's (repeats), the system calls by call (syscalls) and the starts themselves."""
     starts = starts.assign(call=starts["call"].fillna("").astype(str))
+    if "server" not in starts.columns:  # a run from before the versions: this machine's server only
+        starts = starts.assign(server="local")
     rep = analysis.per_record(analysis.per_repeat(starts))
     summ = analysis.summary(rep)
     summ = _ordered(summ)
     by_call = (summ["metric"] == "syscalls") & ~summ["call"].isin(["all", "writes"])
-    return {"summary": analysis.headline(summ), "figures": summ[~by_call].reset_index(drop=True),
-            "repeats": _ordered(rep), "syscalls": summ[by_call].reset_index(drop=True),
-            "orderings": analysis.orderings(rep), "starts": starts}
+    tables = {"summary": analysis.headline(summ), "figures": summ[~by_call].reset_index(drop=True),
+              "repeats": _ordered(rep), "syscalls": summ[by_call].reset_index(drop=True),
+              "orderings": analysis.orderings(rep)}
+    between = analysis.version_differences(rep, {s: build_of(s) for s in starts["server"].unique()})
+    if not between.empty:
+        tables["between_versions"] = between
+    return {**tables, "starts": starts}
+
+
+def build_of(server: str) -> str:
+    """What a server label ran, as built: "Debian's 13.23-0+deb11u4 on bullseye" for a version's container
+    (docker/servers.tsv), "this machine's" for the local binaries."""
+    if "container" not in server:
+        return f"this machine's PostgreSQL {server.split()[0]}"
+    line = server_images("postgres").get(server.split()[0])
+    return f"Debian's PostgreSQL {line.debian_version} on {line.suite}" if line else server
 
 
 def _ordered(d: pd.DataFrame) -> pd.DataFrame:
     """Rows by engine, then configuration in the spec's order (stable: the rest keeps its order)."""
-    key = d["engine"].map({"postgresql": 0, "mariadb": 1}) * 1000 + d["configuration"].map(_order()).fillna(999)
+    key = (d["engine"].map({"postgresql": 0, "mariadb": 1}) * 1000 + d["configuration"].map(_order()).fillna(999)
+           + d["server"].map({s: i for i, s in enumerate(sorted(d["server"].unique(), key=analysis._version_number))})
+           / 100)
     return d.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
 
 
