@@ -53,7 +53,7 @@ def test_version_differences_are_paired_by_repeat_and_name_the_builds():
     assert (r["a"], r["b"]) == ("13 (bullseye container)", "15 (bookworm container)")
     assert r["difference"] == pytest.approx(-500) and r["difference_low"] == pytest.approx(-500)  # noise paired
     assert r["n"] == 3 and r["ratio"] == pytest.approx(2500 / 3000)
-    assert "B build against A build" in r["builds"] and "not of the source alone" in r["builds"]
+    assert "B build − A build" in r["builds"] and "not the source alone" in r["builds"]
     assert analysis.version_pairs(["17 (x)", "13 (x)", "15 (x)"]) == [("13 (x)", "15 (x)"), ("15 (x)", "17 (x)"),
                                                                      ("13 (x)", "17 (x)")]
 

@@ -216,7 +216,7 @@ def version_differences(rep: pd.DataFrame, builds: dict[str, str]) -> pd.DataFra
     pick = pd.Series(False, index=d.index)
     for metric, call in VERSION_METRICS:
         pick |= (d["metric"] == metric) & ((d["call"] == call) if call else True)
-    d = d[pick & d["process"].isin(VERSION_ROLES)]
+    d = version_rows(d[pick])
     rows = []
     for (conf, baseline, counter, role, metric, call), g in d.groupby(
             ["configuration", "baseline", "counter", "process", "metric", "call"], sort=False):
@@ -235,6 +235,18 @@ def version_differences(rep: pd.DataFrame, builds: dict[str, str]) -> pd.DataFra
                          "difference_high": e.high, "n": e.n,
                          "ratio": float(wide[b].mean() / wide[a].mean()) if wide[a].mean() else float("nan"),
                          "a_spread": _spread(wide[a]), "b_spread": _spread(wide[b]),
-                         "builds": f"{builds.get(b, b)} against {builds.get(a, a)}: a difference of these builds "
-                                   "(each release's compiler and libc), not of the source alone"})
+                         "builds": f"{builds.get(b, b)} − {builds.get(a, a)}: these builds (each release's compiler "
+                                   "and libc), not the source alone"})
     return pd.DataFrame(rows)
+
+
+def version_rows(d: pd.DataFrame) -> pd.DataFrame:
+    """The rows a version sweep compares, in a reading order (configuration as given, then metric, role): the
+    backend and the collector of a configuration that logs; the backend alone of a baseline (its collector has
+    nothing to do)."""
+    d = d[d["process"].isin(VERSION_ROLES) & ((d["configuration"] != d["baseline"]) | (d["process"] == "backend"))]
+    metric = {m: i for i, (m, _) in enumerate(VERSION_METRICS)}
+    conf = {c: i for i, c in enumerate(d["configuration"].drop_duplicates())}
+    key = d["configuration"].map(conf) * 100 + d["metric"].map(metric).fillna(9) * 10 + d["process"].map(
+        {r: i for i, r in enumerate(VERSION_ROLES)})
+    return d.iloc[np.argsort(key.to_numpy(), kind="stable")]

@@ -162,8 +162,8 @@ def per_version_table(figures: pd.DataFrame) -> pd.DataFrame:
     record [95 % CI, n] (per statement for the baseline: what a statement costs with nothing logged)."""
     figures = _servers(figures)
     servers = sorted(figures["server"].unique(), key=analysis._version_number)
-    d = figures[(figures["engine"] == "postgresql") & figures["process"].isin(analysis.VERSION_ROLES)]
-    d = d[[(m, c) in _METRIC for m, c in zip(d["metric"], d["call"].fillna(""))]]
+    d = figures[figures["engine"] == "postgresql"]
+    d = analysis.version_rows(d[[(m, c) in _METRIC for m, c in zip(d["metric"], d["call"].fillna(""))]])
     rows = []
     for (conf, baseline, counter, role, metric, call), g in d.groupby(
             ["configuration", "baseline", "counter", "process", "metric", "call"], sort=False):

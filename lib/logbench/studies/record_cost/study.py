@@ -222,7 +222,8 @@ def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
         reporter.close()
     tables = tables_of(pd.read_json(raw, lines=True, dtype={"call": str}))
     if study.processed_dir is not None:
-        records.write_processed(study.name, Path(study.processed_dir), env, tables)
+        # a named profile's files are its own (record_cost_versions*.csv), never the committed run's
+        records.write_processed(common.stem(study.name, study.profile), Path(study.processed_dir), env, tables)
     return {**tables, "environment": env}
 
 
@@ -251,7 +252,7 @@ def build_of(server: str) -> str:
     if "container" not in server:
         return f"this machine's PostgreSQL {server.split()[0]}"
     line = server_images("postgres").get(server.split()[0])
-    return f"Debian's PostgreSQL {line.debian_version} on {line.suite}" if line else server
+    return f"Debian's {line.debian_version} ({line.suite})" if line else server
 
 
 def _ordered(d: pd.DataFrame) -> pd.DataFrame:
