@@ -4,13 +4,16 @@ refused before anything starts, and the version differences computed by hand."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import signal
+import time
 
 import pandas as pd
 import pytest
 
-from conftest import needs_root
-from logbench import cleanup
+from conftest import needs_root, study_process
+from logbench import cleanup, paths
 from logbench.benches.postgres import statement_records
 from logbench.errors import ParameterError
 from logbench.servers import containers
@@ -82,3 +85,32 @@ def test_one_counted_start_in_the_postgresql_13_container():
     writes = {(c.process, c.call): c.value for c in got["strace"].counts if c.metric == "syscalls"}
     assert writes[("backend", "write")] >= 100 and writes[("logger", "write")] >= 1
     assert containers.leftovers()["containers"] == before  # every counted container removed
+
+
+@pytest.mark.integration
+@needs_root
+@pytest.mark.usefixtures("docker_engine")
+@pytest.mark.timeout(300)
+def test_sigterm_during_a_version_sweep_leaves_no_container_and_keeps_the_counted_starts(tmp_path):
+    before = containers.leftovers()["containers"]
+    out = tmp_path / "run"
+    proc = study_process(f"""
+        from logbench.studies import record_cost as rc
+        rc.run(rc.define(profile="versions", configurations=["none", "stderr"], versions=["13", "17"], repeats=3,
+                         transactions=[50, 250], counters=["cachegrind"], output_dir={str(out)!r}), progress=False)
+    """)
+    raw = out / "starts.jsonl"
+    deadline = time.monotonic() + 180
+    while not (raw.exists() and raw.read_text().strip()):
+        assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
+        assert time.monotonic() < deadline, "no start counted within 180 s"
+        time.sleep(0.2)
+    time.sleep(1.5)  # into the next start: its container running
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=90)
+    assert proc.returncode != 0
+    assert containers.leftovers()["containers"] == before
+    assert not list(paths.scratch_root().glob("logbench-record-cost-*"))
+    assert not list(paths.scratch_root().glob("logbench-pgc-*"))
+    kept = [json.loads(line) for line in raw.read_text().splitlines()]
+    assert kept and {r["server"] for r in kept} <= {"13 (bullseye container)", "17 (trixie container)"}
