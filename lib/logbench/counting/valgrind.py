@@ -45,7 +45,8 @@ def cachegrind_prefix(out_dir: Path, *extra: str, program: str | None = None) ->
     ``--trace-children=yes`` follows an exec too (a server that re-executes itself); ``-q`` keeps valgrind's
     banner out of the server's stderr, which some studies count as a log sink. ``program``: the valgrind to run
     when not this host's (a container's own, by name on its PATH)."""
-    return [*fixed_addresses(), program or binary(), "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes", "-q",
+    return [*fixed_addresses(), program or binary(), "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
+            "-q",
             f"--cachegrind-out-file={out_dir}/{OUT_PREFIX}.%p", *extra]
 
 

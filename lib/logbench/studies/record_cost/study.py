@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -128,7 +129,8 @@ def _pg_settings(name: str) -> Settings:
 
 
 def _start_rows(item: dict, baseline: str, got: StartCounts, index: int, env_id: str, server: str) -> list[dict]:
-    head = {"start": index, **item, "server": server, "baseline": baseline, "statements": got.statements, "records": got.records,
+    head = {"start": index, **item, "server": server, "baseline": baseline, "statements": got.statements,
+            "records": got.records,
             "log_bytes": got.log_bytes, "seconds": round(got.seconds, 3), "env_id": env_id}
     return [{**head, "process": c.process, "metric": c.metric, "call": c.call, "value": c.value} for c in got.counts]
 
@@ -138,7 +140,8 @@ def _count(study: RecordCostStudy, item: dict, prepared: dict, work: Path) -> tu
     if item["engine"] == "postgresql":
         conf = PG_CONFIGURATIONS[item["configuration"]]
         settings = _pg_settings(item["configuration"])
-        got = pg.count_start(prepared[("postgresql", item["version"])], settings, statement_records(settings, conf.protocol),
+        got = pg.count_start(prepared[("postgresql", item["version"])], settings,
+                             statement_records(settings, conf.protocol),
                              protocol=conf.protocol, transactions=n, counter=tool, syslog=conf.syslog,
                              remote=conf.remote, work=work)
         return conf.baseline, got
@@ -155,12 +158,18 @@ def _environment(study: RecordCostStudy, prepared: dict) -> dict:
     tools = {t: (valgrind.version() if t == "cachegrind" else strace.version()) for t in study.counters}
     extra = {"backend": "local", "servers": versions, "hold": HOLD, "pgbench_random_seed": pg.PGBENCH_SEED}
     if study.versions:
-        # each version's server, compiler (as the server reports it) and counting tools: Debian's builds on its release
+        # each version's server and counting tools (the image's own, which counted it): Debian's builds on its
+        # release; pgbench is this machine's for every version
         images = server_images("postgres")
         extra["containers"] = {v: {"image": images[v].tag, "image_id": image_id(images[v].tag),
                                    "suite": images[v].suite, "debian_version": images[v].debian_version,
-                                   "server": prepared[("postgresql", v)].version, "tools": _container_tools(images[v].tag)}
+                                   "server": prepared[("postgresql", v)].version,
+                                   "tools": _container_tools(images[v].tag)}
                                for v in study.versions}
+        tools = {f"{t} ({v})": extra["containers"][v]["tools"].get("valgrind" if t == "cachegrind" else "strace", "")
+                 for v in study.versions for t in study.counters}
+        tools["pgbench"] = subprocess.run([str(find_bindir(study.pg_bindir) / "pgbench"), "--version"],
+                                          capture_output=True, text=True, timeout=30).stdout.strip()
     return environment.collect(server_version="; ".join(f"{e} {v}" for e, v in versions.items()), tools=tools,
                                extra=extra)
 
@@ -171,8 +180,6 @@ def _label(engine: str, version: str, prepared) -> str:
 
 def _container_tools(image: str) -> dict[str, str]:
     """The valgrind and strace a version's image has (its release's builds), as they report themselves."""
-    import subprocess
-
     r = subprocess.run(["docker", "run", "--rm", "--entrypoint", "sh", image, "-c",
                         "valgrind --version; strace -V | head -1; postgres --version"],
                        capture_output=True, text=True, timeout=120)
@@ -240,7 +247,7 @@ def tables_of(starts: pd.DataFrame) -> dict[str, pd.DataFrame]:
     tables = {"summary": analysis.headline(summ), "figures": summ[~by_call].reset_index(drop=True),
               "repeats": _ordered(rep), "syscalls": summ[by_call].reset_index(drop=True),
               "orderings": analysis.orderings(rep)}
-    between = analysis.version_differences(rep, {s: build_of(s) for s in starts["server"].unique()})
+    between = analysis.version_differences(_ordered(rep), {s: build_of(s) for s in starts["server"].unique()})
     if not between.empty:
         tables["between_versions"] = between
     return {**tables, "starts": starts}
