@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ..errors import ParameterError
+from ..errors import ParameterError, ToolError
 
 OUT_PREFIX = "cg"
 
@@ -98,7 +98,7 @@ def callgrind_control(pid: int, action: str, vgdb_prefix: Path, *, user=None, ti
     r = subprocess.run([control, f"--vgdb-prefix={vgdb_prefix}", action, str(pid)], capture_output=True, text=True,
                        timeout=timeout, **kwargs)
     if r.returncode != 0 or "OK." not in r.stdout or "error" in r.stderr:
-        raise RuntimeError(f"callgrind_control {action} {pid} failed ({r.returncode}): {r.stdout[-1000:]}"
+        raise ToolError(f"callgrind_control {action} {pid} failed ({r.returncode}): {r.stdout[-1000:]}"
                            f"{r.stderr[-1000:]}")
 
 

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from ... import counting
 from ...counting import Count, StartCounts, strace as st, valgrind as vg
-from ...errors import ParameterError
+from ...errors import ParameterError, ToolError
 from ...servers import mariadb as mdb
 from ...servers import process
 from ...settings import Settings
@@ -199,7 +199,7 @@ class _Born:
         deadline = time.monotonic() + self.timeout
         while self.tids & _tasks(self.pid):
             if time.monotonic() > deadline:
-                raise RuntimeError(f"threads {sorted(self.tids & _tasks(self.pid))} born in mariadbd ({self.pid}) "
+                raise ToolError(f"threads {sorted(self.tids & _tasks(self.pid))} born in mariadbd ({self.pid}) "
                                    f"during a load still run {self.timeout:.0f} s after it")
             time.sleep(0.005)
 
@@ -210,10 +210,10 @@ def _load(srv: mdb.LocalMariaDB, pid: int, events: int, table_size: int) -> tupl
     with _Born(pid) as born:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
-        raise RuntimeError(f"`{' '.join(argv)}` exited {r.returncode}:\n{r.stderr[-2000:]}\n{r.stdout[-1000:]}")
+        raise ToolError(f"`{' '.join(argv)}` exited {r.returncode}:\n{r.stderr[-2000:]}\n{r.stdout[-1000:]}")
     out = parse_output(r.stdout, test=TEST, command=tuple(argv))
     if out.transactions != events:
-        raise RuntimeError(f"sysbench ran {out.transactions} events, asked for {events}")
+        raise ToolError(f"sysbench ran {out.transactions} events, asked for {events}")
     # oltp_point_select with --db-ps-mode=disable: one statement per event and nothing else on the connection
     # (its slow and general logs hold the events' SELECTs only, besides the general log's Connect and Quit lines)
     return out.transactions, out.queries, born.tids
@@ -288,11 +288,11 @@ def _callgrind_counts(out: Path, pid: int, dump: int) -> tuple[Count, ...]:
     """Instructions of the threads that ran a client's command ("connection") and of every thread ("process")."""
     files = vg.callgrind_threads(out, pid, dump)
     if not files:
-        raise RuntimeError(f"callgrind dump {dump} of {pid} wrote no file in {out}: {sorted(os.listdir(out))[:20]}")
+        raise ToolError(f"callgrind dump {dump} of {pid} wrote no file in {out}: {sorted(os.listdir(out))[:20]}")
     per_thread = {tid: vg.instructions(f) for tid, f in files.items()}
     connection = [tid for tid, f in files.items() if vg.ran(f, CONNECTION_FUNCTION)]
     if not connection:
-        raise RuntimeError(f"no thread of callgrind dump {dump} ran {CONNECTION_FUNCTION.decode()}")
+        raise ToolError(f"no thread of callgrind dump {dump} ran {CONNECTION_FUNCTION.decode()}")
     return (Count("connection", "instructions", float(sum(per_thread[t] for t in connection))),
             Count("process", "instructions", float(sum(per_thread.values()))))
 
@@ -303,7 +303,7 @@ def _strace_counts(out: Path, connection_tids: set[int]) -> tuple[tuple[Count, .
     per = st.per_process(out)
     connection = [t for t in per if t in connection_tids and per[t][0].get("recvfrom", 0) + per[t][0].get("read", 0)]
     if not connection:
-        raise RuntimeError(f"no trace of the load's connection thread among {sorted(connection_tids)} in {out}")
+        raise ToolError(f"no trace of the load's connection thread among {sorted(connection_tids)} in {out}")
     counts: list[Count] = []
     for role, tids in (("connection", connection), ("process", list(per))):
         by_name: dict[str, int] = {}
@@ -354,7 +354,7 @@ def _run(prepared: Prepared, configuration: str, loads: list[int], counter: str,
         if counter == "cachegrind":
             found = vg.counts(out)
             if pid not in found:
-                raise RuntimeError(f"cachegrind wrote no complete count of mariadbd ({pid}) in {out}")
+                raise ToolError(f"cachegrind wrote no complete count of mariadbd ({pid}) in {out}")
             results[0] = (*results[0][:4], (Count("process", "instructions", float(found[pid])),))
         elif counter == "strace":
             counts, _ = _strace_counts(out, born_all[0])
