@@ -23,6 +23,11 @@ mariadbd is one process with threads, so counting is per thread:
   connection's (role "connection"), every file is role "process" (the whole start: start-up, load, shutdown).
   :func:`count_pair` with strace is two starts (a small and a large load), differenced by the study.
 
+What does not repeat to the instruction: whether sysbench's next statement is already in the socket when the
+connection's thread comes back to read it. When it is not, the read fails (EAGAIN) and the thread waits in poll():
+~250 instructions and two system calls more, 0 to 1 times a statement, by timing. It is the spread between starts
+(about 0.1-0.25 % of the instructions per statement; poll and recvfrom under strace), not a cost of the log.
+
 Set at every start (:data:`BASE`): ``innodb_use_native_aio=0`` (io_uring hangs under valgrind),
 ``innodb_buffer_pool_size_max`` (otherwise InnoDB reserves terabytes of address space), ``thread_cache_size=0``
 (every connection on a fresh thread), no buffer-pool dump/load (it would run in the background at a time of its
@@ -298,7 +303,7 @@ def _callgrind_counts(out: Path, pid: int, dump: int) -> tuple[Count, ...]:
 
 
 def _strace_counts(out: Path, connection_tids: set[int]) -> tuple[tuple[Count, ...], int]:
-    """System calls by name (and "total") and bytes written of the load's connection thread(s) (born during the
+    """System calls by name (one Count per call: their sum is the total) and bytes written of the load's connection thread(s) (born during the
     load, reading a socket) and of every thread of the start."""
     per = st.per_process(out)
     connection = [t for t in per if t in connection_tids and per[t][0].get("recvfrom", 0) + per[t][0].get("read", 0)]
@@ -313,7 +318,6 @@ def _strace_counts(out: Path, connection_tids: set[int]) -> tuple[tuple[Count, .
                 by_name[name] = by_name.get(name, 0) + n
             written += per[t][1]
         counts += [Count(role, "syscalls", float(n), name) for name, n in sorted(by_name.items())]
-        counts.append(Count(role, "syscalls", float(sum(by_name.values())), "total"))
         counts.append(Count(role, "bytes_written", float(written)))
     return tuple(counts), len(connection)
 
