@@ -16,8 +16,8 @@ mariadbd is one process with threads, so counting is per thread:
   loads (small, large) in one start, so the instructions per statement are a difference of two loads of the same
   start: start-up and connection set-up cancel, and there is one start per repeat, not two. Nothing is
   instrumented until the first load (``--instr-atstart=no``): start-up and warm-up run about twice as fast.
-  Two cachegrind starts per repeat (whole process, differenced) took as long and repeated 2-4x worse (InnoDB's
-  start-up does not repeat to the instruction).
+  Two cachegrind starts per repeat (whole process, differenced) took longer and repeated several times worse (range
+  of 3 repeats 0.4-1.0 % against 0.1-0.3 %: InnoDB's start-up does not repeat to the instruction).
 - cachegrind: the whole process at exit (role "process" only; cachegrind cannot tell threads apart).
 - strace (``-f -ff``: one file per thread, threads are tasks): the threads born during the load are the
   connection's (role "connection"), every file is role "process" (the whole start: start-up, load, shutdown).
