@@ -22,6 +22,8 @@ from ...stats import mean_ci
 KEYS = ["engine", "configuration", "baseline", "counter", "process", "metric", "call"]
 # The processes a figure is given for; the rest of a server's processes are summed as "background".
 MAIN_ROLES = ("backend", "logger", "rsyslogd", "postmaster", "connection", "process")
+# MariaDB's connection thread is a part of its "process" (every thread): left out of a sum over processes
+PART = "connection"
 
 
 def with_totals(starts: pd.DataFrame) -> pd.DataFrame:
@@ -137,7 +139,8 @@ def headline(summ: pd.DataFrame) -> pd.DataFrame:
 
 def per_repeat_total(rep: pd.DataFrame, engine: str, conf: str) -> pd.Series:
     """The server's extra instructions per statement, every process summed, one value per repeat."""
-    d = rep[(rep["engine"] == engine) & (rep["configuration"] == conf) & (rep["metric"] == "instructions")]
+    d = rep[(rep["engine"] == engine) & (rep["configuration"] == conf) & (rep["metric"] == "instructions")
+            & (rep["process"] != PART)]
     return d.groupby("repeat")["extra_per_statement"].sum()
 
 

@@ -48,7 +48,8 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
     d = common.profile_lookup(profile, PROFILES)
     params.choice("backend", backend, BACKENDS)
     publish = params.boolean("publish", publish)
-    chosen = params.name_list("configurations", d("configurations", configurations), PG_CONFIGURATIONS)
+    pg_given = d("configurations", configurations)
+    chosen = params.name_list("configurations", pg_given, PG_CONFIGURATIONS) if pg_given != [] else ()
     # every configuration's baseline runs too: a per-record figure is a difference from it
     chosen = tuple(dict.fromkeys([*(PG_CONFIGURATIONS[c].baseline for c in chosen), *chosen])) if chosen else ()
     mdb = d("mariadb_configurations", mariadb_configurations)
@@ -82,10 +83,14 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
 
 
 def plan(study: RecordCostStudy) -> list[dict]:
-    """Every start: each repeat holds every (engine, configuration, size, counter) once, in a seeded random order."""
-    cells = [(e, c, n, t) for e, confs in (("postgresql", study.configurations),
-                                           ("mariadb", study.mariadb_configurations))
-             for c in confs for n in study.transactions for t in study.counters]
+    """Every start: each repeat holds every (engine, configuration, size, counter) once, in a seeded random order.
+    A MariaDB start under valgrind runs both loads (its counters are zeroed and dumped around each: one start per
+    repeat, :func:`.mariadb.count_pair`): its item names no size."""
+    pg_cells = [("postgresql", c, n, t) for c in study.configurations for n in study.transactions
+                for t in study.counters]
+    mdb_cells = [("mariadb", c, n, t) for c in study.mariadb_configurations for t in study.counters
+                 for n in ((None,) if t == "cachegrind" else study.transactions)]
+    cells = pg_cells + mdb_cells
     out = []
     for r in range(study.repeats):
         order = np.random.default_rng([study.seed, r]).permutation(len(cells))
@@ -106,7 +111,8 @@ def _start_rows(item: dict, baseline: str, got: StartCounts, index: int, env_id:
     return [{**head, "process": c.process, "metric": c.metric, "call": c.call, "value": c.value} for c in got.counts]
 
 
-def _count(study: RecordCostStudy, item: dict, prepared: dict, work: Path) -> tuple[str, StartCounts]:
+def _count(study: RecordCostStudy, item: dict, prepared: dict, work: Path) -> list[tuple[str, StartCounts]]:
+    """The start ``item`` names: its baseline's name and what it counted, per load it ran."""
     n, tool = item["transactions"], item["counter"]
     if item["engine"] == "postgresql":
         conf = PG_CONFIGURATIONS[item["configuration"]]
@@ -114,13 +120,19 @@ def _count(study: RecordCostStudy, item: dict, prepared: dict, work: Path) -> tu
         got = pg.count_start(prepared["postgresql"], settings, statement_records(settings, conf.protocol),
                              protocol=conf.protocol, transactions=n, counter=tool, syslog=conf.syslog,
                              remote=conf.remote, work=work)
-        return conf.baseline, got
-    return "none", _mariadb().count_start(prepared["mariadb"], item["configuration"], n, tool, work)
+        return [(conf.baseline, got)]
+    mdb = _mariadb()
+    if n is None:  # callgrind per thread, both loads in one start
+        small, large = study.transactions
+        return [("none", got) for got in mdb.count_pair(prepared["mariadb"], item["configuration"], small, large,
+                                                         "callgrind", work)]
+    return [("none", mdb.count_start(prepared["mariadb"], item["configuration"], n, tool, work))]
 
 
 def _environment(study: RecordCostStudy, prepared: dict) -> dict:
     versions = {e: (p.version if hasattr(p, "version") else str(p)) for e, p in prepared.items()}
-    tools = {t: (valgrind.version() if t == "cachegrind" else strace.version()) for t in study.counters}
+    tools = {("valgrind" if t == "cachegrind" else t): (valgrind.version() if t == "cachegrind" else strace.version())
+             for t in study.counters}
     return environment.collect(server_version="; ".join(f"{e} {v}" for e, v in versions.items()), tools=tools,
                                extra={"backend": "local", "servers": versions, "hold": HOLD,
                                       "pgbench_random_seed": pg.PGBENCH_SEED})
@@ -151,13 +163,17 @@ def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
         t0 = time.monotonic()
         with raw.open("a") as f:
             for i, item in enumerate(starts):
-                baseline, got = _count(study, item, prepared, work)
-                for row in _start_rows(item, baseline, got, i, env["env_id"]):
-                    f.write(json.dumps(row) + "\n")
+                counted = _count(study, item, prepared, work)
+                for baseline, got in counted:
+                    tool = "callgrind" if item["engine"] == "mariadb" and item["transactions"] is None else None
+                    one = {**item, "transactions": got.transactions, "counter": tool or item["counter"]}
+                    for row in _start_rows(one, baseline, got, i, env["env_id"]):
+                        f.write(json.dumps(row) + "\n")
                 f.flush()
                 say(f"start {i + 1}/{len(starts)}: {item['engine']} {item['configuration']} "
-                    f"{item['transactions']} tx under {item['counter']}, {got.records} records, "
-                    f"{got.seconds:.1f} s (elapsed {channel.duration(time.monotonic() - t0)})")
+                    f"{'+'.join(str(g.transactions) for _, g in counted)} tx under {item['counter']}, "
+                    f"{'+'.join(str(g.records) for _, g in counted)} records, {counted[-1][1].seconds:.1f} s "
+                    f"(elapsed {channel.duration(time.monotonic() - t0)})")
     if reporter:
         reporter.close()
     tables = tables_of(pd.read_json(raw, lines=True, dtype={"call": str}))
