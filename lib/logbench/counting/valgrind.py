@@ -11,21 +11,17 @@ from __future__ import annotations
 
 import platform
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
-from ..errors import ParameterError, ToolError
+from ..errors import ToolError
+from . import tool
 
 OUT_PREFIX = "cg"
 
 
 def binary() -> str:
-    found = shutil.which("valgrind")
-    if not found:
-        raise ParameterError("counter", "valgrind", "a counter whose tool is installed: valgrind is missing "
-                             "(the README's set-up installs Debian's valgrind package)")
-    return found
+    return tool("valgrind")
 
 
 def version() -> str:
@@ -92,10 +88,7 @@ def callgrind_prefix(out_dir: Path, vgdb_prefix: Path, *extra: str) -> list[str]
 def callgrind_control(pid: int, action: str, vgdb_prefix: Path, *, user=None, timeout: float = 120.0) -> None:
     """``callgrind_control <action> pid`` ("-z" zeroes every thread's counters, "-d" dumps them and returns once
     the files are written), as the user valgrind runs as (``user``: a :class:`~logbench.servers.process.RunUser`)."""
-    control = shutil.which("callgrind_control")
-    if not control:
-        raise ParameterError("counter", "callgrind", "a counter whose tool is installed: callgrind_control is "
-                             "missing (Debian's valgrind package)")
+    control = tool("callgrind_control", "valgrind")
     import os
 
     kwargs: dict = {}

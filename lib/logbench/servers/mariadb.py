@@ -406,10 +406,7 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
 
     def _init_datadir(self) -> None:
         if self.datadir_from is not None:
-            shutil.copytree(self.datadir_from, self.datadir, symlinks=True)
-            self.datadir.chmod(0o700)
-            if process.is_root():
-                process.chown_tree(self.datadir, self.user)
+            process.copy_datadir(self.datadir_from, self.datadir, self.user)
             return
         if self.flavor == "mariadb":
             argv = [str(self.install_db), "--no-defaults", f"--datadir={self.datadir}",
