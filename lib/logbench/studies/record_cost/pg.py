@@ -24,7 +24,7 @@ import psutil
 
 from ...counting import Count, StartCounts, strace, valgrind
 from ...errors import ToolError
-from ...logsinks import count_records
+from ...logsinks import FileSink, count_records, wait_quiet
 from ...servers import process
 from ...servers.postgres import LocalPostgres, find_bindir
 from ...servers.syslog import SyslogPair
@@ -194,7 +194,8 @@ def count_start(prepared: Prepared, settings: Settings, shapes: tuple[RecordShap
             pair = SyslogPair(remote=remote, rate_limit=False, log_dir=log_dir,
                               local_prefix=tuple(_prefix(counter, daemon_out)))
             pair.start()
-            sinks.append(pair.files.local)
+            # the log host's file too: a forwarding daemon writes nothing locally (its receiver is not counted)
+            sinks += [f for f in (pair.files.local, pair.files.remote) if f is not None]
         server = LocalPostgres(settings, log_dir=log_dir, bindir=prepared.bindir,
                                syslog_socket=pair.socket if pair else None,
                                launch_prefix=tuple(_prefix(counter, out)), datadir_from=prepared.datadir,
@@ -210,6 +211,8 @@ def count_start(prepared: Prepared, settings: Settings, shapes: tuple[RecordShap
             _stop(server.proc, postmaster, signal.SIGINT, set(roles))  # fast shutdown; each process writes its counts
         if pair is not None:
             _stop(pair.local.proc, int((pair.workdir / "rsyslog-local.pid").read_text()), signal.SIGTERM)
+            if pair.files.remote is not None:  # what was forwarded is written by the log host when it arrives
+                wait_quiet([FileSink("remote_syslog", pair.files.remote)], quiet=0.5)
         _complete(counter, out, set(roles) | load)
         records, size = _records(sinks, shapes)
         rows = _counts(counter, out, roles, load, daemon_out if syslog else None)
