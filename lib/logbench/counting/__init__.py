@@ -13,7 +13,20 @@ What counts cannot see (kernel time, IO waits, cache misses, lock contention) st
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
+
+from ..errors import ParameterError
+
+
+def tool(name: str, package: str | None = None) -> str:
+    """The path of counting tool ``name`` (in Debian's ``package``, by default of the same name), refused as a
+    parameter when missing: a study checks its counters before any server starts."""
+    found = shutil.which(name)
+    if not found:
+        raise ParameterError("counter", name, f"a counter whose tool is installed: {name} is missing (the README's "
+                             f"set-up installs Debian's {package or name} package)")
+    return found
 
 
 @dataclass(frozen=True)

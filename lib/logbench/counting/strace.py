@@ -9,12 +9,11 @@ make it large); ``-qq`` keeps attach and exit notices out.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
 
-from ..errors import ParameterError
+from . import tool
 
 OUT_PREFIX = "st"
 # The calls that move a record out of a process: to a pipe, a file or a socket.
@@ -22,11 +21,7 @@ WRITES = frozenset({"write", "writev", "pwrite64", "pwritev", "pwritev2", "sendt
 
 
 def binary() -> str:
-    found = shutil.which("strace")
-    if not found:
-        raise ParameterError("counter", "strace", "a counter whose tool is installed: strace is missing "
-                             "(the README's set-up installs Debian's strace package)")
-    return found
+    return tool("strace")
 
 
 def version() -> str:

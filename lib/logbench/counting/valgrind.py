@@ -11,21 +11,17 @@ from __future__ import annotations
 
 import platform
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
-from ..errors import ParameterError
+from ..errors import ToolError
+from . import tool
 
 OUT_PREFIX = "cg"
 
 
 def binary() -> str:
-    found = shutil.which("valgrind")
-    if not found:
-        raise ParameterError("counter", "valgrind", "a counter whose tool is installed: valgrind is missing "
-                             "(the README's set-up installs Debian's valgrind package)")
-    return found
+    return tool("valgrind")
 
 
 def version() -> str:
@@ -74,3 +70,54 @@ def counts(out_dir: Path) -> dict[int, int]:
             except ValueError:
                 continue  # still being written: its process has not finished exiting
     return found
+
+
+# -- callgrind, per thread: a server that is one process with threads ---------------------------------------------
+CALLGRIND_PREFIX = "cgr"
+
+
+def callgrind_prefix(out_dir: Path, vgdb_prefix: Path, *extra: str) -> list[str]:
+    """The argv before the program's own: callgrind, one file per thread and dump
+    (``out_dir/cgr.<pid>[.<dump>]-<tid>``).
+
+    valgrind numbers threads by slot and reuses a slot once its thread exits: a thread's file is its own only
+    between a zeroing and a dump (:func:`callgrind_control`). ``vgdb_prefix`` puts the control FIFOs in a
+    directory of ours instead of /tmp (a killed valgrind leaves them behind)."""
+    return [binary(), "--tool=callgrind", "--separate-threads=yes", "-q", f"--vgdb-prefix={vgdb_prefix}",
+            f"--callgrind-out-file={out_dir}/{CALLGRIND_PREFIX}.%p", *extra]
+
+
+def callgrind_control(pid: int, action: str, vgdb_prefix: Path, *, user=None, timeout: float = 120.0) -> None:
+    """``callgrind_control <action> pid`` ("-z" zeroes every thread's counters, "-d" dumps them and returns once
+    the files are written), as the user valgrind runs as (``user``: a :class:`~logbench.servers.process.RunUser`)."""
+    control = tool("callgrind_control", "valgrind")
+    import os
+
+    kwargs: dict = {}
+    if user is not None and os.geteuid() == 0 and user.uid != 0:
+        kwargs = dict(user=user.uid, group=user.gid, extra_groups=[])
+    # vgdb finds the FIFOs by the names valgrind gave them, from $LOGNAME (or $USER) and $HOST: the environment the
+    # server inherited from us, so ours, unchanged
+    r = subprocess.run([control, f"--vgdb-prefix={vgdb_prefix}", action, str(pid)], capture_output=True, text=True,
+                       timeout=timeout, **kwargs)
+    if r.returncode != 0 or "OK." not in r.stdout or "error" in r.stderr:
+        raise ToolError(f"callgrind_control {action} {pid} failed ({r.returncode}): {r.stdout[-1000:]}"
+                           f"{r.stderr[-1000:]}")
+
+
+_CALLGRIND_FILE = re.compile(rf"^{CALLGRIND_PREFIX}\.(\d+)(?:\.(\d+))?-(\d+)$")
+
+
+def callgrind_threads(out_dir: Path, pid: int, dump: int) -> dict[int, Path]:
+    """thread number -> file of dump number ``dump`` (1, 2, ... in the order of the ``-d`` requests; 0 = at exit)."""
+    found = {}
+    for f in Path(out_dir).glob(f"{CALLGRIND_PREFIX}.{pid}*"):
+        m = _CALLGRIND_FILE.match(f.name)
+        if m and int(m.group(1)) == pid and int(m.group(2) or 0) == dump:
+            found[int(m.group(3))] = f
+    return found
+
+
+def ran(path: Path, function: bytes) -> bool:
+    """Whether a callgrind file has cost in (or a call to) a function whose name holds ``function``."""
+    return function in Path(path).read_bytes()

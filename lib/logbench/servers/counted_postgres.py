@@ -22,7 +22,6 @@ because a counted server must be started under a tool, from a copied data direct
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import uuid
@@ -150,11 +149,10 @@ class CountedContainerPostgres(PostgresServer, process.ChildProcess, process.Man
 
     def _configure(self) -> None:
         if self.datadir_from is not None:
-            shutil.copytree(self.datadir_from, self.datadir, symlinks=True)
-        else:
-            self.datadir.mkdir()
-        self.datadir.chmod(0o700)
-        process.chown_tree(self.datadir, self._server_user())
+            process.copy_datadir(self.datadir_from, self.datadir, self._server_user())
+        else:  # initdb in the container, once it runs
+            self.datadir.mkdir(mode=0o700)
+            process.chown_tree(self.datadir, self._server_user())
 
     def _exec(self, argv: list[str]) -> list[str]:
         return ["docker", "exec", "-u", f"{containers.CONTAINER_UID}:{containers.CONTAINER_UID}",

@@ -346,8 +346,15 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
         user: RunUser | None = None,
         start_timeout: float = 120.0,
         stop_timeout: float = 120.0,
+        launch_prefix: tuple[str, ...] = (),
+        datadir_from: Path | None = None,
     ):
         self.binary = find_mariadbd(binary)
+        # A counting tool the server runs under (valgrind, strace: logbench.counting), as the server's user
+        self.launch_prefix = tuple(launch_prefix)
+        # A data directory copied instead of mariadb-install-db: every start of a counted server begins from the
+        # same files
+        self.datadir_from = Path(datadir_from) if datadir_from is not None else None
         self.flavor, self.binary_version = mariadb_flavor(self.binary)
         validate_mariadb(base, self.binary)
         self.install_db = find_install_db(self.binary) if self.flavor == "mariadb" else None
@@ -398,6 +405,9 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
         return {}
 
     def _init_datadir(self) -> None:
+        if self.datadir_from is not None:
+            process.copy_datadir(self.datadir_from, self.datadir, self.user)
+            return
         if self.flavor == "mariadb":
             argv = [str(self.install_db), "--no-defaults", f"--datadir={self.datadir}",
                     "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
@@ -424,8 +434,8 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
         return ["--skip-networking"]
 
     def _launch(self, settings: Settings | None = None) -> None:
-        self.proc = process.spawn(self.command(self.base if settings is None else settings), self._wd / "mariadbd.out", user=self.user,
-                                  cwd=self._wd)
+        argv = [*self.launch_prefix, *self.command(self.base if settings is None else settings)]
+        self.proc = process.spawn(argv, self._wd / "mariadbd.out", user=self.user, cwd=self._wd)
 
     def _log_tail(self) -> str:
         return (f"--- error log {self.error_log}\n{process.tail(self.error_log)}\n"

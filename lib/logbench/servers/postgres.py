@@ -244,10 +244,7 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
 
     def _initdb(self) -> None:
         if self.datadir_from is not None:
-            shutil.copytree(self.datadir_from, self.datadir, symlinks=True)
-            self.datadir.chmod(0o700)
-            if process.is_root():
-                process.chown_tree(self.datadir, self.user)
+            process.copy_datadir(self.datadir_from, self.datadir, self.user)
             return
         kwargs = {}
         if process.is_root():

@@ -22,6 +22,8 @@ from ...stats import mean_ci
 KEYS = ["engine", "server", "configuration", "baseline", "counter", "process", "metric", "call"]
 # The processes a figure is given for; the rest of a server's processes are summed as "background".
 MAIN_ROLES = ("backend", "logger", "rsyslogd", "postmaster", "connection", "process")
+# MariaDB's connection thread is a part of its "process" (every thread): left out of a sum over processes
+PART = "connection"
 
 
 def with_totals(starts: pd.DataFrame) -> pd.DataFrame:
@@ -143,7 +145,8 @@ def per_repeat_total(rep: pd.DataFrame, engine: str, conf: str, server: str | No
                      column: str = "extra_per_statement") -> pd.Series:
     """The server's extra instructions per statement (``column``), every process summed, one value per repeat;
     of one ``server`` (a version), or of the only one the starts ran."""
-    d = rep[(rep["engine"] == engine) & (rep["configuration"] == conf) & (rep["metric"] == "instructions")]
+    d = rep[(rep["engine"] == engine) & (rep["configuration"] == conf) & (rep["metric"] == "instructions")
+            & (rep["process"] != PART)]
     if server is not None:
         d = d[d["server"] == server]
     return d.groupby("repeat")[column].sum()

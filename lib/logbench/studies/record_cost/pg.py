@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ...counting import Count, StartCounts, strace, valgrind
 from ...errors import ToolError
-from ...logsinks import count_records
+from ...logsinks import FileSink, count_records, wait_quiet
 from ...servers import process
 from ...servers.counted_postgres import CountedContainerPostgres
 from ...servers.postgres import LocalPostgres, find_bindir
@@ -232,7 +232,8 @@ def count_start(prepared: Prepared, settings: Settings, shapes: tuple[RecordShap
             pair = SyslogPair(remote=remote, rate_limit=False, log_dir=log_dir,
                               local_prefix=tuple(_prefix(counter, daemon_out)))
             pair.start()
-            sinks.append(pair.files.local)
+            # the log host's file too: a forwarding daemon writes nothing locally (its receiver is not counted)
+            sinks += [f for f in (pair.files.local, pair.files.remote) if f is not None]
         server = _server(prepared, settings, log_dir=log_dir, out=out, counter=counter,
                          syslog_socket=pair.socket if pair else None)
         with server:
@@ -247,6 +248,8 @@ def count_start(prepared: Prepared, settings: Settings, shapes: tuple[RecordShap
             _stop(server.proc, postmaster, signal.SIGINT, set(roles), pids=server.pids)
         if pair is not None:
             _stop(pair.local.proc, int((pair.workdir / "rsyslog-local.pid").read_text()), signal.SIGTERM)
+            if pair.files.remote is not None:  # what was forwarded is written by the log host when it arrives
+                wait_quiet([FileSink("remote_syslog", pair.files.remote)], quiet=0.5)
         _complete(counter, out, set(roles) | load)
         records, size = _records(sinks, shapes)
         rows = _counts(counter, out, roles, load, daemon_out if syslog else None)

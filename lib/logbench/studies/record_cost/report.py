@@ -16,6 +16,12 @@ ROLES = {"backend": "backend", "connection": "connection thread", "logger": "log
          "rsyslogd": "rsyslogd"}
 
 
+MARIADB_WHAT = {"none": "nothing logged (the baseline)", "slow_file": "slow log at long_query_time = 0 to a file",
+                "slow_table": "the same into mysql.slow_log (log_output = TABLE)",
+                "general_file": "the general log to a file", "slow_file_verbose": "slow log with "
+                "log_slow_verbosity = 'innodb,query_plan' (two more lines per entry)"}
+
+
 def configuration_table(study) -> pd.DataFrame:
     rows = [{"engine": "postgresql", "configuration": c, "protocol": PG_CONFIGURATIONS[c].protocol,
              "baseline": PG_CONFIGURATIONS[c].baseline, "what": PG_CONFIGURATIONS[c].what,
@@ -24,8 +30,8 @@ def configuration_table(study) -> pd.DataFrame:
     if study.mariadb_configurations:
         from . import mariadb
 
-        rows += [{"engine": "mariadb", "configuration": c, "protocol": "", "baseline": "none",
-                  "what": mariadb.WHAT.get(c, "") if hasattr(mariadb, "WHAT") else "",
+        rows += [{"engine": "mariadb", "configuration": c, "protocol": "text", "baseline": "none",
+                  "what": MARIADB_WHAT.get(c, ""),
                   "settings": ", ".join(f"{k}={v}" for k, v in mariadb.CONFIGURATIONS[c].items())}
                  for c in study.mariadb_configurations]
     return pd.DataFrame(rows)
@@ -65,7 +71,7 @@ def cost_table(figures: pd.DataFrame) -> pd.DataFrame:
     for (engine, server, conf), g in figures.groupby(["engine", "server", "configuration"], sort=False):
         row = {"engine": engine, "server": server, "configuration": conf,
                "records / statement": number(g["records_per_statement"].iloc[0])}
-        total = g[(g["metric"] == "instructions")]["extra_per_statement"].sum()
+        total = g[(g["metric"] == "instructions") & (g["process"] != analysis.PART)]["extra_per_statement"].sum()
         for role, label in ROLES.items():
             r = _fig(figures, engine, conf, role, "instructions", server=server)
             if r is not None:
@@ -128,8 +134,8 @@ def findings(figures: pd.DataFrame, rep: pd.DataFrame) -> str:
         for _, r in logged.iterrows():
             total = analysis.per_repeat_total(rep, engine, r["configuration"], server)
             out.append(f"  - `{r['configuration']}`: {number(r['records_per_statement'])} records per statement; "
-                       f"the {ROLES[role]} {_ci(r, 'per_record')} instructions per record; all of the server's "
-                       f"processes together {number(total.mean())} more per statement "
+                       f"the {ROLES[role]} {_ci(r, 'per_record')} instructions per record; the whole server "
+                       f"(every process or thread) {number(total.mean())} more per statement "
                        f"({number(total.mean() / base['per_statement'] * 100)} % of the baseline's {ROLES[role]}).")
     spread = figures[(figures["metric"] == "instructions") & figures["process"].isin(["backend", "connection"])]
     spread = spread["per_statement_spread"].dropna()

@@ -52,7 +52,8 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
     swept = _versions(d("versions", versions))
     params.choice("backend", backend, BACKENDS)
     publish = params.boolean("publish", publish)
-    chosen = params.name_list("configurations", d("configurations", configurations), PG_CONFIGURATIONS)
+    pg_given = d("configurations", configurations)
+    chosen = params.name_list("configurations", pg_given, PG_CONFIGURATIONS) if pg_given != [] else ()
     # every configuration's baseline runs too: a per-record figure is a difference from it
     chosen = tuple(dict.fromkeys([*(PG_CONFIGURATIONS[c].baseline for c in chosen), *chosen])) if chosen else ()
     mdb = d("mariadb_configurations", mariadb_configurations)
@@ -110,10 +111,14 @@ def servers(study: RecordCostStudy) -> tuple[str, ...]:
 
 def plan(study: RecordCostStudy) -> list[dict]:
     """Every start: each repeat holds every (engine, server, configuration, size, counter) once, in a seeded
-    random order (a version sweep's versions interleaved, so a drift of the machine is no version's)."""
-    cells = [(e, v, c, n, t) for e, vs, confs in (("postgresql", servers(study), study.configurations),
-                                                  ("mariadb", ("local",), study.mariadb_configurations))
-             for v in vs for c in confs for n in study.transactions for t in study.counters]
+    random order (a version sweep's versions interleaved, so a drift of the machine is no version's). A MariaDB
+    start under valgrind runs both loads (its counters are zeroed and dumped around each: one start per repeat,
+    :func:`.mariadb.count_pair`): its item names no size."""
+    pg_cells = [("postgresql", v, c, n, t) for v in servers(study) for c in study.configurations
+                for n in study.transactions for t in study.counters]
+    mdb_cells = [("mariadb", "local", c, n, t) for c in study.mariadb_configurations for t in study.counters
+                 for n in ((None,) if t == "cachegrind" else study.transactions)]
+    cells = pg_cells + mdb_cells
     out = []
     for r in range(study.repeats):
         order = np.random.default_rng([study.seed, r]).permutation(len(cells))
@@ -135,7 +140,8 @@ def _start_rows(item: dict, baseline: str, got: StartCounts, index: int, env_id:
     return [{**head, "process": c.process, "metric": c.metric, "call": c.call, "value": c.value} for c in got.counts]
 
 
-def _count(study: RecordCostStudy, item: dict, prepared: dict, work: Path) -> tuple[str, StartCounts]:
+def _count(study: RecordCostStudy, item: dict, prepared: dict, work: Path) -> list[tuple[str, StartCounts]]:
+    """The start ``item`` names: its baseline's name and what it counted, per load it ran."""
     n, tool = item["transactions"], item["counter"]
     if item["engine"] == "postgresql":
         conf = PG_CONFIGURATIONS[item["configuration"]]
@@ -144,18 +150,24 @@ def _count(study: RecordCostStudy, item: dict, prepared: dict, work: Path) -> tu
                              statement_records(settings, conf.protocol),
                              protocol=conf.protocol, transactions=n, counter=tool, syslog=conf.syslog,
                              remote=conf.remote, work=work)
-        return conf.baseline, got
-    return "none", _mariadb().count_start(prepared[("mariadb", "local")], item["configuration"], n, tool, work)
+        return [(conf.baseline, got)]
+    mdb = _mariadb()
+    if n is None:  # callgrind per thread, both loads in one start
+        small, large = study.transactions
+        return [("none", got) for got in mdb.count_pair(prepared[("mariadb", "local")], item["configuration"],
+                                                         small, large, "callgrind", work)]
+    return [("none", mdb.count_start(prepared[("mariadb", "local")], item["configuration"], n, tool, work))]
 
 
 def _server_label(prepared: dict, item: dict) -> str:
     p = prepared[(item["engine"], item["version"])]
-    return getattr(p, "server", "") or f"{getattr(p, 'version', p)} (local)"
+    return getattr(p, "server", "") or f"{str(getattr(p, 'version', p)).split()[0]} (local)"
 
 
 def _environment(study: RecordCostStudy, prepared: dict) -> dict:
     versions = {_label(e, v, p): (p.version if hasattr(p, "version") else str(p)) for (e, v), p in prepared.items()}
-    tools = {t: (valgrind.version() if t == "cachegrind" else strace.version()) for t in study.counters}
+    tools = {("valgrind" if t == "cachegrind" else t): (valgrind.version() if t == "cachegrind" else strace.version())
+             for t in study.counters}
     extra = {"backend": "local", "servers": versions, "hold": HOLD, "pgbench_random_seed": pg.PGBENCH_SEED}
     if study.versions:
         # each version's server and counting tools (the image's own, which counted it): Debian's builds on its
@@ -166,8 +178,8 @@ def _environment(study: RecordCostStudy, prepared: dict) -> dict:
                                    "server": prepared[("postgresql", v)].version,
                                    "tools": _container_tools(images[v].tag)}
                                for v in study.versions}
-        tools = {f"{t} ({v})": extra["containers"][v]["tools"].get("valgrind" if t == "cachegrind" else "strace", "")
-                 for v in study.versions for t in study.counters}
+        tools = {f"{t} ({v})": extra["containers"][v]["tools"].get(t, "")
+                 for v in study.versions for t in ("valgrind" if c == "cachegrind" else c for c in study.counters)}
         tools["pgbench"] = subprocess.run([str(find_bindir(study.pg_bindir) / "pgbench"), "--version"],
                                           capture_output=True, text=True, timeout=30).stdout.strip()
     return environment.collect(server_version="; ".join(f"{e} {v}" for e, v in versions.items()), tools=tools,
@@ -217,14 +229,18 @@ def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
         t0 = time.monotonic()
         with raw.open("a") as f:
             for i, item in enumerate(starts):
-                baseline, got = _count(study, item, prepared, work)
-                for row in _start_rows(item, baseline, got, i, env["env_id"], _server_label(prepared, item)):
-                    f.write(json.dumps(row) + "\n")
+                counted = _count(study, item, prepared, work)
+                server = _server_label(prepared, item)
+                for baseline, got in counted:
+                    tool = "callgrind" if item["engine"] == "mariadb" and item["transactions"] is None else None
+                    one = {**item, "transactions": got.transactions, "counter": tool or item["counter"]}
+                    for row in _start_rows(one, baseline, got, i, env["env_id"], server):
+                        f.write(json.dumps(row) + "\n")
                 f.flush()
-                say(f"start {i + 1}/{len(starts)}: {item['engine']} {_server_label(prepared, item)} "
-                    f"{item['configuration']} "
-                    f"{item['transactions']} tx under {item['counter']}, {got.records} records, "
-                    f"{got.seconds:.1f} s (elapsed {channel.duration(time.monotonic() - t0)})")
+                say(f"start {i + 1}/{len(starts)}: {item['engine']} {server} {item['configuration']} "
+                    f"{'+'.join(str(g.transactions) for _, g in counted)} tx under {item['counter']}, "
+                    f"{'+'.join(str(g.records) for _, g in counted)} records, {counted[-1][1].seconds:.1f} s "
+                    f"(elapsed {channel.duration(time.monotonic() - t0)})")
     if reporter:
         reporter.close()
     tables = tables_of(pd.read_json(raw, lines=True, dtype={"call": str}))
