@@ -230,8 +230,10 @@ def study_published(name: str, runs: pd.DataFrame | None = None) -> pd.DataFrame
 def _version_sweeps() -> dict[str, studies_registry.StudySpec]:
     from .studies.common import stem
 
+    # throughput sweeps only: a study that measures no ratio against a baseline (study 11's counted versions) reads
+    # its versions in its own section
     return {stem(s.name, "versions"): s for s in studies_registry.specs()
-            if any(p.get("profile") == "versions" for p in s.extra_committed)}
+            if s.measures_logging and any(p.get("profile") == "versions" for p in s.extra_committed)}
 
 
 # A study's version sweep (its profile "versions"): its versions side by side in the paper's section on versions

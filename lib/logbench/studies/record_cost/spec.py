@@ -110,4 +110,5 @@ SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="What one log record costs, counted: instructions, system calls, bytes",
     post=POST, baseline="none", notebook="11_record_cost.ipynb", seed=20261127,
     committed={"profile": "standard", "backend": "local", "publish": True},
+    extra_committed=({"profile": "versions", "backend": "local", "publish": True},),
     smoke=({"profile": "smoke", "backend": "local"},), paper_order=11, measures_logging=False)
