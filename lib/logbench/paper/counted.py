@@ -12,6 +12,7 @@ from .tables import add_table
 
 FIGURES = "record_cost_figures.csv"
 ORDERINGS = "record_cost_orderings.csv"
+BETWEEN = "record_cost_versions_between_versions.csv"  # the version sweep's (profile versions) differences
 
 
 def _cell(conf: str, process: str, column: str, *, engine: str = "postgresql", sig: int = 3) -> dict:
@@ -29,7 +30,13 @@ def record_cost_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None
     of its numbers exist."""
     from ..studies.record_cost import report
 
-    doc["record_cost"] = {"table": "", "orderings": "", "syslog": False}
+    doc["record_cost"] = {"table": "", "orderings": "", "syslog": False, "versions": ""}
+    if (processed_dir / BETWEEN).exists():
+        between = pd.read_csv(processed_dir / BETWEEN, keep_default_na=False, na_values=[""])
+        between = between[between["metric"] == "instructions"]  # the calls and bytes stay in the notebook
+        if not between.empty:
+            doc["record_cost"]["versions"] = add_table(doc, gen, report.between_versions_table(between),
+                                                       "record_cost_versions")
     src = processed_dir / FIGURES
     if not src.exists():
         return
