@@ -25,6 +25,15 @@ def _estimate(nums, key: str, conf: str, process: str, column: str) -> None:
         nums.add(f"{key}.{suffix}", _cell(conf, process, col), optional=True)
 
 
+def _one_label(table: pd.DataFrame) -> pd.DataFrame:
+    """The notebook's table with engine (and server, one per engine here) folded into the configuration's label,
+    so that the paper's narrow columns hold the numbers."""
+    label = table["engine"].map({"postgresql": "PG", "mariadb": "MariaDB"}).fillna(table["engine"])
+    out = table.drop(columns=[c for c in ("engine", "server", "configuration") if c in table.columns])
+    out.insert(0, "configuration", label + " " + table["configuration"])
+    return out
+
+
 def record_cost_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
     """``doc['record_cost']``: the cost table's and the orderings table's paths ('' until the study ran) and which
     of its numbers exist."""
@@ -42,7 +51,7 @@ def record_cost_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None
         return
     figures = pd.read_csv(src, keep_default_na=False, na_values=[""])
     figures["call"] = figures["call"].fillna("")
-    doc["record_cost"]["table"] = add_table(doc, gen, report.cost_table(figures), "record_cost")
+    doc["record_cost"]["table"] = add_table(doc, gen, _one_label(report.cost_table(figures)), "record_cost")
     if (processed_dir / ORDERINGS).exists():
         orderings = pd.read_csv(processed_dir / ORDERINGS)
         if not orderings.empty:
