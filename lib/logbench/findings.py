@@ -53,6 +53,8 @@ def _profile_studies() -> tuple[StudyInfo, ...]:
 
     out = []
     for s in studies_registry.specs():
+        if not s.measures_logging:  # as KNOWN_STUDIES: its profiles are no ratio studies either (study 11's versions)
+            continue
         posts = getattr(studies_registry.module(s.name), "PROFILE_POSTS", {})
         for extra in s.extra_committed:
             profile = str(extra.get("profile", ""))
