@@ -66,6 +66,18 @@ def wait_for_records(proc, runs_file, within_s: float) -> None:
         time.sleep(0.2)
 
 
+def wait_for_lines(proc, path, within_s: float) -> None:
+    """Until ``path`` (a study's raw record, one JSON line per count) holds a line; fails with the study's output
+    if it ends first, or after ``within_s``."""
+    import time
+
+    deadline = time.monotonic() + within_s
+    while not (path.exists() and path.read_text().strip()):
+        assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
+        assert time.monotonic() < deadline, f"nothing recorded in {path.name} within {within_s:.0f} s"
+        time.sleep(0.2)
+
+
 def blank_run(position: int, **fields):
     """A run record with a placeholder in every field without a default, ``position`` and ``fields`` set."""
     import dataclasses

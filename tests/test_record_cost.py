@@ -14,7 +14,7 @@ import pandas as pd
 import psutil
 import pytest
 
-from conftest import needs_root, study_process
+from conftest import needs_root, study_process, wait_for_lines
 from logbench import cleanup, paths
 from logbench.errors import ParameterError
 from logbench.studies import record_cost as rc
@@ -140,11 +140,7 @@ def test_sigterm_stops_every_process_and_keeps_the_counted_starts(tmp_path):
                          transactions=[50, 250], counters=["cachegrind"], output_dir={str(out)!r}), progress=False)
     """)
     raw = out / "starts.jsonl"
-    deadline = time.monotonic() + 180
-    while not (raw.exists() and raw.read_text().strip()):
-        assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
-        assert time.monotonic() < deadline, "no start counted within 180 s"
-        time.sleep(0.2)
+    wait_for_lines(proc, raw, 180)
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=60)
     assert proc.returncode != 0

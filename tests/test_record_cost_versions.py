@@ -12,7 +12,7 @@ import time
 import pandas as pd
 import pytest
 
-from conftest import needs_root, study_process
+from conftest import needs_root, study_process, wait_for_lines
 from logbench import cleanup, paths
 from logbench.benches.postgres import statement_records
 from logbench.errors import ParameterError
@@ -100,11 +100,7 @@ def test_sigterm_during_a_version_sweep_leaves_no_container_and_keeps_the_counte
                          transactions=[50, 250], counters=["cachegrind"], output_dir={str(out)!r}), progress=False)
     """)
     raw = out / "starts.jsonl"
-    deadline = time.monotonic() + 180
-    while not (raw.exists() and raw.read_text().strip()):
-        assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
-        assert time.monotonic() < deadline, "no start counted within 180 s"
-        time.sleep(0.2)
+    wait_for_lines(proc, raw, 180)
     time.sleep(1.5)  # into the next start: its container running
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=90)

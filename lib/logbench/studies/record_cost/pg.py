@@ -21,12 +21,13 @@ from pathlib import Path
 
 from ...counting import Count, StartCounts, strace, valgrind
 from ...errors import ToolError
-from ...logsinks import FileSink, count_records, wait_quiet
+from ...logsinks import FileSink, wait_quiet
 from ...servers import process
 from ...servers.counted_postgres import CountedContainerPostgres
 from ...servers.postgres import LocalPostgres, find_bindir
 from ...servers.syslog import SyslogPair
 from ...settings import RecordShape, Settings
+from ...workloads.pgbench import Pgbench
 
 PGBENCH_SEED = 20131117  # pgbench --random-seed: every start draws the same accounts
 
@@ -65,10 +66,7 @@ def prepare_container(work: Path, *, version: str, scale: int, base: Settings) -
 def _initialise(server, scale: int, pristine: Path) -> tuple[str, Path]:
     """pgbench's tables in a running server, a checkpoint, the server stopped and its data directory copied to
     ``pristine`` (without the files of that one run); the server's version."""
-    r = subprocess.run([str(server.binary("pgbench")), "-i", "-q", "-s", str(scale), *_conn(server.conninfo)],
-                       capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        raise ToolError(f"pgbench -i failed: {r.stderr[-2000:]}")
+    Pgbench(server.binary("pgbench"), server.conninfo).initialise(scale)
     with server.connect() as c:
         c.execute("CHECKPOINT")
     version = server.version()
@@ -77,11 +75,6 @@ def _initialise(server, scale: int, pristine: Path) -> tuple[str, Path]:
     for stale in ("postmaster.pid", "postmaster.opts", "postgresql.auto.conf"):
         (pristine / stale).unlink(missing_ok=True)
     return version, pristine
-
-
-def _conn(conninfo: dict) -> list[str]:
-    return ["-h", str(conninfo["host"]), "-p", str(conninfo["port"]), "-U", str(conninfo["user"]),
-            str(conninfo["dbname"])]
 
 
 def _prefix(counter: str, out: Path, inside: bool = False) -> list[str]:
@@ -116,22 +109,19 @@ def _settle(pids, postmaster: int, keep: set[int], timeout: float = 60.0) -> Non
 
 
 def _pgbench(server: LocalPostgres, transactions: int, protocol: str) -> None:
-    argv = [str(server.binary("pgbench")), "-n", "-S", "-M", protocol, "-c", "1", "-t", str(transactions),
-            f"--random-seed={PGBENCH_SEED}", *_conn(server.conninfo)]
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
+    # a fixed number of transactions, not Pgbench.command's fixed time: the counts are per transaction
+    bench = Pgbench(server.binary("pgbench"), server.conninfo)
+    argv = [str(bench.binary), "-n", "-S", "-M", protocol, "-c", "1", "-t", str(transactions),
+            f"--random-seed={PGBENCH_SEED}"]
+    r = subprocess.run(argv, env=bench.env, capture_output=True, text=True, timeout=3600)
     if r.returncode != 0:
         raise ToolError(f"pgbench failed ({r.returncode}): {r.stderr[-2000:]}")
 
 
 def _records(files: list[Path], shapes: tuple[RecordShape, ...]) -> tuple[int, int]:
     """Records of ``shapes`` and bytes in the sink files (each start's are new, so all of each counts)."""
-    records = size = 0
-    for f in files:
-        if f.is_file():
-            data = f.read_bytes()
-            size += len(data)
-            records += count_records(data.splitlines(), shapes) if shapes else 0
-    return records, size
+    counted = [FileSink(f.name, f, shapes).count_since(0) for f in files]
+    return sum(c.records for c in counted), sum(c.bytes for c in counted)
 
 
 def _pids(counter: str, out: Path) -> set[int]:

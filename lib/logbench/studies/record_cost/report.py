@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...formatting import ci_text, number
-from . import analysis
+from . import analysis, mariadb
 from .spec import PG_CONFIGURATIONS
 
 SPREAD_GOAL = 0.005  # the issue's: instructions per statement repeat within 0.5 % between starts
@@ -28,8 +28,6 @@ def configuration_table(study) -> pd.DataFrame:
              "settings": ", ".join(f"{k}={v}" for k, v in PG_CONFIGURATIONS[c].settings.items())}
             for c in study.configurations]
     if study.mariadb_configurations:
-        from . import mariadb
-
         rows += [{"engine": "mariadb", "configuration": c, "protocol": "text", "baseline": "none",
                   "what": MARIADB_WHAT.get(c, ""),
                   "settings": ", ".join(f"{k}={v}" for k, v in mariadb.CONFIGURATIONS[c].items())}

@@ -25,18 +25,12 @@ from ...servers.containers import image_id, server_images
 from ...servers.postgres import find_bindir
 from ...settings import Settings
 from .. import common
-from . import analysis, pg
+from . import analysis, mariadb, pg
 from .spec import BACKENDS, COUNTERS, HOLD, NAME, PG_CONFIGURATIONS, PROFILES, SPEC, RecordCostStudy
 
 # The fewest transactions a load may have: below this the start-up and connection's own counts are not
 # separated from the load's by a difference large enough to read (tests/test_record_cost.py checks proportionality).
 MIN_TRANSACTIONS = 20
-
-
-def _mariadb():
-    from . import mariadb
-
-    return mariadb
 
 
 @common.declare(PROFILES)
@@ -58,8 +52,8 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
     chosen = tuple(dict.fromkeys([*(PG_CONFIGURATIONS[c].baseline for c in chosen), *chosen])) if chosen else ()
     mdb = d("mariadb_configurations", mariadb_configurations)
     if mdb is None:
-        mdb = list(_mariadb().CONFIGURATIONS)
-    mdb_chosen = params.name_list("mariadb_configurations", mdb, _mariadb().CONFIGURATIONS) if mdb else ()
+        mdb = list(mariadb.CONFIGURATIONS)
+    mdb_chosen = params.name_list("mariadb_configurations", mdb, mariadb.CONFIGURATIONS) if mdb else ()
     if mdb_chosen and "none" not in mdb_chosen:
         mdb_chosen = ("none", *mdb_chosen)
     if not chosen and not mdb_chosen:
@@ -151,12 +145,11 @@ def _count(study: RecordCostStudy, item: dict, prepared: dict, work: Path) -> li
                              protocol=conf.protocol, transactions=n, counter=tool, syslog=conf.syslog,
                              remote=conf.remote, work=work)
         return [(conf.baseline, got)]
-    mdb = _mariadb()
     if n is None:  # callgrind per thread, both loads in one start
         small, large = study.transactions
-        return [("none", got) for got in mdb.count_pair(prepared[("mariadb", "local")], item["configuration"],
-                                                         small, large, "callgrind", work)]
-    return [("none", mdb.count_start(prepared[("mariadb", "local")], item["configuration"], n, tool, work))]
+        return [("none", got) for got in mariadb.count_pair(prepared[("mariadb", "local")], item["configuration"],
+                                                             small, large, "callgrind", work)]
+    return [("none", mariadb.count_start(prepared[("mariadb", "local")], item["configuration"], n, tool, work))]
 
 
 def _server_label(prepared: dict, item: dict) -> str:
@@ -165,7 +158,7 @@ def _server_label(prepared: dict, item: dict) -> str:
 
 
 def _environment(study: RecordCostStudy, prepared: dict) -> dict:
-    versions = {_label(e, v, p): (p.version if hasattr(p, "version") else str(p)) for (e, v), p in prepared.items()}
+    versions = {_label(e, v): (p.version if hasattr(p, "version") else str(p)) for (e, v), p in prepared.items()}
     tools = {("valgrind" if t == "cachegrind" else t): (valgrind.version() if t == "cachegrind" else strace.version())
              for t in study.counters}
     extra = {"backend": "local", "servers": versions, "hold": HOLD, "pgbench_random_seed": pg.PGBENCH_SEED}
@@ -186,7 +179,7 @@ def _environment(study: RecordCostStudy, prepared: dict) -> dict:
                                extra=extra)
 
 
-def _label(engine: str, version: str, prepared) -> str:
+def _label(engine: str, version: str) -> str:
     return engine if version == "local" else f"{engine} {version}"
 
 
@@ -222,7 +215,7 @@ def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
                     say(f"PostgreSQL {v}: its pristine data directory in its container")
                     prepared[("postgresql", v)] = pg.prepare_container(work, version=v, scale=study.scale, base=base)
         if study.mariadb_configurations:
-            prepared[("mariadb", "local")] = _mariadb().prepare(work, mariadbd=study.mariadbd)
+            prepared[("mariadb", "local")] = mariadb.prepare(work, mariadbd=study.mariadbd)
         env = _environment(study, prepared)
         (out / "environment.json").write_text(json.dumps(env, indent=2, sort_keys=True, default=str) + "\n")
         say(f"{study.profile} profile: {len(starts)} starts; raw counts in {raw}")
@@ -288,11 +281,7 @@ def _ordered(d: pd.DataFrame) -> pd.DataFrame:
 
 def _order() -> dict[str, int]:
     """The configurations in the order the spec declares them (the tables' rows)."""
-    try:
-        mdb = list(_mariadb().CONFIGURATIONS)
-    except ImportError:
-        mdb = []
-    return {c: i for i, c in enumerate(dict.fromkeys([*PG_CONFIGURATIONS, *mdb]))}
+    return {c: i for i, c in enumerate(dict.fromkeys([*PG_CONFIGURATIONS, *mariadb.CONFIGURATIONS]))}
 
 
 def load(output_dir: str | Path) -> dict[str, pd.DataFrame]:
