@@ -12,7 +12,8 @@ from .tables import add_table
 
 FIGURES = "record_cost_figures.csv"
 ORDERINGS = "record_cost_orderings.csv"
-BETWEEN = "record_cost_versions_between_versions.csv"  # the version sweep's (profile versions) differences
+BETWEEN = "record_cost_versions_between_versions.csv"
+CLAIMS = "findings_claims.csv"  # the throughput verdicts the orderings stand beside  # the version sweep's (profile versions) differences
 
 
 def _cell(conf: str, process: str, column: str, *, engine: str = "postgresql", sig: int = 3) -> dict:
@@ -55,7 +56,9 @@ def record_cost_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None
     if (processed_dir / ORDERINGS).exists():
         orderings = pd.read_csv(processed_dir / ORDERINGS)
         if not orderings.empty:
-            doc["record_cost"]["orderings"] = add_table(doc, gen, report.orderings_table(orderings),
+            claims = processed_dir / CLAIMS
+            verdicts = pd.read_csv(claims) if claims.exists() else None
+            doc["record_cost"]["orderings"] = add_table(doc, gen, report.orderings_table(orderings, verdicts),
                                                         "record_cost_orderings")
     _estimate(nums, "rc.none.backend", "none", "backend", "per_statement")
     _estimate(nums, "rc.stderr.backend", "stderr", "backend", "per_record")

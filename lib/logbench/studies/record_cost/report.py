@@ -144,18 +144,25 @@ def findings(figures: pd.DataFrame, rep: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-def orderings_table(orderings: pd.DataFrame) -> pd.DataFrame:
-    """The posts' orderings as the notebook and the paper print them."""
+def orderings_table(orderings: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The posts' orderings as the notebook and the paper print them; with ``verdicts`` (the findings' claims
+    table, ``findings_claims.csv``), each claim's throughput verdict and its decisive ratio beside the counts'."""
     if orderings.empty:
         return orderings
     orderings = _servers(orderings)
-    return _server_column(pd.DataFrame({
+    table = pd.DataFrame({
         "server": orderings["server"], "claim": orderings["claim"], "the post says": orderings["post_says"],
         "A": orderings["a"], "B": orderings["b"],
         "A − B, instructions / statement": [ci_text(v, lo, hi, n=int(n)) for v, lo, hi, n in zip(
             orderings["difference"], orderings["difference_low"], orderings["difference_high"], orderings["n"])],
-        "A / B": orderings["ratio"].map(number), "counted": orderings["counted"], "counts": orderings["counts"]}),
-        orderings)
+        "A / B": orderings["ratio"].map(number), "counted": orderings["counted"], "counts": orderings["counts"]})
+    if verdicts is not None:
+        by_claim = verdicts.drop_duplicates("claim_id").set_index("claim_id")
+        table["throughput verdict"] = [
+            f"{by_claim.at[c, 'verdict']}: {by_claim.at[c, 'measured_at']} "
+            f"{ci_text(by_claim.at[c, 'value'], by_claim.at[c, 'ci_low'], by_claim.at[c, 'ci_high'])}"
+            if c in by_claim.index else "not judged" for c in orderings["claim"]]
+    return _server_column(table, orderings)
 
 
 _METRIC = {("instructions", ""): "instructions", ("syscalls", "writes"): "write calls", ("bytes_written", ""): "bytes"}
