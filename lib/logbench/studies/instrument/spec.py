@@ -38,7 +38,7 @@ SPEC = common.StudySpec(
 PROFILES: dict[str, dict[str, object]] = {
     "smoke": {"clients": [1], "repeats": 1, "series_s": 6, "anomaly_clients": [1], "anomaly_repeats": 2,
               "duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1,
-              "design_clients": [1], "design_rounds": 2, "design_blocks": 2, "design_window_s": 2,
+              "design_clients": [1], "design_rounds": 2, "design_blocks": 1, "design_window_s": 2,
               "design_guard_s": 1, "design_block_repeats": 1, "design_placements": ["split"]},
     # ~38 minutes on two cores: 3 controls x 2 levels x 2 blocks of 40 s long runs, then 2 controls x
     # (3 destinations + A/A) x 2 levels x 5 blocks of 4 s runs (~13 min); then the designs at 4 clients (2 per
