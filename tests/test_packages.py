@@ -90,7 +90,7 @@ PROGRAMS = {
     "setpriv": (_on_path("setpriv"), "servers/private_dev.sh: drops root inside the namespace"),
     "mount": (_on_path("mount"), "servers/private_dev.sh: the private /dev"),
     "sh": (_on_path("sh"), "servers/postgres.py runs private_dev.sh with it"),
-    "cat": (_on_path("cat"), "regression/floor.py: the write() floor"),
+    "cat": (_on_path("cat"), "studies/record_cost/calibration.py: the write() floor"),
     "git": (_on_path("git"), "environment.py: the commit in the environment record"),
     "pdftotext": (_on_path("pdftotext"), "tests/test_paper.py: the built paper's text"),
     "make": (_on_path("make"), "the README's `make paper` / `make findings`"),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from logbench.errors import ToolError
-from logbench.workloads.pgbench import parse_output, read_latency_log
+from logbench.workloads.pgbench import parse_output, read_completion_times, read_latency_log
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -37,3 +37,11 @@ def test_parse_rejects_truncated_output():
 def test_latency_log_third_column_in_microseconds():
     lat = read_latency_log([FIX / "pgbench_txlog_15.txt"])
     assert np.array_equal(lat, [156, 111, 78, 53, 56])
+
+
+def test_completion_times_are_the_last_two_columns_in_epoch_seconds(tmp_path):
+    (tmp_path / "pgbench_log.4242").write_text((FIX / "pgbench_txlog_15.txt").read_text())
+    done = read_completion_times(tmp_path / "pgbench_log")
+    lines = [line.split() for line in (FIX / "pgbench_txlog_15.txt").read_text().splitlines()]
+    assert done == pytest.approx(sorted(int(f[4]) + int(f[5]) / 1e6 for f in lines), abs=1e-6)
+

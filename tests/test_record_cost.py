@@ -2,7 +2,7 @@
 bad input refused before anything starts, and an interrupted run that leaves nothing behind (issue 38).
 
 One counted run serves the integration tests (module fixture): the baseline and stderr, two repeats of a small and
-a large load under cachegrind and strace (16 starts, ~2 min here)."""
+a large load under cachegrind and strace (16 starts, ~2 min here), then the smoke profile's calibration (~6 s)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from conftest import needs_root, study_process, wait_for_lines
 from logbench import cleanup, paths
 from logbench.errors import ParameterError
 from logbench.studies import record_cost as rc
-from logbench.studies.record_cost import analysis, pg, report
+from logbench.studies.record_cost import analysis, calibration, pg, report
 
 SIZES = [200, 1000]
 
@@ -102,6 +102,30 @@ def test_two_starts_count_the_same_and_a_record_costs_more_than_none(counted):
     assert _fig(t, "stderr", "backend", "syscalls", "writes")["per_record"] == pytest.approx(1.0)
     assert _fig(t, "stderr", "logger", "syscalls", "writes")["per_record"] == pytest.approx(1.0, abs=0.02)
     assert _fig(t, "stderr", "backend", "bytes_written")["per_record"] > 100
+
+
+@pytest.mark.integration
+@needs_root
+def test_the_run_times_its_calibration_after_its_counts(counted):
+    """The write() floor at stderr's counted bytes per record, to a file and into a pipe, and the baseline backend's
+    user CPU per transaction over its counted instructions per statement, each with its interval and n; kept raw,
+    and published as the study's calibration table."""
+    study, t = counted
+    cal = t["calibration"]
+    floors = cal[cal["part"] == "write_floor"]
+    stderr = _fig(t, "stderr")
+    assert list(floors["target"]) == ["file", "pipe"]
+    assert set(floors["nbytes"]) == {round(stderr["log_bytes_per_statement"] / stderr["records_per_statement"])}
+    assert (floors["n"] == calibration.FLOOR_BATCHES).all()
+    assert (0 < floors["ci_low"]).all() and floors["value"].between(floors["ci_low"], floors["ci_high"]).all()
+    cpu = cal[cal["part"] == "cpu"].set_index("quantity")
+    user, per = cpu.loc["user_cpu_per_transaction"], cpu.loc["time_per_instruction"]
+    assert user["n"] == study.calibration_repeats and cpu.loc["cpu_per_transaction", "value"] > user["value"] > 0
+    assert per["value"] == pytest.approx(user["value"] / _fig(t, "none")["per_statement"], rel=0.01)
+    assert 1e-5 < per["ci_low"] <= per["value"] <= per["ci_high"] < 1e-2  # 0.01 to 10 ns an instruction
+    raw = [json.loads(line) for line in (study.output_dir / calibration.RAW).read_text().splitlines()]
+    assert len(raw) == 2 + study.calibration_repeats and {r["env_id"] for r in raw} == {t["environment"]["env_id"]}
+    assert (study.processed_dir / "record_cost_calibration.csv").exists()
 
 
 @pytest.mark.integration

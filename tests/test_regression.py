@@ -218,21 +218,6 @@ def test_engines_are_fitted_separately_and_baseline_only_engines_skipped():
     assert c["ci_low"] <= 9.0 <= c["ci_high"]
 
 
-@pytest.mark.parametrize("target", regression.WRITE_TARGETS)
-def test_write_floor_is_a_positive_time_with_a_ci(tmp_path, target):
-    f = regression.write_floor(120, target=target, batches=10, batch=20, directory=tmp_path)
-    assert f.nbytes == 120 and f.target == target
-    assert 0 < f.ci_low <= f.median_us <= f.ci_high < 10_000
-    assert not any(tmp_path.iterdir())  # its temporary directory is gone
-
-
-def test_write_floor_rejects_bad_arguments(tmp_path):
-    with pytest.raises(ValueError):
-        regression.write_floor(100, target="socket", directory=tmp_path)
-    with pytest.raises(ValueError):
-        regression.write_floor(0, directory=tmp_path)
-
-
 def test_typical_record_bytes():
     d = regression.prepare(regression.synthetic_runs(configurations={"none": (0, 0), "a": (2, 100), "b": (2, 300)}))
     assert regression.typical_record_bytes(d) == 200

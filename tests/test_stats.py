@@ -31,6 +31,13 @@ def test_mean_ci_ignores_nan():
     assert stats.mean_ci([1.0, float("nan"), 3.0]).n == 2
 
 
+def test_median_ci_is_seeded_and_undefined_for_one_value():
+    e = stats.median_ci([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert (e.value, e.n) == (3.0, 5) and e.low <= 3.0 <= e.high and e == stats.median_ci([1.0, 2.0, 3.0, 4.0, 100.0])
+    one = stats.median_ci([7.0])
+    assert one.value == 7.0 and math.isnan(one.low) and math.isnan(one.high)
+
+
 def test_ratio_ci_exact_denominator_reduces_to_t_interval_of_numerator():
     # y has no spread: g = 0 and Fieller is x's t interval divided by 5; df (Welch) = 1, t = 12.706205
     e = stats.ratio_ci([9.0, 11.0], [5.0, 5.0])

@@ -9,6 +9,9 @@ and the CLI):
    :func:`study_figures` — tables and figures; :func:`write_findings` saves them as
    ``findings_*.csv`` and ``figures/*.png``; :func:`run_findings_notebook` executes the notebook in place.
 
+Nothing here is timed: the findings are a function of the processed files alone (issue 39). The write() floor the
+costs are set against is timed by study 11's committed run and read from its calibration table.
+
 The paper built from them is :mod:`logbench.paper`; :mod:`logbench.report` is the command line over both.
 """
 
@@ -300,12 +303,29 @@ def regression_findings(studies: dict[str, StudyData]) -> RegressionFindings:
                               figs)
 
 
-def floor_findings(prepared: pd.DataFrame, *, batches: int = 200, batch: int = 100) -> pd.DataFrame:
-    """The write() floor at the typical size of a logged line, to a file and into a pipe (measured now)."""
+# Study 11's calibration (what its committed run timed beside what it counted): the write() floor's rows are its
+# part "write_floor", one per target and record size
+CALIBRATION_FILE = "record_cost_calibration.csv"
+FLOOR_COLUMNS = ["target", "nbytes", "batches", "batch", "median_us", "ci_low", "ci_high", "env_id"]
+
+
+def floor_findings(prepared: pd.DataFrame, processed_dir: Path | str = paths.PROCESSED) -> pd.DataFrame:
+    """The write() floor to a file and into a pipe, each at the size study 11 timed nearest the typical logged line
+    of the regression's runs (its median bytes per record), read from the calibration in ``processed_dir``; empty
+    (no floor drawn or printed) where that study's committed run has none."""
+    path = Path(processed_dir) / CALIBRATION_FILE
+    timed = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["part", "target"])
+    timed = timed[timed["part"] == "write_floor"]
     nbytes = regression.typical_record_bytes(prepared) if len(prepared) else 200
-    rows = [regression.write_floor(nbytes, target=t, batches=batches, batch=batch).as_dict()
-            for t in regression.WRITE_TARGETS]
-    return pd.DataFrame(rows)
+    rows = []
+    for target in ("file", "pipe"):  # the targets FLOOR_FOR sets a cost against
+        g = timed[timed["target"] == target]
+        if len(g):
+            r = g.iloc[int((g["nbytes"] - nbytes).abs().to_numpy().argmin())]
+            rows.append({"target": target, "nbytes": int(r["nbytes"]), "batches": int(r["n"]), "batch": int(r["batch"]),
+                         "median_us": r["value"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                         "env_id": r.get("env_id", "")})
+    return pd.DataFrame(rows, columns=FLOOR_COLUMNS)
 
 
 def cost_terms(c: pd.DataFrame, fam: str) -> tuple[str, pd.DataFrame]:
@@ -443,12 +463,12 @@ def write_findings(tables: dict[str, pd.DataFrame], figures: dict[str, object], 
     return written
 
 
-def compute_findings(processed_dir: Path | str = paths.PROCESSED, *, claims_file: Path | str = claims_mod.CLAIMS_FILE,
-                     floor_batches: int = 200) -> tuple[dict[str, pd.DataFrame], dict[str, object]]:
+def compute_findings(processed_dir: Path | str = paths.PROCESSED, *, claims_file: Path | str = claims_mod.CLAIMS_FILE
+                     ) -> tuple[dict[str, pd.DataFrame], dict[str, object]]:
     """What the notebook 90_findings computes, in the same order (for tests and the CLI)."""
     studies, status = load_studies(processed_dir)
     reg = regression_findings(studies)
-    floors = floor_findings(reg.prepared, batches=floor_batches)
+    floors = floor_findings(reg.prepared, processed_dir)
     summary, detail = claim_findings(studies, reg.coefficients, claims_file)
     tables = {"studies": status, "regression": reg.coefficients, "regression_fit": reg.diagnostics,
               "influential": reg.influential, "write_floor": floors, "claims": summary, "claims_detail": detail,
@@ -462,8 +482,7 @@ FINDINGS_NOTEBOOK = paths.NOTEBOOKS / "90_findings.ipynb"
 
 def run_findings_notebook(notebook: Path | str = FINDINGS_NOTEBOOK, timeout: int = 600) -> Path:
     """Execute 90_findings in place with its default parameters (writes data/processed/findings_*.csv and
-    paper/figures/); no timing metadata is recorded, so an unchanged result leaves the notebook unchanged
-    except for the measured write() floor."""
+    paper/figures/); no timing metadata is recorded, so an unchanged result leaves the notebook unchanged."""
     import nbformat
     from nbclient import NotebookClient
 

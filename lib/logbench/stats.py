@@ -70,6 +70,19 @@ def mean_ci(x, confidence: float = CONFIDENCE) -> Estimate:
     return Estimate(m, float(low), float(high), n)
 
 
+def median_ci(x, confidence: float = CONFIDENCE, seed: int = 0) -> Estimate:
+    """Median with a percentile bootstrap interval (scipy, 2000 resamples, seeded: the same values give the same
+    interval); fewer than two values give an undefined (NaN) interval."""
+    a = np.asarray(x, dtype=float)
+    a = a[~np.isnan(a)]
+    if a.size < 2:
+        return Estimate(float(np.median(a)) if a.size else math.nan, math.nan, math.nan, int(a.size))
+    boot = stats.bootstrap((a,), np.median, confidence_level=confidence, method="percentile", n_resamples=2000,
+                           rng=np.random.default_rng(seed))
+    return Estimate(float(np.median(a)), float(boot.confidence_interval.low), float(boot.confidence_interval.high),
+                    int(a.size))
+
+
 def difference_ci(x, y, confidence: float = CONFIDENCE) -> Estimate:
     """mean(x) − mean(y) with Welch's interval (scipy's ttest_ind, unequal variances)."""
     a, b = pd.Series(x).dropna().to_numpy(float), pd.Series(y).dropna().to_numpy(float)

@@ -1,6 +1,6 @@
-"""The paper's cost of a line: the measured write() floors and, per regression fit, its table, its figures and the
-cost of a line per destination family (main model, typical line, without influential runs, per clients level,
-as a multiple of the floor)."""
+"""The paper's cost of a line: the write() floors (timed by study 11) and, per regression fit, its table, its figures
+and the cost of a line per destination family (main model, typical line, without influential runs, per clients
+level, as a multiple of the floor)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def costs_section(doc: dict, processed_dir: Path, gen: Path, nums, studies: dict
 
 
 def floors_section(doc: dict, processed_dir: Path, nums) -> None:
-    """The write() floors measured by 90_findings (``doc['floors']``: their targets)."""
+    """The write() floors 90_findings read from study 11's calibration (``doc['floors']``: their targets)."""
     floor_file = processed_dir / WRITE_FLOOR
     floors = pd.read_csv(floor_file) if floor_file.exists() else pd.DataFrame(columns=["target"])
     for t in floors["target"]:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .. import claims as claims_mod
 from .. import regression
-from ..findings import FLOOR_FOR, FLOOR_WORDS, cost_terms
+from ..findings import CALIBRATION_FILE, FLOOR_FOR, FLOOR_WORDS, cost_terms
 from ..formatting import CI, ci_text, ci_words
 from ..formatting import number as cell_text
 from ..formatting import undefined as _undefined
@@ -83,7 +83,11 @@ def regression_text(coefficients: pd.DataFrame, diagnostics: pd.DataFrame) -> st
 
 
 def floor_text(floors: pd.DataFrame, coefficients: pd.DataFrame) -> str:
-    """The floors, and each family's cost as a multiple of the floor named for it (:data:`FLOOR_FOR`)."""
+    """The floors, and each family's cost as a multiple of the floor named for it (:data:`FLOOR_FOR`); where there
+    are none, where they would come from."""
+    if floors.empty:
+        return (f"No `write()` floor: it is timed by study 11's committed run (its calibration, "
+                f"`{CALIBRATION_FILE}`), which these processed files do not hold.")
     lines = []
     for _, f in floors.iterrows():
         lines.append(f"One `write()` of {int(f['nbytes'])} bytes to a {f['target']}: "

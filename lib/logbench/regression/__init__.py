@@ -54,29 +54,25 @@ of 20 synthetic replications). HC3 standard errors
 always (no pretest). Cook's distance from the weighted fit flags influential
 runs, and the main model is refitted without them (a sensitivity check).
 
-:func:`write_floor` measures the physical floor beside it: one ``write()`` of a
-log line's size to an ``O_APPEND`` file (what a logging collector or a server
-does to its log file), or into a pipe drained by another process (the backend →
-logging collector hop of PostgreSQL's stderr/csvlog/jsonlog destinations).
+:func:`typical_record_bytes` is the size of a typical logged line, at which the physical floor beside it is read
+(one ``write()``, timed by study 11: ``studies.record_cost.calibration``).
 
 The package, one concern a module: :mod:`.observations` (the runs as the fit's rows: families, cells,
-weights), :mod:`.model` (the fits), :mod:`.tables` (coefficients, diagnostics, influential runs, residuals),
-:mod:`.floor` (the write() floor) and :mod:`.synthetic` (runs with a known cost). Callers import from the
-package.
+weights), :mod:`.model` (the fits), :mod:`.tables` (coefficients, diagnostics, influential runs, residuals)
+and :mod:`.synthetic` (runs with a known cost). Callers import from the package.
 """
 
 from __future__ import annotations
 
 from ..settings import is_aa  # noqa: F401  (callers and tests reach it through here)
 from ..stats import CONFIDENCE  # noqa: F401
-from .floor import WRITE_TARGETS, WriteFloor, typical_record_bytes, write_floor  # noqa: F401
 from .model import (  # noqa: F401
     COOKS_FACTOR, COOKS_RULE, COV_TYPE, MODELS, VARY_MIN, WEIGHTS, WITHOUT_INFLUENTIAL, Fit, Model, _cooks_distance,
     _fit, _rank_ok, _varies, fit, fit_all, fit_key, formulas)
 from .observations import (  # noqa: F401
     BYTES_PER_KB, CACHED, CELL_COLUMNS, DESTINATION_FAMILY, DISCARDED, FAMILIES, FAMILY_LABELS, FIT_COLUMNS,
     IO_BOUND, IO_REGIMES, PREPARED_COLUMNS, _destinations, _family_shares, _observations, _weights,
-    destination_family, family_term, fit_regime, prepare, text_column)
+    destination_family, family_term, fit_regime, prepare, text_column, typical_record_bytes)
 from .synthetic import synthetic_runs  # noqa: F401
 from .tables import (  # noqa: F401
     COEFFICIENT_COLUMNS, DIAGNOSTIC_COLUMNS, TERM_UNITS, TYPICAL, _family_of, _term_label, coefficients,

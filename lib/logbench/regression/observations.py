@@ -166,3 +166,9 @@ def _weights(d: pd.DataFrame) -> pd.Series:
     pooled = pooled.where(pooled > 0)
     var = d["baseline"].map(pooled).fillna(pooled.median())
     return 1.0 / var
+
+
+def typical_record_bytes(data: pd.DataFrame, default: int = 200) -> int:
+    """Median bytes per received record over the logging runs (the size whose write() floor a cost is set against)."""
+    b = data["bytes_per_record"].dropna()
+    return int(round(float(b.median()))) if len(b) else default

@@ -88,6 +88,16 @@ def read_latency_log(paths: list[Path]) -> np.ndarray:
     return np.concatenate(chunks) if chunks else np.array([], dtype=np.float64)
 
 
+def read_completion_times(prefix: Path) -> np.ndarray:
+    """When each transaction logged under ``prefix`` completed (Unix epoch seconds, sorted), from the logs' last two
+    columns: how many transactions fall between two instants read with ``time.time()`` (the same clock)."""
+    chunks = [np.loadtxt(p, usecols=(4, 5), dtype=np.float64, ndmin=2) for p in _logs(prefix) if p.stat().st_size]
+    if not chunks:
+        return np.array([], dtype=np.float64)
+    both = np.concatenate(chunks)
+    return np.sort(both[:, 0] + both[:, 1] / 1e6)
+
+
 @dataclass(frozen=True)
 class PgbenchResult:
     command: tuple[str, ...]

@@ -4,7 +4,8 @@ a large load of the same configuration; the difference, per statement and per re
 cost of logging, repeatable between starts where timing on this machine is not.
 
 :mod:`.spec` the configurations and profiles, :mod:`.pg` and :mod:`.mariadb` one counted start of each engine,
-:mod:`.study` the plan and run, :mod:`.analysis` the figures."""
+:mod:`.study` the plan and run, :mod:`.analysis` the figures, :mod:`.calibration` what it times beside the counts
+(the write() floor, the time per instruction)."""
 
 from __future__ import annotations
 

@@ -86,6 +86,30 @@ def cost_table(figures: pd.DataFrame) -> pd.DataFrame:
     return _server_column(pd.DataFrame(rows).fillna(""), figures)
 
 
+# The calibration's rows in words (calibration.table's quantity); µs per instruction is printed in ns
+CALIBRATION_WHAT = {"write": "one write() of {nbytes} bytes to a {target}",
+                    "user_cpu_per_transaction": "the baseline's backend: user CPU per transaction",
+                    "cpu_per_transaction": "the baseline's backend: user + system CPU per transaction",
+                    "transactions_per_second": "its load: transactions per second (one client)",
+                    "instructions_per_statement": "its user-space instructions per statement (counted)",
+                    "time_per_instruction": "user CPU per instruction"}
+
+
+def calibration_table(calibration: pd.DataFrame) -> pd.DataFrame:
+    """This machine's calibration as the notebook prints it: each timed figure, the estimate [95 % CI] (n), its
+    unit and how it was summarised."""
+    ns = calibration["quantity"] == "time_per_instruction"
+    return pd.DataFrame({
+        "what": [CALIBRATION_WHAT[q].format(nbytes=int(b) if pd.notna(b) else "", target=t)
+                 for q, b, t in zip(calibration["quantity"], calibration["nbytes"], calibration["target"])],
+        "estimate [95 % CI] (n)": [ci_text(v, lo, hi, factor=1000.0 if per else 1.0, n=int(n)) for v, lo, hi, n, per
+                                   in zip(calibration["value"], calibration["ci_low"], calibration["ci_high"],
+                                          calibration["n"], ns)],
+        "unit": calibration["unit"].where(~ns, "ns of user CPU per instruction"),
+        "summarised": [s + (f" ({int(b)} writes each)" if pd.notna(b) else "")
+                       for s, b in zip(calibration["statistic"], calibration["batch"])]})
+
+
 def repeatability(figures: pd.DataFrame) -> pd.DataFrame:
     """The spread (max - min) / mean of the instructions per statement over the starts, per configuration and
     process, against the 0.5 % goal; the daemons' are as measured (their reads batch records by timing)."""

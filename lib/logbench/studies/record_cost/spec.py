@@ -67,12 +67,17 @@ PG_CONFIGURATIONS: dict[str, PgConfiguration] = {
 PROFILES: dict[str, dict[str, object]] = {
     # seconds: what tests and nbval run: the baseline and one destination, one repeat, instructions only
     "smoke": {"configurations": ["none", "stderr"], "mariadb_configurations": [], "repeats": 1,
-              "transactions": [50, 250], "counters": ["cachegrind"], "versions": []},
-    # the committed run: every configuration, 3 starts of each size under each counter
+              "transactions": [50, 250], "counters": ["cachegrind"], "versions": [],
+              "calibration_repeats": 3, "calibration_seconds": 1},
+    # the committed run: every configuration, 3 starts of each size under each counter; then the calibration
+    # (calibration.py): 5 timed loads of 8 s, about 45 s with the write() floor. A profile without the calibration's
+    # keys (the versions) calibrates nothing
     "standard": {"configurations": list(PG_CONFIGURATIONS), "mariadb_configurations": None, "repeats": 3,
-                 "transactions": [200, 1000], "counters": list(COUNTERS), "versions": []},
+                 "transactions": [200, 1000], "counters": list(COUNTERS), "versions": [],
+                 "calibration_repeats": 5, "calibration_seconds": 8},
     "full": {"configurations": list(PG_CONFIGURATIONS), "mariadb_configurations": None, "repeats": 5,
-             "transactions": [500, 2500], "counters": list(COUNTERS), "versions": []},
+             "transactions": [500, 2500], "counters": list(COUNTERS), "versions": [],
+             "calibration_repeats": 10, "calibration_seconds": 10},
     # the versions: Debian's PostgreSQL 13, 15 and 17, each in its release's container (its compiler,
     # libc and tools); the destinations a container reaches without the private syslog daemon, and the two
     # settings of post 003. 5 configurations x 2 sizes x 2 counters x 3 repeats x 3 versions = 180 starts; measured
@@ -104,6 +109,8 @@ class RecordCostStudy:
     # PostgreSQL versions of docker/servers.tsv, each counted in its container (Debian's build on its own
     # release); () for this machine's own binaries only
     versions: tuple[str, ...] = ()
+    calibration_repeats: int = 0  # timed loads of the baseline after the counted starts (0: no calibration)
+    calibration_seconds: int = 0  # each one's pgbench -T
 
 
 SPEC = common.StudySpec(

@@ -1,7 +1,8 @@
 """Study 11's plan and run: ``define`` checks every parameter and freezes the study (ParameterError before any
 server starts); ``run`` prepares each engine's pristine data directory once, then starts the server under each
 counter for every configuration, load size and repeat, in a seeded random order within each repeat, and keeps one
-row per count of every start as it finishes (``starts.jsonl``, appended, never rewritten)."""
+row per count of every start as it finishes (``starts.jsonl``, appended, never rewritten); then it times this
+machine's calibration (:mod:`.calibration`, ``calibration.jsonl``)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from ...servers.containers import image_id, server_images
 from ...servers.postgres import find_bindir
 from ...settings import Settings
 from .. import common
-from . import analysis, mariadb, pg
+from . import analysis, calibration, mariadb, pg
 from .spec import BACKENDS, COUNTERS, HOLD, NAME, PG_CONFIGURATIONS, PROFILES, SPEC, RecordCostStudy
 
 # The fewest transactions a load may have: below this the start-up and connection's own counts are not
@@ -40,7 +41,8 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
            seed: int | None = None, backend: str = "local", pg_bindir: str | None = None,
            mariadbd: str | None = None, output_dir: str | Path | None = None,
            processed_dir: str | Path | None = None, publish: bool = False,
-           versions: list[str] | None = None) -> RecordCostStudy:
+           versions: list[str] | None = None, calibration_repeats: int | None = None,
+           calibration_seconds: int | None = None) -> RecordCostStudy:
     """Check every parameter and freeze the study; ParameterError before anything starts."""
     d = common.profile_lookup(profile, PROFILES)
     swept = _versions(d("versions", versions))
@@ -70,6 +72,7 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
         raise ParameterError("configurations", [c for c in chosen if PG_CONFIGURATIONS[c].syslog],
                              "no syslog destination with `versions`: a counted container's /dev/log is not wired to "
                              "the private rsyslogd (the local server's is)")
+    timed = calibration.settings(profile, calibration_repeats, calibration_seconds, versions=swept)
     if any(PG_CONFIGURATIONS[c].syslog for c in chosen) and not process.is_root():
         raise ParameterError("configurations", list(chosen), "no syslog destination when not root (the server gets a "
                              "private /dev/log in a mount namespace only as root)")
@@ -81,7 +84,7 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
         pg_bindir=str(find_bindir(pg_bindir)) if chosen else "", mariadbd=mariadbd,
         output_dir=(out := common.output_path(NAME, profile, output_dir)),
         processed_dir=common.processed_path(profile, processed_dir, publish=publish, output_dir=out),
-        backend=backend, publish=publish, versions=swept)
+        backend=backend, publish=publish, versions=swept, calibration_repeats=timed[0], calibration_seconds=timed[1])
 
 
 def _versions(value: object) -> tuple[str, ...]:
@@ -234,18 +237,26 @@ def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
                     f"{'+'.join(str(g.transactions) for _, g in counted)} tx under {item['counter']}, "
                     f"{'+'.join(str(g.records) for _, g in counted)} records, {counted[-1][1].seconds:.1f} s "
                     f"(elapsed {channel.duration(time.monotonic() - t0)})")
+        if study.calibration_repeats:  # what the study times, after what it counts
+            calibration.run(prepared.get(("postgresql", "local")), _pg_settings("none"),
+                            pd.read_json(raw, lines=True, dtype={"call": str}), out / calibration.RAW,
+                            repeats=study.calibration_repeats, seconds=study.calibration_seconds, work=work,
+                            env_id=env["env_id"], say=say)
     if reporter:
         reporter.close()
-    tables = tables_of(pd.read_json(raw, lines=True, dtype={"call": str}))
+    tables = tables_of(pd.read_json(raw, lines=True, dtype={"call": str}), calibration.load(out))
     if study.processed_dir is not None:
-        # a named profile's files are its own (record_cost_versions*.csv), never the committed run's
-        records.write_processed(common.stem(study.name, study.profile), Path(study.processed_dir), env, tables)
+        # a named profile's files are its own (record_cost_versions*.csv), never the committed run's; a run without
+        # calibration removes an earlier run's
+        records.write_processed(common.stem(study.name, study.profile), Path(study.processed_dir), env,
+                                {**tables, "calibration": tables.get("calibration")})
     return {**tables, "environment": env}
 
 
-def tables_of(starts: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def tables_of(starts: pd.DataFrame, timed: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """The processed tables from the raw starts: the per-configuration table (summary), every figure with its
-    CI (figures), each repeat's (repeats), the system calls by call (syscalls) and the starts themselves."""
+    CI (figures), each repeat's (repeats), the system calls by call (syscalls) and the starts themselves; with the
+    calibration's raw records (``timed``), its table (calibration)."""
     starts = starts.assign(call=starts["call"].fillna("").astype(str))
     if "server" not in starts.columns:  # a run from before the versions: this machine's server only
         starts = starts.assign(server="local")
@@ -259,6 +270,8 @@ def tables_of(starts: pd.DataFrame) -> dict[str, pd.DataFrame]:
     between = analysis.version_differences(_ordered(rep), {s: build_of(s) for s in starts["server"].unique()})
     if not between.empty:
         tables["between_versions"] = between
+    if timed is not None:
+        tables["calibration"] = calibration.table(timed, rep)
     return {**tables, "starts": starts}
 
 
@@ -286,4 +299,5 @@ def _order() -> dict[str, int]:
 
 def load(output_dir: str | Path) -> dict[str, pd.DataFrame]:
     """A run directory's tables, computed again from its raw starts (a run that was interrupted included)."""
-    return tables_of(pd.read_json(Path(output_dir) / "starts.jsonl", lines=True, dtype={"call": str}))
+    return tables_of(pd.read_json(Path(output_dir) / "starts.jsonl", lines=True, dtype={"call": str}),
+                     calibration.load(output_dir))
