@@ -76,29 +76,36 @@ def counts(out_dir: Path) -> dict[int, int]:
 CALLGRIND_PREFIX = "cgr"
 
 
-def callgrind_prefix(out_dir: Path, vgdb_prefix: Path, *extra: str) -> list[str]:
+def callgrind_prefix(out_dir: Path, vgdb_prefix: Path, *extra: str, program: str | None = None) -> list[str]:
     """The argv before the program's own: callgrind, one file per thread and dump
     (``out_dir/cgr.<pid>[.<dump>]-<tid>``).
 
     valgrind numbers threads by slot and reuses a slot once its thread exits: a thread's file is its own only
     between a zeroing and a dump (:func:`callgrind_control`). ``vgdb_prefix`` puts the control FIFOs in a
-    directory of ours instead of /tmp (a killed valgrind leaves them behind)."""
-    return [binary(), "--tool=callgrind", "--separate-threads=yes", "-q", f"--vgdb-prefix={vgdb_prefix}",
+    directory of ours instead of /tmp (a killed valgrind leaves them behind). ``program``: the valgrind to run
+    when not this host's (a container's own, by name on its PATH)."""
+    return [program or binary(), "--tool=callgrind", "--separate-threads=yes", "-q", f"--vgdb-prefix={vgdb_prefix}",
             f"--callgrind-out-file={out_dir}/{CALLGRIND_PREFIX}.%p", *extra]
 
 
-def callgrind_control(pid: int, action: str, vgdb_prefix: Path, *, user=None, timeout: float = 120.0) -> None:
+def callgrind_control(pid: int, action: str, vgdb_prefix: Path, *, user=None, inside: list[str] | None = None,
+                      timeout: float = 120.0) -> None:
     """``callgrind_control <action> pid`` ("-z" zeroes every thread's counters, "-d" dumps them and returns once
-    the files are written), as the user valgrind runs as (``user``: a :class:`~logbench.servers.process.RunUser`)."""
-    control = tool("callgrind_control", "valgrind")
+    the files are written), as the user valgrind runs as (``user``: a :class:`~logbench.servers.process.RunUser`).
+    ``inside``: the argv that runs a command where valgrind runs (``docker exec`` into a container, as its user):
+    the callgrind_control there, by name, for ``pid`` of that pid namespace."""
     import os
 
     kwargs: dict = {}
-    if user is not None and os.geteuid() == 0 and user.uid != 0:
-        kwargs = dict(user=user.uid, group=user.gid, extra_groups=[])
-    # vgdb finds the FIFOs by the names valgrind gave them, from $LOGNAME (or $USER) and $HOST: the environment the
-    # server inherited from us, so ours, unchanged
-    r = subprocess.run([control, f"--vgdb-prefix={vgdb_prefix}", action, str(pid)], capture_output=True, text=True,
+    if inside is not None:
+        control = [*inside, "callgrind_control"]
+    else:
+        control = [tool("callgrind_control", "valgrind")]
+        if user is not None and os.geteuid() == 0 and user.uid != 0:
+            kwargs = dict(user=user.uid, group=user.gid, extra_groups=[])
+    # vgdb finds the FIFOs by the names valgrind gave them, from $LOGNAME (or $USER) and $HOST (or $HOSTNAME): the
+    # environment the server inherited from us (or, inside a container, from docker exec), so ours, unchanged
+    r = subprocess.run([*control, f"--vgdb-prefix={vgdb_prefix}", action, str(pid)], capture_output=True, text=True,
                        timeout=timeout, **kwargs)
     if r.returncode != 0 or "OK." not in r.stdout or "error" in r.stderr:
         raise ToolError(f"callgrind_control {action} {pid} failed ({r.returncode}): {r.stdout[-1000:]}"

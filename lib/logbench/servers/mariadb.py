@@ -335,6 +335,7 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
     """MariaDB (or MySQL 8) started from local binaries; use as a context manager."""
 
     backend = "local"
+    pids = process.HOST_PIDS  # its processes, as a study polls and signals them (a counted container has its own)
 
     def __init__(
         self,
@@ -436,6 +437,10 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
     def _launch(self, settings: Settings | None = None) -> None:
         argv = [*self.launch_prefix, *self.command(self.base if settings is None else settings)]
         self.proc = process.spawn(argv, self._wd / "mariadbd.out", user=self.user, cwd=self._wd)
+
+    def server_pid(self) -> int:
+        """mariadbd's own pid (its pid file): under strace it is strace's child, not ``proc``."""
+        return int((self._wd / "mysqld.pid").read_text().strip())
 
     def _log_tail(self) -> str:
         return (f"--- error log {self.error_log}\n{process.tail(self.error_log)}\n"

@@ -472,7 +472,7 @@ def tree_cpu_seconds(pid: int, attempts: int = 50) -> float:
 
 class HostPids:
     """This host's processes by their pids here: what a study polls and signals of a local server (a container's
-    are :class:`logbench.servers.counted_postgres.NamespacePids`, with the same three methods)."""
+    are :class:`logbench.servers.counted_container.NamespacePids`, with the same methods)."""
 
     @staticmethod
     def children(pid: int) -> set[int]:
@@ -491,6 +491,16 @@ class HostPids:
     @staticmethod
     def kill(pid: int, sig: int) -> None:
         os.kill(pid, sig)
+
+    @staticmethod
+    def host(pid: int) -> int:
+        """The process in this host's /proc: itself."""
+        return pid
+
+    @staticmethod
+    def thread(host_tid: int) -> int:
+        """A thread by its id in this pid space: itself."""
+        return host_tid
 
 
 HOST_PIDS = HostPids()
