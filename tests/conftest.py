@@ -53,6 +53,22 @@ def study_process(script: str):
                             stderr=subprocess.STDOUT, start_new_session=True)
 
 
+def processes_naming(program: str, marker: str) -> list[str]:
+    """The command lines of the running ``program`` processes (as this host sees them: a container's too) that name
+    ``marker`` (a work directory): what a test checks is gone after a study."""
+    import psutil
+
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            cmd = " ".join(p.info["cmdline"] or [])
+        except psutil.NoSuchProcess:
+            continue
+        if program in cmd and marker in cmd:
+            found.append(cmd)
+    return found
+
+
 def wait_for_records(proc, runs_file, within_s: float) -> None:
     """Until ``runs_file`` holds a record; fails with the study's output if it ends first, or after ``within_s``."""
     import time

@@ -6,9 +6,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import psutil
 import pytest
 
+from conftest import processes_naming
 from logbench import paths
 from logbench.studies.record_cost import mariadb as rc
 
@@ -20,18 +20,6 @@ def per_statement(pair, role):
     value = {x: sum(c.value for c in s.counts if c.process == role and c.metric == "instructions") for x, s in
              (("a", a), ("b", b))}
     return (value["b"] - value["a"]) / (b.statements - a.statements)
-
-
-def servers_from(scratch: Path) -> list[str]:
-    found = []
-    for p in psutil.process_iter(["cmdline"]):
-        try:
-            cmd = " ".join(p.info["cmdline"] or [])
-        except psutil.NoSuchProcess:
-            continue
-        if "mariadbd" in cmd and str(scratch) in cmd:
-            found.append(cmd)
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -89,5 +77,5 @@ def test_strace_sees_the_slow_logs_writes(prepared):
 
 def test_nothing_is_left_running_or_on_disk(prepared, callgrind_pairs):
     p, work = prepared
-    assert servers_from(work) == []
+    assert processes_naming("mariadbd", str(work)) == []
     assert sorted(x.name for x in work.iterdir()) == ["mariadb-pristine"]

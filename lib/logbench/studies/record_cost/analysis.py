@@ -187,9 +187,14 @@ def orderings(rep: pd.DataFrame) -> pd.DataFrame:
 
 
 # The figures a version sweep sets side by side: per record for a configuration that logs, per statement for the
-# baseline (what a statement costs with nothing logged); of the backend and the logging collector.
+# baseline (what a statement costs with nothing logged); of the process (or thread) that served the load and of
+# what writes the record or works beside it: PostgreSQL's backend and logging collector, MariaDB's connection
+# thread (which writes its records itself) and the whole mariadbd (every thread).
 VERSION_METRICS = (("instructions", ""), ("syscalls", "writes"), ("bytes_written", ""))
-VERSION_ROLES = ("backend", "logger")
+VERSION_ROLES = ("backend", "logger", "connection", "process")
+# The roles a baseline is compared by: the load's process or thread alone (a collector has nothing to do, and
+# mariadbd's other threads do what they do whatever is logged)
+LOAD_ROLES = ("backend", "connection")
 
 
 def _version_number(server: str) -> tuple[int, ...]:
@@ -207,15 +212,22 @@ def version_pairs(servers: list[str]) -> list[tuple[str, str]]:
 
 
 def version_differences(rep: pd.DataFrame, builds: dict[str, str]) -> pd.DataFrame:
-    """Between servers (versions): per configuration, counter, role and metric, B - A of the figure (per record;
-    per statement for a baseline) paired by repeat (the versions' starts of a repeat were interleaved), its mean
-    and 95 % interval over the repeats, B / A, each version's spread over its repeats, and what is compared: each
-    server's build (``builds``: server -> "Debian's 13.23-0+deb11u4 on bullseye", ...), so that a difference is
-    read as one of those builds (compiler, libc), not of the source alone. Empty with one server."""
-    d = rep[rep["engine"] == "postgresql"]
+    """Between servers (versions) of each engine: per configuration, counter, role and metric, B - A of the figure
+    (per record; per statement for a baseline) paired by repeat (the versions' starts of a repeat were
+    interleaved), its mean and 95 % interval over the repeats, B / A, each version's spread over its repeats, and
+    what is compared: each server's build (``builds``: server -> "Debian's 13.23-0+deb11u4 (bullseye)", ...), so
+    that a difference is read as one of those builds (compiler, libc), not of the source alone. Empty where no
+    engine ran two servers."""
+    rows = []
+    for engine, d in rep.groupby("engine", sort=False):
+        rows += _engine_differences(engine, d, builds)
+    return pd.DataFrame(rows)
+
+
+def _engine_differences(engine: str, d: pd.DataFrame, builds: dict[str, str]) -> list[dict]:
     servers = list(d["server"].drop_duplicates())
     if len(servers) < 2:
-        return pd.DataFrame()
+        return []
     pick = pd.Series(False, index=d.index)
     for metric, call in VERSION_METRICS:
         pick |= (d["metric"] == metric) & ((d["call"] == call) if call else True)
@@ -232,7 +244,8 @@ def version_differences(rep: pd.DataFrame, builds: dict[str, str]) -> pd.DataFra
             if diff.empty:
                 continue
             e = mean_ci(diff.to_numpy(dtype=float))
-            rows.append({"configuration": conf, "counter": counter, "process": role, "metric": metric, "call": call,
+            rows.append({"engine": engine, "configuration": conf, "counter": counter, "process": role,
+                         "metric": metric, "call": call,
                          "figure": figure, "a": a, "b": b, "a_value": float(wide[a].mean()),
                          "b_value": float(wide[b].mean()), "difference": e.value, "difference_low": e.low,
                          "difference_high": e.high, "n": e.n,
@@ -240,14 +253,14 @@ def version_differences(rep: pd.DataFrame, builds: dict[str, str]) -> pd.DataFra
                          "a_spread": _spread(wide[a]), "b_spread": _spread(wide[b]),
                          "builds": f"{builds.get(b, b)} − {builds.get(a, a)}: these builds (each release's compiler "
                                    "and libc), not the source alone"})
-    return pd.DataFrame(rows)
+    return rows
 
 
 def version_rows(d: pd.DataFrame) -> pd.DataFrame:
     """The rows a version sweep compares, in a reading order (configuration as given, then metric, role): the
-    backend and the collector of a configuration that logs; the backend alone of a baseline (its collector has
-    nothing to do)."""
-    d = d[d["process"].isin(VERSION_ROLES) & ((d["configuration"] != d["baseline"]) | (d["process"] == "backend"))]
+    backend and the collector of a configuration that logs (MariaDB: the connection thread and the whole server);
+    the backend (the connection thread) alone of a baseline."""
+    d = d[d["process"].isin(VERSION_ROLES) & ((d["configuration"] != d["baseline"]) | d["process"].isin(LOAD_ROLES))]
     metric = {m: i for i, (m, _) in enumerate(VERSION_METRICS)}
     conf = {c: i for i, c in enumerate(d["configuration"].drop_duplicates())}
     key = d["configuration"].map(conf) * 100 + d["metric"].map(metric).fillna(9) * 10 + d["process"].map(

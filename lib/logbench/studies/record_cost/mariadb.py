@@ -33,6 +33,16 @@ Set at every start (:data:`BASE`): ``innodb_use_native_aio=0`` (io_uring hangs u
 (every connection on a fresh thread), no buffer-pool dump/load (it would run in the background at a time of its
 own). Before the counted loads a quiet scan reads the whole table into the buffer pool and one logged statement
 opens the log, so neither load pays a first-time cost the other does not.
+
+A version of docker/servers.tsv (:func:`prepare_container`, ``Prepared.container``) runs the same way in its
+container (:class:`~logbench.servers.counted_mariadb.CountedContainerMariaDB`): the image's mariadb-install-db makes
+the pristine directory (sysbench prepares it from this host, through the shared socket), the image's valgrind,
+callgrind_control (``docker exec`` as the server's user, vgdb's FIFOs in a directory bind-mounted at its host path)
+and strace count it, their files named by the container's pids; the threads born during a load are polled in this
+host's /proc of the server's host pid and named by their container tids (what strace names its files by). The
+start-up options are :func:`base`'s for that version (:data:`VERSION_BASE` says what differs and why). 10.5 also
+writes a slow-log entry for the connection's Quit (``# administrator command: Quit``, log_slow_admin_statements):
+one more record per connection, which cancels in the difference of two loads as the connection's set-up does.
 """
 
 from __future__ import annotations
@@ -50,8 +60,9 @@ from pathlib import Path
 from ... import counting
 from ...counting import Count, StartCounts, strace as st, valgrind as vg
 from ...errors import ParameterError, ToolError
+from ...servers import containers, process
 from ...servers import mariadb as mdb
-from ...servers import process
+from ...servers.counted_mariadb import CountedContainerMariaDB
 from ...settings import Settings
 from ...workloads.sysbench import Sysbench, parse_output
 
@@ -80,6 +91,24 @@ BASE: dict[str, str] = {
     "innodb_buffer_pool_load_at_startup": "OFF",
     "thread_cache_size": "0",
 }
+# A version's start-up options where they differ from BASE (docker/servers.tsv's MariaDB versions, each run in its
+# container; BASE is this machine's 10.11's): None leaves an option out. Read from each image's `mariadbd --verbose
+# --help`: 10.5 lacks innodb_buffer_pool_size_max (its server refuses to start with it, an unknown variable); its
+# buffer pool reserves no address space for a maximum, and it starts under valgrind without the cap. Every other
+# option of BASE each version has, and needs no other under valgrind: 10.5, 10.11 and 11.8 start, are counted and
+# stop under callgrind and strace with these (innodb_use_native_aio=OFF for all three).
+VERSION_BASE: dict[str, dict[str, str | None]] = {
+    "10.5": {"innodb_buffer_pool_size_max": None},
+}
+
+
+def base(version: str = "") -> dict[str, str]:
+    """The start-up options of every start of MariaDB ``version`` (a version of docker/servers.tsv; '' for this
+    machine's mariadbd): :data:`BASE` as that version's server takes it."""
+    changed = VERSION_BASE.get(version, {})
+    return {k: v for k, v in {**BASE, **changed}.items() if v is not None}
+
+
 TEST = "oltp_point_select"
 SEED = 1
 DB = "sbtest"
@@ -89,33 +118,55 @@ CONNECTION_FUNCTION = b"do_command("
 
 @dataclass(frozen=True)
 class Prepared:
-    """A pristine data directory (sysbench's table in it) and what made it."""
+    """A pristine data directory (sysbench's table in it) and what made it: this machine's mariadbd
+    (``container`` '') or the MariaDB of docker/servers.tsv's line ``container`` in its image."""
 
     datadir: Path
     mariadbd: Path
     version: str
     table_size: int
     sysbench: str
+    container: str = ""  # a version of docker/servers.tsv: the server runs in its container
+    server: str = ""  # what ran, for the tables' ``server`` column: "10.5 (bullseye container)" ('' for local)
 
 
 def prepare(work: Path, *, mariadbd: str | None = None, table_size: int = 10000) -> Prepared:
     """A pristine data directory with sysbench's table (server not under any tool), and what it is."""
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    pristine = work / "mariadb-pristine"
-    if pristine.exists():
-        shutil.rmtree(pristine)
     with mdb.LocalMariaDB(Settings.of("mariadb", BASE), log_dir=work / "mariadb-prepare-logs",
                           binary=mariadbd) as srv:
-        version = srv.version()
-        srv.query(f"CREATE DATABASE {DB}")
-        sb = Sysbench(srv.conninfo, db=DB, tables=1, table_size=table_size)
-        sb.prepare(TEST, threads=1)
-        sb_version = sb.version()
-        srv.stop()  # a clean shutdown: the copy starts without crash recovery
-        shutil.copytree(srv.datadir, pristine, symlinks=True)
+        version, sb_version, pristine = _initialise(srv, table_size, work / "mariadb-pristine")
     shutil.rmtree(work / "mariadb-prepare-logs", ignore_errors=True)
     return Prepared(pristine, srv.binary, version, table_size, sb_version)
+
+
+def prepare_container(work: Path, *, version: str, table_size: int = 10000) -> Prepared:
+    """The same in the container of docker/servers.tsv's MariaDB ``version`` (its mariadb-install-db, this host's
+    sysbench prepare through the shared socket): the data directory every counted start of that version copies."""
+    work = Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    logs = work / f"mariadb-prepare-logs-{version}"
+    with CountedContainerMariaDB(Settings.of("mariadb", base(version)), log_dir=logs, version=version) as srv:
+        full, sb_version, pristine = _initialise(srv, table_size, work / f"mariadb-pristine-{version}")
+        label = srv.label
+    shutil.rmtree(logs, ignore_errors=True)
+    return Prepared(pristine, Path("mariadbd"), full, table_size, sb_version, container=version, server=label)
+
+
+def _initialise(srv: mdb.MariaDBServer, table_size: int, pristine: Path) -> tuple[str, str, Path]:
+    """sysbench's table in a running server, the server stopped cleanly (the copy starts without crash recovery)
+    and its data directory copied to ``pristine``: (the server's version, sysbench's, ``pristine``)."""
+    if pristine.exists():
+        shutil.rmtree(pristine)
+    version = srv.version()
+    srv.query(f"CREATE DATABASE {DB}")
+    sb = Sysbench(srv.conninfo, db=DB, tables=1, table_size=table_size)
+    sb.prepare(TEST, threads=1)
+    sb_version = sb.version()
+    srv.stop()
+    shutil.copytree(srv.datadir, pristine, symlinks=True)
+    return version, sb_version, pristine
 
 
 # -- one start --------------------------------------------------------------------------------------------------
@@ -126,15 +177,10 @@ def _tasks(pid: int) -> set[int]:
         return set()
 
 
-def _server_pid(srv: mdb.LocalMariaDB) -> int:
-    """mariadbd's own pid (under strace it is strace's child; valgrind keeps the pid it was started as)."""
-    return int((srv.workdir / "mysqld.pid").read_text().strip())
-
-
 class _Log:
     """The records one configuration's log received between :meth:`mark` and :meth:`count`."""
 
-    def __init__(self, srv: mdb.LocalMariaDB, configuration: str):
+    def __init__(self, srv: mdb.MariaDBServer, configuration: str):
         kind = RECORD_KIND[configuration]
         table = CONFIGURATIONS[configuration].get("log_output") == "TABLE"
         self.table = mdb.TableSink(srv) if kind == "slow" and table else None
@@ -167,7 +213,7 @@ class _Log:
         return data.count(self.marker), len(data)
 
 
-def _sysbench_argv(srv: mdb.LocalMariaDB, events: int, table_size: int) -> list[str]:
+def _sysbench_argv(srv: mdb.MariaDBServer, events: int, table_size: int) -> list[str]:
     argv = Sysbench(srv.conninfo, db=DB, tables=1, table_size=table_size).command(TEST, "run", threads=1,
                                                                                    seconds=0, seed=SEED)
     argv = [a for a in argv if not a.startswith(("--events=", "--histogram="))]
@@ -175,18 +221,28 @@ def _sysbench_argv(srv: mdb.LocalMariaDB, events: int, table_size: int) -> list[
 
 
 class _Born:
-    """The threads born in the server while the block runs (its /proc task list, polled every few milliseconds in a
-    thread of ours); on leaving, waits until they are gone: a connection's thread writes its last record after
-    the client has its result, and exits after the client is gone."""
+    """The threads born in the server while the block runs (this host's /proc task list of its host ``pid``,
+    polled every few milliseconds in a thread of ours), each also by its id in the server's pid space (``pids``: a
+    container's names them as its strace does); on leaving, waits until they are gone: a connection's thread
+    writes its last record after the client has its result, and exits after the client is gone."""
 
-    def __init__(self, pid: int, timeout: float = 60.0):
-        self.pid, self.timeout = pid, timeout
+    def __init__(self, pid: int, pids=process.HOST_PIDS, timeout: float = 60.0):
+        self.pid, self.pids, self.timeout = pid, pids, timeout
         self.tids: set[int] = set()
+        self.named: dict[int, int] = {}  # this host's tid -> the thread's id in the server's pid space
         self._stop = threading.Event()
+
+    def _seen(self, tids: set[int]) -> None:
+        for t in tids - self.tids:
+            try:
+                self.named[t] = self.pids.thread(t)
+            except ProcessLookupError:  # gone before it was read: not a connection's (that lives for the load)
+                pass
+        self.tids |= tids
 
     def _poll(self) -> None:
         while not self._stop.is_set():
-            self.tids |= _tasks(self.pid) - self._before
+            self._seen(_tasks(self.pid) - self._before)
             time.sleep(0.002)
 
     def __enter__(self) -> "_Born":
@@ -200,7 +256,7 @@ class _Born:
         self._thread.join()
         if exc[0] is not None:
             return
-        self.tids |= _tasks(self.pid) - self._before
+        self._seen(_tasks(self.pid) - self._before)
         deadline = time.monotonic() + self.timeout
         while self.tids & _tasks(self.pid):
             if time.monotonic() > deadline:
@@ -209,10 +265,11 @@ class _Born:
             time.sleep(0.005)
 
 
-def _load(srv: mdb.LocalMariaDB, pid: int, events: int, table_size: int) -> tuple[int, int, set[int]]:
-    """One sysbench load; returns once the threads born during it have gone: (transactions, statements, tids)."""
+def _load(srv: mdb.MariaDBServer, pid: int, events: int, table_size: int) -> tuple[int, int, set[int]]:
+    """One sysbench load of the server (``pid``: this host's); returns once the threads born during it have gone:
+    (transactions, statements, their ids in the server's pid space)."""
     argv = _sysbench_argv(srv, events, table_size)
-    with _Born(pid) as born:
+    with _Born(pid, srv.pids) as born:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise ToolError(f"`{' '.join(argv)}` exited {r.returncode}:\n{r.stderr[-2000:]}\n{r.stdout[-1000:]}")
@@ -221,14 +278,14 @@ def _load(srv: mdb.LocalMariaDB, pid: int, events: int, table_size: int) -> tupl
         raise ToolError(f"sysbench ran {out.transactions} events, asked for {events}")
     # oltp_point_select with --db-ps-mode=disable: one statement per event and nothing else on the connection
     # (its slow and general logs hold the events' SELECTs only, besides the general log's Connect and Quit lines)
-    return out.transactions, out.queries, born.tids
+    return out.transactions, out.queries, set(born.named.values())
 
 
-def _warm(srv: mdb.LocalMariaDB, pid: int) -> None:
+def _warm(srv: mdb.MariaDBServer, pid: int) -> None:
     """Table pages in the buffer pool (a quiet scan of the clustered index) and the log opened (one logged
     statement of a fresh, not quiet, connection): what a first load would otherwise pay alone."""
     srv.query(f"SELECT SUM(LENGTH(c)) FROM {DB}.sbtest1")
-    with _Born(pid):
+    with _Born(pid, srv.pids):
         c = srv.connect(quiet=False)
         try:
             with c.cursor() as cur:
@@ -239,21 +296,36 @@ def _warm(srv: mdb.LocalMariaDB, pid: int) -> None:
 
 
 def _start(prepared: Prepared, configuration: str, counter: str, out: Path, log_dir: Path,
-           vgdb: Path) -> mdb.LocalMariaDB:
+           vgdb: Path) -> mdb.MariaDBServer:
+    """The server of one counted start: this machine's, or the container's of ``prepared.container`` (the image's
+    own tool around it, the tool's directories shared with the container at their host paths)."""
     if configuration not in CONFIGURATIONS:
         raise ParameterError("configuration", configuration, f"one of {', '.join(CONFIGURATIONS)}")
+    inside = bool(prepared.container)
     if counter == "callgrind":
         # not instrumented until the first load (callgrind_control --instr=on): start-up and warm-up run faster
-        prefix = vg.callgrind_prefix(out, vgdb, "--instr-atstart=no")
+        prefix = vg.callgrind_prefix(out, vgdb, "--instr-atstart=no", program="valgrind" if inside else None)
     elif counter == "cachegrind":
-        prefix = vg.cachegrind_prefix(out)
+        prefix = vg.cachegrind_prefix(out, program="valgrind" if inside else None)
     elif counter == "strace":
-        prefix = st.prefix(out)
+        prefix = st.prefix(out, program="strace" if inside else None)
     else:
         raise ParameterError("counter", counter, f"one of {', '.join(COUNTERS)}")
-    settings = Settings.of("mariadb", {**BASE, **CONFIGURATIONS[configuration]})
+    settings = Settings.of("mariadb", {**base(prepared.container), **CONFIGURATIONS[configuration]})
+    if inside:
+        return CountedContainerMariaDB(settings, log_dir=log_dir, version=prepared.container,
+                                       launch_prefix=tuple(prefix), datadir_from=prepared.datadir,
+                                       shared=(out, vgdb.parent), start_timeout=300)
     return mdb.LocalMariaDB(settings, log_dir=log_dir, binary=prepared.mariadbd, launch_prefix=tuple(prefix),
                             datadir_from=prepared.datadir, start_timeout=300)
+
+
+def _user(prepared: Prepared) -> process.RunUser:
+    """Who the server runs as: this machine's server user, or the image's (uid 999) in a version's container."""
+    if prepared.container:
+        return process.RunUser(CountedContainerMariaDB.user_name, containers.CONTAINER_UID,
+                               containers.CONTAINER_UID)
+    return process.server_user()
 
 
 def _dirs(work: Path, user: process.RunUser) -> tuple[Path, Path, Path]:
@@ -269,14 +341,19 @@ def _dirs(work: Path, user: process.RunUser) -> tuple[Path, Path, Path]:
     return out, logs, vgdb / "pipe"  # vgdb's FIFOs: <prefix>-from-vgdb-to-<pid>-..., in our directory, not /tmp
 
 
-def _stop(srv: mdb.LocalMariaDB, pid: int | None, *, keep_exit_counts: bool) -> None:
-    """Stop the server; under strace, the server itself gets the signal (strace would detach and leave it)."""
+def _stop(srv: mdb.MariaDBServer, pid: int | None, *, keep_exit_counts: bool) -> None:
+    """Stop the server (``pid``: in its pid space); the server itself gets the signal when it is not our child:
+    under strace (strace would detach and leave it), and in a container (``proc`` is the docker exec)."""
     srv._drop_admin()
     if srv.proc is None:
         return
-    if pid is not None and pid != srv.proc.pid:
+    try:
+        ours = pid is None or srv.pids.host(pid) == srv.proc.pid
+    except ProcessLookupError:
+        ours = True  # gone already: there is only the tool (or docker exec) to wait for
+    if not ours:
         try:
-            os.kill(pid, signal.SIGTERM if keep_exit_counts else signal.SIGKILL)
+            srv.pids.kill(pid, signal.SIGTERM if keep_exit_counts else signal.SIGKILL)
         except ProcessLookupError:
             pass
         try:
@@ -325,7 +402,7 @@ def _strace_counts(out: Path, connection_tids: set[int]) -> tuple[tuple[Count, .
 def _run(prepared: Prepared, configuration: str, loads: list[int], counter: str, work: Path) -> list[StartCounts]:
     """One start under ``counter``, the ``loads`` one after the other, stop: one StartCounts per load."""
     t0 = time.perf_counter()
-    user = process.server_user()
+    user = _user(prepared)
     out, logs, vgdb = _dirs(work, user)
     results: list[tuple[int, int, int, int, tuple[Count, ...]]] = []
     try:
@@ -333,21 +410,29 @@ def _run(prepared: Prepared, configuration: str, loads: list[int], counter: str,
         pid = None
         try:
             srv.start()
-            pid = _server_pid(srv)
-            _warm(srv, pid)
+            # the tool names its files, and callgrind_control takes, the pid of the server's pid space; its threads
+            # are polled in this host's /proc
+            pid = srv.server_pid()
+            host = srv.pids.host(pid)
+            _warm(srv, host)
             log = _Log(srv, configuration)
             if len(loads) > 1 and counter != "callgrind":
                 raise ParameterError("counter", counter, "callgrind (the only counter with more than one load a start)")
             born_all: list[set[int]] = []
+
+            def control(action: str) -> None:  # where valgrind runs: this host, or the container (its own tool)
+                vg.callgrind_control(pid, action, vgdb, user=user,
+                                     inside=srv.exec_argv([]) if prepared.container else None)
+
             if counter == "callgrind":
-                vg.callgrind_control(pid, "--instr=on", vgdb, user=user)
+                control("--instr=on")
             for i, events in enumerate(loads, start=1):
                 log.mark()
                 if counter == "callgrind":
-                    vg.callgrind_control(pid, "-z", vgdb, user=user)
-                transactions, statements, born = _load(srv, pid, events, prepared.table_size)
+                    control("-z")
+                transactions, statements, born = _load(srv, host, events, prepared.table_size)
                 if counter == "callgrind":
-                    vg.callgrind_control(pid, "-d", vgdb, user=user)
+                    control("-d")
                 records, nbytes = log.count()
                 counts = _callgrind_counts(out, pid, i) if counter == "callgrind" else ()
                 results.append((transactions, statements, records, nbytes, counts))

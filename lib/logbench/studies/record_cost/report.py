@@ -14,6 +14,8 @@ from .spec import PG_CONFIGURATIONS
 SPREAD_GOAL = 0.005  # the issue's: instructions per statement repeat within 0.5 % between starts
 ROLES = {"backend": "backend", "connection": "connection thread", "logger": "logging collector",
          "rsyslogd": "rsyslogd"}
+# and, in the versions' tables, MariaDB's whole server (the cost table leaves it out: it holds the connection's)
+VERSION_ROLE_NAMES = {**ROLES, "process": "mariadbd (every thread)"}
 
 
 MARIADB_WHAT = {"none": "nothing logged (the baseline)", "slow_file": "slow log at long_query_time = 0 to a file",
@@ -193,33 +195,39 @@ _METRIC = {("instructions", ""): "instructions", ("syscalls", "writes"): "write 
 
 
 def per_version_table(figures: pd.DataFrame) -> pd.DataFrame:
-    """A version sweep's figures side by side, one column per server: per configuration, role and metric, per
-    record [95 % CI, n] (per statement for the baseline: what a statement costs with nothing logged)."""
+    """A version sweep's figures side by side, one column per server: per engine, configuration, role and metric,
+    per record [95 % CI, n] (per statement for the baseline: what a statement costs with nothing logged); the other
+    engine's servers are '—'."""
     figures = _servers(figures)
-    servers = sorted(figures["server"].unique(), key=analysis._version_number)
-    d = figures[figures["engine"] == "postgresql"]
-    d = analysis.version_rows(d[[(m, c) in _METRIC for m, c in zip(d["metric"], d["call"].fillna(""))]])
     rows = []
-    for (conf, baseline, counter, role, metric, call), g in d.groupby(
-            ["configuration", "baseline", "counter", "process", "metric", "call"], sort=False):
-        figure = "per_statement" if conf == baseline else "per_record"
-        if g[figure].isna().all():
-            continue
-        by = g.set_index("server")
-        rows.append({"configuration": conf, "process": ROLES.get(role, role),
-                     "figure": f"{_METRIC[(metric, call)]} / {'statement' if conf == baseline else 'record'}",
-                     **{s: _ci(by.loc[s], figure) if s in by.index else "—" for s in servers}})
-    return pd.DataFrame(rows)
+    for engine, d in figures.groupby("engine", sort=False):
+        servers = sorted(d["server"].unique(), key=analysis._version_number)
+        d = analysis.version_rows(d[[(m, c) in _METRIC for m, c in zip(d["metric"], d["call"].fillna(""))]])
+        for (conf, baseline, counter, role, metric, call), g in d.groupby(
+                ["configuration", "baseline", "counter", "process", "metric", "call"], sort=False):
+            figure = "per_statement" if conf == baseline else "per_record"
+            if g[figure].isna().all():
+                continue
+            by = g.set_index("server")
+            rows.append({"engine": engine, "configuration": conf,
+                         "process": VERSION_ROLE_NAMES.get(role, role),
+                         "figure": f"{_METRIC[(metric, call)]} / {'statement' if conf == baseline else 'record'}",
+                         **{s: _ci(by.loc[s], figure) if s in by.index else "—" for s in servers}})
+    return pd.DataFrame(rows).fillna("—")
 
 
 def between_versions_table(between: pd.DataFrame) -> pd.DataFrame:
-    """Each version against the one before it (and the newest against the oldest): B − A [95 % CI over the paired
-    repeats, n], B / A, each one's spread over its repeats, and what is compared: Debian's build of each on its own
-    release, so a difference of those builds, not of the source alone."""
+    """Each version against the one before it (and the newest against the oldest), of each engine: B − A [95 % CI
+    over the paired repeats, n], B / A, each one's spread over its repeats, and what is compared: Debian's build of
+    each on its own release, so a difference of those builds, not of the source alone. A table from before
+    MariaDB's versions has no engine column: PostgreSQL's alone."""
     if between.empty:
         return between
+    engines = between["engine"] if "engine" in between.columns else pd.Series("postgresql", index=between.index)
     return pd.DataFrame({
-        "configuration": between["configuration"], "process": between["process"].map(lambda r: ROLES.get(r, r)),
+        "engine": engines,
+        "configuration": between["configuration"],
+        "process": between["process"].map(lambda r: VERSION_ROLE_NAMES.get(r, r)),
         "figure": [f"{_METRIC[(m, c if isinstance(c, str) else '')]} / {f.removeprefix('per_')}"
                    for m, c, f in zip(between["metric"], between["call"], between["figure"])],
         "A": between["a"], "B": between["b"],

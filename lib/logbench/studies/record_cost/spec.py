@@ -78,14 +78,19 @@ PROFILES: dict[str, dict[str, object]] = {
     "full": {"configurations": list(PG_CONFIGURATIONS), "mariadb_configurations": None, "repeats": 5,
              "transactions": [500, 2500], "counters": list(COUNTERS), "versions": [],
              "calibration_repeats": 10, "calibration_seconds": 10},
-    # the versions: Debian's PostgreSQL 13, 15 and 17, each in its release's container (its compiler,
-    # libc and tools); the destinations a container reaches without the private syslog daemon, and the two
-    # settings of post 003. 5 configurations x 2 sizes x 2 counters x 3 repeats x 3 versions = 180 starts; measured
-    # in a container: 5.5-8.5 s a start under cachegrind, 1.3-1.8 s under strace (~13 min, and ~10 s of set-up
-    # per version)
+    # the versions: Debian's PostgreSQL 13, 15 and 17 and MariaDB 10.5, 10.11 and 11.8, each in its
+    # release's container (its compiler, libc and tools). PostgreSQL: the destinations a container reaches without
+    # the private syslog daemon, and the two settings of post 003; 5 configurations x 2 sizes x 2 counters x 3
+    # repeats x 3 versions = 180 starts, measured in a container: 5.5-8.5 s a start under cachegrind, 1.3-1.8 s
+    # under strace (~13 min, and ~10 s of set-up per version). MariaDB: the baseline, the slow log to a file and to
+    # its table, the general log; 4 configurations x (1 callgrind start of both sizes + 2 strace starts) x 3 repeats
+    # x 3 versions = 108 starts, measured in the containers: a callgrind start 6-8 s (10.5, 10.11) and 9-14 s (11.8:
+    # its start-up runs ~8 s longer under valgrind), a strace start 1.0-1.5 s (11.8: 1.3-3.3 s); one repeat of the
+    # three versions took 145 s with their set-up (~7 min for three repeats: ~20 min with PostgreSQL's)
     "versions": {"configurations": ["none", "stderr", "csvlog", "log_statement_all", "log_duration"],
-                 "mariadb_configurations": [], "repeats": 3, "transactions": [200, 1000], "counters": list(COUNTERS),
-                 "versions": ["13", "15", "17"]},
+                 "mariadb_configurations": ["none", "slow_file", "slow_table", "general_file"], "repeats": 3,
+                 "transactions": [200, 1000], "counters": list(COUNTERS),
+                 "versions": ["13", "15", "17", "10.5", "10.11", "11.8"]},
 }
 
 
@@ -106,8 +111,8 @@ class RecordCostStudy:
     processed_dir: Path | None
     backend: str = "local"
     publish: bool = False
-    # PostgreSQL versions of docker/servers.tsv, each counted in its container (Debian's build on its own
-    # release); () for this machine's own binaries only
+    # PostgreSQL and MariaDB versions of docker/servers.tsv (a version names its engine), each counted in its
+    # container (Debian's build on its own release); an engine none of them names runs this machine's binaries
     versions: tuple[str, ...] = ()
     calibration_repeats: int = 0  # timed loads of the baseline after the counted starts (0: no calibration)
     calibration_seconds: int = 0  # each one's pgbench -T

@@ -68,11 +68,15 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
     tools = params.name_list("counters", d("counters", counters), COUNTERS)
     for t in tools:  # refused now, not after the first start
         (valgrind if t == "cachegrind" else strace).binary()
-    if swept and any(PG_CONFIGURATIONS[c].syslog for c in chosen):
+    if _of(swept, "postgresql") and any(PG_CONFIGURATIONS[c].syslog for c in chosen):
         raise ParameterError("configurations", [c for c in chosen if PG_CONFIGURATIONS[c].syslog],
-                             "no syslog destination with `versions`: a counted container's /dev/log is not wired to "
-                             "the private rsyslogd (the local server's is)")
-    timed = calibration.settings(profile, calibration_repeats, calibration_seconds, versions=swept)
+                             "no syslog destination with PostgreSQL `versions`: a counted container's /dev/log is not "
+                             "wired to the private rsyslogd (the local server's is)")
+    if _of(swept, "mariadb") and mariadbd is not None:
+        raise ParameterError("mariadbd", mariadbd, "None with MariaDB `versions`: each version runs its image's "
+                             "mariadbd (this machine's runs only when no MariaDB version is named)")
+    timed = calibration.settings(profile, calibration_repeats, calibration_seconds,
+                                 versions=_of(swept, "postgresql"))
     if any(PG_CONFIGURATIONS[c].syslog for c in chosen) and not process.is_root():
         raise ParameterError("configurations", list(chosen), "no syslog destination when not root (the server gets a "
                              "private /dev/log in a mount namespace only as root)")
@@ -87,23 +91,39 @@ def define(profile: str = "standard", configurations: list[str] | None = None,
         backend=backend, publish=publish, versions=swept, calibration_repeats=timed[0], calibration_seconds=timed[1])
 
 
+# docker/servers.tsv's kind of each engine's images
+KINDS = {"postgresql": "postgres", "mariadb": "mariadb"}
+
+
+def _engine(version: str) -> str:
+    """The engine a version of docker/servers.tsv is of: the two engines' versions are distinct strings."""
+    return next(e for e, kind in KINDS.items() if version in server_images(kind))
+
+
+def _of(versions: tuple[str, ...], engine: str) -> tuple[str, ...]:
+    return tuple(v for v in versions if _engine(v) == engine)
+
+
 def _versions(value: object) -> tuple[str, ...]:
-    """The PostgreSQL versions to count in their containers: () for none (this machine's own binaries), else
-    versions docker/servers.tsv declares, each once (ParameterError naming them otherwise)."""
+    """The versions to count in their containers, PostgreSQL's and MariaDB's (a version names its engine): () for
+    none (this machine's own binaries), else versions docker/servers.tsv declares, each once (ParameterError
+    naming them otherwise)."""
     if value is None or (isinstance(value, (list, tuple)) and not value) or value == "":
         return ()
-    allowed = server_images("postgres")
+    allowed = {e: list(server_images(kind)) for e, kind in KINDS.items()}
     try:
-        return params.name_list("versions", value, allowed, coerce=str)
+        return params.name_list("versions", value, [v for vs in allowed.values() for v in vs], coerce=str)
     except ParameterError:
-        raise ParameterError("versions", value, "PostgreSQL versions of docker/servers.tsv, each once: "
-                             + ", ".join(repr(v) for v in allowed) + " ([] for this machine's own binaries "
-                             "only)") from None
+        raise ParameterError("versions", value, "versions of docker/servers.tsv, each once: PostgreSQL "
+                             + ", ".join(repr(v) for v in allowed["postgresql"]) + "; MariaDB "
+                             + ", ".join(repr(v) for v in allowed["mariadb"]) + " ([] for this machine's own "
+                             "binaries only)") from None
 
 
-def servers(study: RecordCostStudy) -> tuple[str, ...]:
-    """Where PostgreSQL runs: 'local' (this machine's binaries), or each version's container."""
-    return study.versions or ("local",)
+def servers(study: RecordCostStudy, engine: str = "postgresql") -> tuple[str, ...]:
+    """Where ``engine`` runs: 'local' (this machine's binaries) when no version of it is named, else each named
+    version's container."""
+    return _of(study.versions, engine) or ("local",)
 
 
 def plan(study: RecordCostStudy) -> list[dict]:
@@ -113,8 +133,8 @@ def plan(study: RecordCostStudy) -> list[dict]:
     :func:`.mariadb.count_pair`): its item names no size."""
     pg_cells = [("postgresql", v, c, n, t) for v in servers(study) for c in study.configurations
                 for n in study.transactions for t in study.counters]
-    mdb_cells = [("mariadb", "local", c, n, t) for c in study.mariadb_configurations for t in study.counters
-                 for n in ((None,) if t == "cachegrind" else study.transactions)]
+    mdb_cells = [("mariadb", v, c, n, t) for v in servers(study, "mariadb") for c in study.mariadb_configurations
+                 for t in study.counters for n in ((None,) if t == "cachegrind" else study.transactions)]
     cells = pg_cells + mdb_cells
     out = []
     for r in range(study.repeats):
@@ -148,11 +168,12 @@ def _count(study: RecordCostStudy, item: dict, prepared: dict, work: Path) -> li
                              protocol=conf.protocol, transactions=n, counter=tool, syslog=conf.syslog,
                              remote=conf.remote, work=work)
         return [(conf.baseline, got)]
+    server = prepared[("mariadb", item["version"])]
     if n is None:  # callgrind per thread, both loads in one start
         small, large = study.transactions
-        return [("none", got) for got in mariadb.count_pair(prepared[("mariadb", "local")], item["configuration"],
-                                                             small, large, "callgrind", work)]
-    return [("none", mariadb.count_start(prepared[("mariadb", "local")], item["configuration"], n, tool, work))]
+        return [("none", got) for got in mariadb.count_pair(server, item["configuration"], small, large, "callgrind",
+                                                             work)]
+    return [("none", mariadb.count_start(server, item["configuration"], n, tool, work))]
 
 
 def _server_label(prepared: dict, item: dict) -> str:
@@ -162,22 +183,28 @@ def _server_label(prepared: dict, item: dict) -> str:
 
 def _environment(study: RecordCostStudy, prepared: dict) -> dict:
     versions = {_label(e, v): (p.version if hasattr(p, "version") else str(p)) for (e, v), p in prepared.items()}
-    tools = {("valgrind" if t == "cachegrind" else t): (valgrind.version() if t == "cachegrind" else strace.version())
-             for t in study.counters}
+    used = ["valgrind" if t == "cachegrind" else t for t in study.counters]
+    swept = [(e, v) for (e, v) in prepared if v != "local"]
+    # this machine's tools where a server of this machine's ran under them
+    tools = {t: (valgrind.version() if t == "valgrind" else strace.version()) for t in used} if any(
+        v == "local" for _, v in prepared) else {}
     extra = {"backend": "local", "servers": versions, "hold": HOLD, "pgbench_random_seed": pg.PGBENCH_SEED}
-    if study.versions:
+    if swept:
         # each version's server and counting tools (the image's own, which counted it): Debian's builds on its
-        # release; pgbench is this machine's for every version
-        images = server_images("postgres")
-        extra["containers"] = {v: {"image": images[v].tag, "image_id": image_id(images[v].tag),
-                                   "suite": images[v].suite, "debian_version": images[v].debian_version,
-                                   "server": prepared[("postgresql", v)].version,
-                                   "tools": _container_tools(images[v].tag)}
-                               for v in study.versions}
-        tools = {f"{t} ({v})": extra["containers"][v]["tools"].get(t, "")
-                 for v in study.versions for t in ("valgrind" if c == "cachegrind" else c for c in study.counters)}
-        tools["pgbench"] = subprocess.run([str(find_bindir(study.pg_bindir) / "pgbench"), "--version"],
-                                          capture_output=True, text=True, timeout=30).stdout.strip()
+        # release; pgbench and sysbench are this machine's for every version
+        extra["containers"] = {}
+        for e, v in swept:  # by version: the engines' versions are distinct strings
+            line = server_images(KINDS[e])[v]
+            extra["containers"][v] = {"image": line.tag, "image_id": image_id(line.tag), "suite": line.suite,
+                                      "debian_version": line.debian_version, "server": prepared[(e, v)].version,
+                                      "tools": _container_tools(line.tag, e)}
+        tools |= {f"{t} ({v})": extra["containers"][v]["tools"].get(t, "") for _, v in swept for t in used}
+        if any(e == "postgresql" for e, _ in prepared):
+            tools["pgbench"] = subprocess.run([str(find_bindir(study.pg_bindir) / "pgbench"), "--version"],
+                                              capture_output=True, text=True, timeout=30).stdout.strip()
+        mdb_prepared = [p for (e, _), p in prepared.items() if e == "mariadb"]
+        if mdb_prepared:
+            tools["sysbench"] = mdb_prepared[0].sysbench
     return environment.collect(server_version="; ".join(f"{e} {v}" for e, v in versions.items()), tools=tools,
                                extra=extra)
 
@@ -186,13 +213,15 @@ def _label(engine: str, version: str) -> str:
     return engine if version == "local" else f"{engine} {version}"
 
 
-def _container_tools(image: str) -> dict[str, str]:
-    """The valgrind and strace a version's image has (its release's builds), as they report themselves."""
+def _container_tools(image: str, engine: str = "postgresql") -> dict[str, str]:
+    """The valgrind and strace a version's image has (its release's builds) and its server, as they report
+    themselves."""
+    server = {"postgresql": "postgres", "mariadb": "mariadbd"}[engine]
     r = subprocess.run(["docker", "run", "--rm", "--entrypoint", "sh", image, "-c",
-                        "valgrind --version; strace -V | head -1; postgres --version"],
+                        f"valgrind --version; strace -V | head -1; {server} --version"],
                        capture_output=True, text=True, timeout=120)
     lines = r.stdout.splitlines()
-    return dict(zip(("valgrind", "strace", "postgres"), lines)) if r.returncode == 0 else {"error": r.stderr[-500:]}
+    return dict(zip(("valgrind", "strace", server), lines)) if r.returncode == 0 else {"error": r.stderr[-500:]}
 
 
 def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
@@ -218,7 +247,12 @@ def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
                     say(f"PostgreSQL {v}: its pristine data directory in its container")
                     prepared[("postgresql", v)] = pg.prepare_container(work, version=v, scale=study.scale, base=base)
         if study.mariadb_configurations:
-            prepared[("mariadb", "local")] = mariadb.prepare(work, mariadbd=study.mariadbd)
+            for v in servers(study, "mariadb"):
+                if v == "local":
+                    prepared[("mariadb", v)] = mariadb.prepare(work, mariadbd=study.mariadbd)
+                else:
+                    say(f"MariaDB {v}: its pristine data directory in its container")
+                    prepared[("mariadb", v)] = mariadb.prepare_container(work, version=v)
         env = _environment(study, prepared)
         (out / "environment.json").write_text(json.dumps(env, indent=2, sort_keys=True, default=str) + "\n")
         say(f"{study.profile} profile: {len(starts)} starts; raw counts in {raw}")
@@ -267,7 +301,8 @@ def tables_of(starts: pd.DataFrame, timed: pd.DataFrame | None = None) -> dict[s
     tables = {"summary": analysis.headline(summ), "figures": summ[~by_call].reset_index(drop=True),
               "repeats": _ordered(rep), "syscalls": summ[by_call].reset_index(drop=True),
               "orderings": analysis.orderings(rep)}
-    between = analysis.version_differences(_ordered(rep), {s: build_of(s) for s in starts["server"].unique()})
+    builds = {s: build_of(s, e) for e, s in starts[["engine", "server"]].drop_duplicates().itertuples(index=False)}
+    between = analysis.version_differences(_ordered(rep), builds)
     if not between.empty:
         tables["between_versions"] = between
     if timed is not None:
@@ -275,12 +310,12 @@ def tables_of(starts: pd.DataFrame, timed: pd.DataFrame | None = None) -> dict[s
     return {**tables, "starts": starts}
 
 
-def build_of(server: str) -> str:
-    """What a server label ran, as built: "Debian's 13.23-0+deb11u4 on bullseye" for a version's container
-    (docker/servers.tsv), "this machine's" for the local binaries."""
+def build_of(server: str, engine: str = "postgresql") -> str:
+    """What a server label of ``engine`` ran, as built: "Debian's 13.23-0+deb11u4 (bullseye)" for a version's
+    container (docker/servers.tsv), "this machine's" for the local binaries."""
     if "container" not in server:
-        return f"this machine's PostgreSQL {server.split()[0]}"
-    line = server_images("postgres").get(server.split()[0])
+        return f"this machine's {'PostgreSQL' if engine == 'postgresql' else 'MariaDB'} {server.split()[0]}"
+    line = server_images(KINDS[engine]).get(server.split()[0])
     return f"Debian's {line.debian_version} ({line.suite})" if line else server
 
 
