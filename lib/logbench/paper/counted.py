@@ -35,18 +35,39 @@ def _one_label(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def version_servers(between: pd.DataFrame) -> str:
+    """The versions a sweep compared, per engine, with each one's Debian release, as the paper's sentence names
+    them: 'PostgreSQL 13 (bullseye), 15 (bookworm) and 17 (trixie) and MariaDB 10.5 (bullseye), ...'."""
+    from ..studies.record_cost.analysis import _version_number
+
+    engines = between["engine"] if "engine" in between.columns else pd.Series("postgresql", index=between.index)
+    said = []
+    for engine in engines.drop_duplicates():
+        mine = between[engines == engine]
+        servers = sorted(set(mine["a"]) | set(mine["b"]), key=_version_number)
+        # "13 (bullseye container)" -> "13 (bullseye)"
+        named = [s.replace(" container)", ")") for s in servers]
+        said.append(f"{_ENGINES.get(engine, engine)} " + (", ".join(named[:-1]) + " and " + named[-1]
+                                                          if len(named) > 1 else named[0]))
+    return " and ".join(said)
+
+
+_ENGINES = {"postgresql": "PostgreSQL", "mariadb": "MariaDB"}
+
+
 def record_cost_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
     """``doc['record_cost']``: the cost table's and the orderings table's paths ('' until the study ran) and which
     of its numbers exist."""
     from ..studies.record_cost import report
 
-    doc["record_cost"] = {"table": "", "orderings": "", "syslog": False, "versions": ""}
+    doc["record_cost"] = {"table": "", "orderings": "", "syslog": False, "versions": "", "version_servers": ""}
     if (processed_dir / BETWEEN).exists():
         between = pd.read_csv(processed_dir / BETWEEN, keep_default_na=False, na_values=[""])
         between = between[between["metric"] == "instructions"]  # the calls and bytes stay in the notebook
         if not between.empty:
-            doc["record_cost"]["versions"] = add_table(doc, gen, report.between_versions_table(between),
+            doc["record_cost"]["versions"] = add_table(doc, gen, _one_label(report.between_versions_table(between)),
                                                        "record_cost_versions")
+            doc["record_cost"]["version_servers"] = version_servers(between)
     src = processed_dir / FIGURES
     if not src.exists():
         return
