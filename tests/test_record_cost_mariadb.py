@@ -12,6 +12,8 @@ from conftest import processes_naming
 from logbench import paths
 from logbench.studies.record_cost import mariadb as rc
 
+pytestmark = pytest.mark.integration  # every test here starts this machine's mariadbd under a counting tool
+
 SMALL, LARGE = 40, 160
 
 
