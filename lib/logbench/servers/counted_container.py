@@ -99,7 +99,7 @@ class NamespacePids:
             raise ProcessLookupError(f"no thread {host_tid}") from e
 
 
-class CountedContainer(process.ChildProcess, process.Managed):
+class CountedContainer(process.OwnDirectories, process.ChildProcess, process.Managed):
     """A server of docker/servers.tsv's ``kind`` and ``version`` in its container, started by :meth:`_spawn` under
     ``launch_prefix`` from a copy of ``datadir_from`` (an empty data directory without one); a context manager.
     ``proc`` is the ``docker exec`` that runs the server: it ends when the tool (or the server) does.
@@ -136,14 +136,6 @@ class CountedContainer(process.ChildProcess, process.Managed):
     def label(self) -> str:
         """What ran, for a table's ``server`` column: '13 (bullseye container)'."""
         return f"{self.image_line.version} ({self.image_line.suite} container)"
-
-    @property
-    def datadir(self) -> Path:
-        return self._wd / "data"
-
-    @property
-    def socket_dir(self) -> Path:
-        return self._wd / "sock"
 
     @property
     def server_log(self) -> Path:

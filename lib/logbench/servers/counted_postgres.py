@@ -73,11 +73,7 @@ class CountedContainerPostgres(PostgresServer, CountedContainer):
         os.chown(conf, containers.CONTAINER_UID, containers.CONTAINER_UID)
         self._spawn(["postgres", "-D", self.DATA])
 
-    def postmaster(self) -> int:
-        """The postmaster's pid in the container (its postmaster.pid)."""
-        return int((self.datadir / "postmaster.pid").read_text().split()[0])
-
-    server_pid = postmaster
+    server_pid = PostgresServer.postmaster  # in the container's namespace: what its counting tool names files by
 
     def _log_tail(self) -> str:
         text = process.tail(self.server_log) if self.workdir is not None else ""

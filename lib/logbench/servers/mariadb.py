@@ -331,7 +331,7 @@ class MariaDBServer(process.Managed):
         return {k: now.get(norm_name(k)) for k in settings}
 
 
-class LocalMariaDB(MariaDBServer, process.LocalDaemon):
+class LocalMariaDB(MariaDBServer, process.OwnDirectories, process.LocalDaemon):
     """MariaDB (or MySQL 8) started from local binaries; use as a context manager."""
 
     backend = "local"
@@ -372,14 +372,10 @@ class LocalMariaDB(MariaDBServer, process.LocalDaemon):
         self.initial: dict[str, str] = {}
         self._admin: pymysql.Connection | None = None
 
-    # -- paths -------------------------------------------------------------
-    @property
-    def datadir(self) -> Path:
-        return self._wd / "data"
-
+    # -- paths (the data and socket directories: process.OwnDirectories) ----
     @property
     def socket_path(self) -> Path:
-        return self._wd / "sock" / "mysqld.sock"
+        return self.socket_dir / "mysqld.sock"
 
     @property
     def error_log(self) -> Path:

@@ -85,6 +85,12 @@ class PostgresServer:
     def binary(self, name: str) -> Path:
         return self.bindir / name
 
+    def postmaster(self) -> int:
+        """The postmaster's pid as its own pid space names it (its postmaster.pid's first line), for a server
+        whose data directory is on this host (the local one, a counted container's bind mount); not ``pid``,
+        which under a counting tool is the tool's."""
+        return int((self.datadir / "postmaster.pid").read_text().split()[0])
+
     def _probe(self) -> bool:
         try:
             with psycopg.connect(**self.conninfo, connect_timeout=2) as c:
@@ -160,7 +166,7 @@ class PostgresServer:
 
 
 
-class LocalPostgres(PostgresServer, process.LocalDaemon):
+class LocalPostgres(PostgresServer, process.OwnDirectories, process.LocalDaemon):
     """PostgreSQL started from local binaries; use as a context manager."""
 
     backend = "local"
@@ -205,15 +211,7 @@ class LocalPostgres(PostgresServer, process.LocalDaemon):
                 "so that it never writes to the host's syslog; run as root or drop the syslog destinations"
             )
 
-    # -- paths -------------------------------------------------------------
-    @property
-    def datadir(self) -> Path:
-        return self._wd / "data"
-
-    @property
-    def socket_dir(self) -> Path:
-        return self._wd / "sock"
-
+    # -- paths (the data and socket directories: process.OwnDirectories) ----
     @property
     def server_log(self) -> Path:
         return self.stderr_file if self.stderr_file is not None else self._wd / "postmaster.log"

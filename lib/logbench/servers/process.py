@@ -271,6 +271,19 @@ class Managed(Launched):
         self.close()
 
 
+class OwnDirectories:
+    """A server whose data and socket directories are its work directory's ``data`` and ``sock``: the local
+    servers, and the counted containers (whose bind mounts they are)."""
+
+    @property
+    def datadir(self) -> Path:
+        return self._wd / "data"
+
+    @property
+    def socket_dir(self) -> Path:
+        return self._wd / "sock"
+
+
 class LocalDaemon(ChildProcess, Managed):
     """A server we run as a child process (``proc``) in a private work directory (``workdir``), as ``user``."""
 

@@ -205,7 +205,7 @@ def cpu_loads(prepared: pg.Prepared, base: Settings, *, repeats: int, seconds: i
     same instructions); ``keep`` gets each load's record as it finishes."""
     with LocalPostgres(base, log_dir=work / "calibration-log", bindir=prepared.bindir,
                        launch_prefix=tuple(valgrind.fixed_addresses()), datadir_from=prepared.datadir) as server:
-        postmaster = int((server.datadir / "postmaster.pid").read_text().split()[0])
+        postmaster = server.postmaster()
         bench = Pgbench(server.binary("pgbench"), server.conninfo)
         for r in range(repeats):
             keep({"part": "cpu", "repeat": r, **timed_load(bench, server.pids, postmaster, seconds, work)})

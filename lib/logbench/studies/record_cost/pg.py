@@ -227,7 +227,7 @@ def count_start(prepared: Prepared, settings: Settings, shapes: tuple[RecordShap
         server = _server(prepared, settings, log_dir=log_dir, out=out, counter=counter,
                          syslog_socket=pair.socket if pair else None)
         with server:
-            postmaster = int((server.datadir / "postmaster.pid").read_text().split()[0])
+            postmaster = server.postmaster()
             roles = _roles(server, postmaster)
             _settle(server.pids, postmaster, set(roles))
             before = _pids(counter, out)
