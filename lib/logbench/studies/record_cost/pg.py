@@ -1,5 +1,5 @@
 """The PostgreSQL half of the record-cost study: one start of a private server under a counting tool, one
-pgbench load of a fixed number of transactions, a fast shutdown, and what the tool counted, by process role.
+pgbench load of a fixed number of transactions, an immediate shutdown, and what the tool counted, by process role.
 
 Every start begins from the same pristine data directory (initdb and ``pgbench -i``, made once, not under the
 tool), with the configuration's settings in postgresql.conf: nothing is switched while the server runs, so what
@@ -202,7 +202,7 @@ def _server(prepared: Prepared, settings: Settings, *, log_dir: Path, out: Path,
 def count_start(prepared: Prepared, settings: Settings, shapes: tuple[RecordShape, ...], *, protocol: str,
                 transactions: int, counter: str, syslog: bool, remote: bool, work: Path) -> StartCounts:
     """One start under ``counter`` ("cachegrind" or "strace") with ``settings`` (the base and the
-    configuration's, merged), one pgbench load, a fast shutdown; what was counted, by role. The server is the
+    configuration's, merged), one pgbench load, an immediate shutdown; what was counted, by role. The server is the
     one ``prepared`` was made by: this machine's binaries, or a version's container (the tool inside it too,
     pids read in its namespace; pgbench is this host's either way)."""
     t0 = time.perf_counter()
@@ -234,8 +234,10 @@ def count_start(prepared: Prepared, settings: Settings, shapes: tuple[RecordShap
             _pgbench(server, transactions, protocol)
             _settle(server.pids, postmaster, set(roles))
             load = _pids(counter, out) - before - set(roles)
-            # fast shutdown; each process writes its counts
-            _stop(server.proc, postmaster, signal.SIGINT, set(roles), pids=server.pids)
+            # an immediate shutdown: each process still writes its counts as it exits, and the logging collector
+            # reads its pipe to the end; the shutdown checkpoint a fast one writes (0.2-0.6 s a start under
+            # valgrind) is of no use to a data directory that is thrown away
+            _stop(server.proc, postmaster, signal.SIGQUIT, set(roles), pids=server.pids)
         if pair is not None:
             _stop(pair.local.proc, int((pair.workdir / "rsyslog-local.pid").read_text()), signal.SIGTERM)
             if pair.files.remote is not None:  # what was forwarded is written by the log host when it arrives
