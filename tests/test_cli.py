@@ -98,6 +98,12 @@ def test_given_parameters_reach_define_as_the_notebook_passes_them(nothing_runs,
                                                       "oltp/replica"]
 
 
+def test_the_run_directory_of_every_study_is_its_output_dir(tmp_path):
+    for s in studies.specs():
+        study = studies.module(s.name).define(**{**s.smoke[0], "output_dir": str(tmp_path / s.name)})
+        assert cli.run_directory(study) == tmp_path / s.name, s.name
+
+
 @pytest.mark.integration
 def test_a_smoke_run_writes_the_run_directory(tmp_path):
     out = tmp_path / "wal"

@@ -112,6 +112,15 @@ def given(name: str, pairs: Sequence[Sequence[str]], output_dir: str | None) -> 
     return out
 
 
+def run_directory(study: object) -> Path | None:
+    """Where ``study``'s raw records go: its output_dir, or, for a study of several schedules each keeping its
+    records in a directory of its own (00's series and anomaly parts), the directory they share."""
+    if getattr(study, "output_dir", None):
+        return Path(study.output_dir)
+    parts = [Path(v.output_dir) for v in vars(study).values() if getattr(v, "output_dir", None)]
+    return Path(os.path.commonpath(parts)) if parts else None
+
+
 def _listing(directory: object) -> str:
     d = Path(directory) if directory else None
     if d is None:
@@ -131,7 +140,7 @@ def run(name: str, pairs: Sequence[Sequence[str]] = (), output_dir: str | None =
     t0 = time.monotonic()
     result = module.run(study)
     print(f"{name} ({study.profile} profile) measured in {progress.duration(time.monotonic() - t0)}\n"
-          f"  raw records       {_listing(study.output_dir)}\n"
+          f"  raw records       {_listing(run_directory(study))}\n"
           f"  processed tables  {_listing(study.processed_dir)}")
     return result
 
