@@ -65,8 +65,8 @@ def test_an_unknown_study_is_refused_naming_the_known_ones():
 ])
 def test_a_bad_parameter_is_refused_before_anything_starts(tmp_path, capsys, nothing_runs, args, named, allowed):
     out = tmp_path / "run"
-    assert cli.main(["run", "pg_wal_level", *args, "--output-dir", str(out)] if "--output-dir" not in args
-                    else ["run", "pg_wal_level", *args]) == 2
+    where = [] if "--output-dir" in args else ["--output-dir", str(out)]
+    assert cli.main(["run", "pg_wal_level", *args, *where]) == 2
     err = capsys.readouterr().err
     assert f"parameter {named!r} got" in err and allowed in err, err
     assert nothing_runs == [] and not out.exists()
