@@ -555,7 +555,7 @@ def test_the_comment_on_production_rates_is_judged_on_a_sampled_arm_with_no_reco
     assert [r.kind for r in arm.records] == ["duration+statement (sampled)"]  # counted where it lands
     assert arm.expected_records(transactions=1000, connections=2) == 0
     # the standard run keeps every destination at full rate, without the sampled arms
-    assert not {c.name for c in pg_destinations.define(profile="standard").configurations} & set(pg_destinations.pg.SAMPLED)
+    assert not {c.name for c in pg_destinations.define(profile="standard").configurations} & set(pg_destinations.spec.SAMPLED)
 
 
 def test_logging_cost_per_transaction_grows_or_not_in_machine_time_against_the_lowest_level():

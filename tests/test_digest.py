@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from logbench import digest as D
+from logbench.studies.mysql_digest import digest as D
 from logbench.errors import ParameterError
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -140,9 +141,70 @@ def test_source_hash_is_the_code_not_the_outputs(tmp_path):
     nb.cells[1].execution_count = 1
     nbformat.write(nb, p)
     assert jobs.source_hash(p) == before, "executing a notebook must not make its study out of date"
-    nb.cells[1].source = "x + 1"
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell("What `x` is."))
+    nbformat.write(nb, p)
+    assert jobs.source_hash(p) == before, "the notebook's prose is no input of its measurement"
+    nb.cells[1].source = "What `x` is, said better."
+    nbformat.write(nb, p)
+    assert jobs.source_hash(p) == before
+    nb.cells[2].source = "x + 1"
     nbformat.write(nb, p)
     assert jobs.source_hash(p) != before
+
+
+# What the study rule runs, standing in for papermill: the executed notebook and the processed summary, at once.
+FAKE_PAPERMILL = """
+import json, shutil, sys
+from pathlib import Path
+
+source, executed, _, given = sys.argv[1:5]
+shutil.copyfile(source, executed)
+processed = Path(json.loads(given)["processed_dir"])
+processed.mkdir(parents=True, exist_ok=True)
+(processed / (processed.parent.name + ".csv")).write_text("x\\n1\\n")
+"""
+
+
+def test_a_prose_edit_reruns_no_study_a_code_edit_does(tmp_path):
+    """Issue 39: a study's measurement depends on its notebook's code cells, not on its markdown. A copy of the
+    workflow, the package and the notebooks, with papermill stood in for (no benchmark runs), runs study 07's smoke
+    job once; after a markdown edit nothing is to be done, after a code edit the study runs again."""
+    root = tmp_path / "repo"
+    for d in ("lib", "workflow", "notebooks", "docker", "data/raw"):
+        shutil.copytree(paths.ROOT / d, root / d, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    # The study rule runs `PYTHONPATH=<root>/lib python -m papermill`: a package there comes first.
+    (root / "lib" / "papermill").mkdir()
+    (root / "lib" / "papermill" / "__init__.py").write_text("")
+    (root / "lib" / "papermill" / "__main__.py").write_text(FAKE_PAPERMILL)
+    run = next(r for r in jobs.profile_runs("smoke") if r.study == "pg_wal_level" and not r.extra)
+    target = f"results/smoke/any/{run.stem}/processed/{run.stem}.csv"
+    work = tmp_path / "work"
+
+    def dry_run() -> list[str]:
+        r = subprocess.run([*SNAKEMAKE[:-2], "-s", str(root / "workflow" / "Snakefile"), "--directory", str(work),
+                            "-n", target, "--config", "profile=smoke", "studies=[pg_wal_level]"],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr + r.stdout
+        return [rule for rule, _ in planned(r.stdout)]
+
+    r = subprocess.run([*SNAKEMAKE[:-2], "-s", str(root / "workflow" / "Snakefile"), "--directory", str(work),
+                        "--cores", "1", target, "--config", "profile=smoke", "studies=[pg_wal_level]"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert (work / target).exists()
+    assert dry_run() == []
+
+    notebook = root / "notebooks" / run.notebook
+    nb = nbformat.read(notebook, as_version=4)
+    prose = next(c for c in nb.cells if c.cell_type == "markdown")
+    prose.source += "\n\nA sentence added to the narrative."
+    nbformat.write(nb, notebook)
+    assert dry_run() == [], "a markdown edit made the study out of date"
+
+    code = next(c for c in nb.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", []))
+    code.source += "\nassert True"
+    nbformat.write(nb, notebook)
+    assert dry_run() == ["study"], "a code edit left the study up to date"
 
 
 def test_a_study_s_input_is_its_module_or_its_whole_package():

@@ -49,10 +49,11 @@ def clocksource() -> str:
 DERIVED = ("data/processed/", "notebooks/runs/", "paper/figures/", "paper/generated/", "paper/logbench.pdf")
 
 
-def notebook_code(text: str) -> str:
-    """A hash of a notebook's cells as code: types, sources and tags (outputs, counts, other metadata left out)."""
+def notebook_code(text: str, kinds: tuple[str, ...] | None = None) -> str:
+    """A hash of a notebook's cells as code: types, sources and tags (outputs, counts, other metadata left out);
+    ``kinds``: only the cells of these types (None: every cell)."""
     cells = [(c.get("cell_type"), "".join(c.get("source", "")), sorted(c.get("metadata", {}).get("tags", [])))
-             for c in json.loads(text).get("cells", [])]
+             for c in json.loads(text).get("cells", []) if kinds is None or c.get("cell_type") in kinds]
     return hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -12,8 +12,9 @@ processed files and is the workflow's ``{stem}`` wildcard, so every run of the s
   nbval runs it); ``standard`` the committed parameters; ``full`` the committed parameters with
   ``profile: full``. ``publish`` is never passed: a user's run does not replace the committed data.
   The named extra runs belong to ``standard`` (they are committed-size runs of their own profile);
-- :func:`source_hash` — what of a notebook is its code (cell sources and types, not outputs), so executing
-  a committed notebook in place does not make its study out of date, and editing a cell does.
+- :func:`source_hash` — what of a notebook is its code (its code cells' sources and tags, not their outputs,
+  not the markdown), so executing a committed notebook in place or editing its prose does not make its study out
+  of date, and editing a code cell does.
 """
 
 from __future__ import annotations
@@ -107,8 +108,13 @@ def profile_runs(profile: str, names: Iterable[str] = (),
 
 
 def source_hash(notebook: Path | str) -> str:
-    """A hash of a notebook's cells as code (environment.notebook_code): what makes a run stale."""
-    return environment.notebook_code(Path(notebook).read_text())
+    """A hash of a notebook's code cells (environment.notebook_code): what of the notebook makes a run stale.
+
+    Its markdown is left out: the prose narrates what the code measured, and a prose edit re-running a benchmark
+    of up to an hour is what kept the old module names alive for committed notebooks (issue 39). A committed
+    notebook's prose is edited in place, beside the outputs of its run; an executed copy under results/ keeps the
+    prose it ran with."""
+    return environment.notebook_code(Path(notebook).read_text(), kinds=("code",))
 
 
 def papermill_yaml(parameters: Mapping[str, object]) -> str:

@@ -9,7 +9,7 @@ settings and the records each configuration must leave, :mod:`.study` the study 
 :mod:`.bench` one measurement, :mod:`.stack` bringing the servers up. Every name stays importable from
 ``logbench.benches.postgres`` (``from ..benches import postgres as pg`` in every PostgreSQL study, the tests,
 scripts), which re-exports them. What only study 02 runs (its sampled logs, how it logs every statement) is in its
-package, ``studies.pg_destinations.spec``; the old names here still answer.
+package, ``studies.pg_destinations.spec``.
 """
 
 from __future__ import annotations
@@ -25,13 +25,3 @@ __all__ = ["BASE", "BLOCK_BYTES", "DEFAULT_VERSION", "DESTINATIONS", "LOG_DIR_ON
            "STDERR_DIRECT_SINK", "PgBench", "PgStudy", "check_syslog", "checked", "configuration_table",
            "configurations", "design_summary", "execute", "io_regime", "pg_fields", "start", "start_stack",
            "statement_records", "swept_versions", "switchback_design", "with_variants"]
-
-
-def __getattr__(name: str):
-    """SAMPLED, STATEMENT_LOGGING and with_statement_logging: study 02's own, moved into its package (issue 24);
-    looked up when asked for, as an import here would be a cycle (the study imports this package)."""
-    from . import destinations
-
-    if name in destinations.MOVED_TO_STUDY_02:
-        return getattr(destinations, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

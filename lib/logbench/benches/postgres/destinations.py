@@ -59,20 +59,6 @@ DESTINATIONS: dict[str, tuple[dict, tuple[str, ...]]] = {
     "syslog,csvlog": ({**_SYSLOG, "log_destination": "syslog,csvlog", "syslog_facility": FACILITY_FILE}, ("syslog", "csvlog")),
 }
 
-# Study 02's own arms moved into its package (issue 24: the sampled logs and how every statement is logged are
-# its parameters alone); the old names stay importable, looked up when asked for (an import here would be a cycle:
-# the study imports this package).
-MOVED_TO_STUDY_02 = ("SAMPLED", "STATEMENT_LOGGING", "with_statement_logging")
-
-
-def __getattr__(name: str):
-    if name in MOVED_TO_STUDY_02:
-        from ...studies.pg_destinations import spec
-
-        return getattr(spec, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 _MARK = RECORD_MARKER.encode()
 _STATEMENT_TEXT = (_MARK, b"statement: ", b"parse ", b"bind ", b"execute ")
 

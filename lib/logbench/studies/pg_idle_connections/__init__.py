@@ -14,8 +14,7 @@ which predicts a flat curve for idle sessions where 9.3 declined.
 beside container: the backend moves the numbers), one interleaved schedule, each version with its own
 baseline, A/A control and slopes, side by side, never pooled (issue 23: 14 changed GetSnapshotData).
 
-The study is a package (issue 24): ``bench`` (the sessions held open during a run, formerly
-``logbench.benches.pg_sessions``), ``spec`` (its declarations), ``analysis`` (from recorded runs to tables and
+The study is a package (issue 24): ``bench`` (the sessions held open during a run), ``spec`` (its declarations), ``analysis`` (from recorded runs to tables and
 findings), ``study`` (define / run). Layered bench <- spec <- analysis <- study, no cycle. Its whole package is
 the workflow's input for the study (``studies.sources``). What the registry, the notebook and the tests call is
 re-exported here.

@@ -1,0 +1,180 @@
+"""``python -m logbench run STUDY [-p NAME VALUE ...] [--output-dir DIR]``: measure one study, without its notebook.
+
+It calls what the study's notebook calls, ``define(**given)`` then ``run(study)``: the same checks (a bad parameter
+is a ParameterError before anything starts), the same run, the same run directory (raw records, environment,
+processed tables). The notebook then only narrates, so its prose is no input of a measurement (the workflow hashes
+a notebook's code cells alone: :func:`logbench.jobs.source_hash`).
+
+    python -m logbench --help                     # the studies
+    python -m logbench run pg_wal_level --help    # its parameters: type, default, help (from its declaration)
+    python -m logbench run pg_wal_level -p profile smoke --output-dir /tmp/wal
+
+A value is read as YAML (``-p clients "[1, 8]"``, ``-p publish true``); ``None`` is None, as papermill's ``-p``
+reads it. Where the declared type says so, a single value is a one-element list (``-p clients 4``) and numbers
+are strings (``-p versions "[13, 15]"``). Exit status 2: an unknown study or a bad parameter, nothing started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from . import progress, studies
+from .errors import ParameterError
+from .studies.declaration import Parameter, conforms, default_of, type_text
+
+PROG = "python -m logbench"
+
+
+def study_names() -> list[str]:
+    return [s.name for s in studies.specs()]
+
+
+def studies_text() -> str:
+    """One line per study: name, notebook, title (the registry's order)."""
+    width = max(map(len, study_names()))
+    return "\n".join(f"  {s.name:<{width}}  {s.notebook:<28} {s.title}" for s in studies.specs())
+
+
+def parameters(name: str) -> dict[str, Parameter]:
+    """What ``run`` takes for study ``name``: what its notebook offers and define() takes (a notebook-only
+    parameter is the notebook's narrative's, no input of the measurement)."""
+    decl = studies.module(name).define.declaration
+    return {n: p for n, p in decl.offered().items() if n not in decl.notebook_only}
+
+
+def _helps(name: str) -> dict[str, str]:
+    # The help text is the comment of the notebook's parameters cell (tests/test_parameters.py keeps that cell
+    # to the declaration): one text for papermill --help-notebook and for this.
+    import papermill
+
+    from . import paths
+
+    try:
+        cell = papermill.inspect_notebook(str(paths.NOTEBOOKS / studies.spec(name).notebook))
+    except Exception:  # noqa: BLE001 - help without its comments is still the declaration
+        return {}
+    return {n: p.get("help") or "" for n, p in cell.items()}
+
+
+def study_help(name: str) -> str:
+    """``run STUDY --help``: every parameter with its type and default, and what the notebook's comment says."""
+    spec, helps = studies.spec(name), _helps(name)
+    lines = [f"usage: {PROG} run {name} [-p NAME VALUE ...] [--output-dir DIR]", "",
+             f"{spec.title} (notebook {spec.notebook}). Parameters (None: the profile's value):", ""]
+    for n, p in parameters(name).items():
+        lines.append(f"  {n} ({type_text(p.type)}, default {default_of(p, spec)!r})")
+        if helps.get(n):
+            lines.append(f"      {helps[n]}")
+    lines += ["", "--output-dir DIR is -p output_dir DIR: the run's raw records; its processed tables go to "
+              "DIR/processed unless processed_dir says otherwise."]
+    return "\n".join(lines)
+
+
+def value_of(name: str, text: str, tp: object) -> object:
+    """``text`` as a value of type ``tp`` (see the module's docstring); ParameterError naming the type otherwise."""
+    if text == "None":
+        return None
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = text
+    candidates = [value, text]
+    if isinstance(value, list):
+        candidates.append([str(v) for v in value])
+    else:
+        candidates += [[value], [text]]
+    for c in candidates:
+        if conforms(c, tp):
+            return c
+    raise ParameterError(name, text, f"a value of type {type_text(tp)}")
+
+
+def given(name: str, pairs: Sequence[Sequence[str]], output_dir: str | None) -> dict[str, object]:
+    """The keyword arguments of study ``name``'s define() from ``-p`` pairs and ``--output-dir``."""
+    offered = parameters(name)
+    out: dict[str, object] = {}
+    for key, text in pairs:
+        if key not in offered:
+            raise ParameterError(key, text, f"a parameter of study {name!r}: " + ", ".join(offered))
+        out[key] = value_of(key, text, offered[key].type)
+    if output_dir is not None:
+        if out.get("output_dir") not in (None, output_dir):
+            raise ParameterError("output_dir", out["output_dir"], f"{output_dir!r}, as --output-dir says, or "
+                                 "either one alone")
+        out["output_dir"] = output_dir
+    return out
+
+
+def run_directory(study: object) -> Path | None:
+    """Where ``study``'s raw records go: its output_dir, or, for a study of several schedules each keeping its
+    records in a directory of its own (00's series and anomaly parts), the directory they share."""
+    if getattr(study, "output_dir", None):
+        return Path(study.output_dir)
+    parts = [Path(v.output_dir) for v in vars(study).values() if getattr(v, "output_dir", None)]
+    return Path(os.path.commonpath(parts)) if parts else None
+
+
+def _listing(directory: object) -> str:
+    d = Path(directory) if directory else None
+    if d is None:
+        return "– (none written)"
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in d.iterdir()) if d.is_dir() else []
+    return f"{d}" + (f"  ({', '.join(names)})" if names else "")
+
+
+def run(name: str, pairs: Sequence[Sequence[str]] = (), output_dir: str | None = None) -> object:
+    """Check, measure, write: study ``name``'s define() with the given parameters, then its run(); prints where
+    the run directory is. Returns what run() returns (what the notebook's cell gets)."""
+    try:
+        module = studies.module(name)
+    except KeyError:
+        raise ParameterError("study", name, ", ".join(study_names())) from None
+    study = module.define(**given(name, pairs, output_dir))
+    t0 = time.monotonic()
+    result = module.run(study)
+    print(f"{name} ({study.profile} profile) measured in {progress.duration(time.monotonic() - t0)}\n"
+          f"  raw records       {_listing(run_directory(study))}\n"
+          f"  processed tables  {_listing(study.processed_dir)}")
+    return result
+
+
+def _main_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog=PROG, description="Measure one study and write its run directory (raw records, environment, "
+        "processed tables); its notebook narrates the same run.", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="studies:\n" + studies_text() + f"\n\nparameters of one: {PROG} run STUDY --help")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    r = sub.add_parser("run", help="measure one study", add_help=False)
+    r.add_argument("study", nargs="?")
+    r.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    r.add_argument("--output-dir")
+    r.add_argument("-h", "--help", action="store_true")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _main_parser().parse_args(argv)
+    if args.help or args.study is None:
+        if args.study is None:
+            print(f"usage: {PROG} run STUDY [-p NAME VALUE ...] [--output-dir DIR]\n\nstudies:\n" + studies_text())
+            return 0 if args.help else 2
+        if args.study not in study_names():
+            print(f"{PROG} run: {ParameterError('study', args.study, ', '.join(study_names()))}", file=sys.stderr)
+            return 2
+        print(study_help(args.study))
+        return 0
+    # Inside papermill the progress lines go to a file run.sh tails; here the terminal is the place.
+    os.environ.setdefault(progress.ENV, "/dev/stderr")
+    try:
+        run(args.study, args.parameter, args.output_dir)
+    except ParameterError as e:
+        print(f"{PROG} run: {e}", file=sys.stderr)
+        return 2
+    return 0
