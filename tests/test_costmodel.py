@@ -119,7 +119,7 @@ def test_the_findings_step_says_why_it_computed_nothing(tmp_path):
 
     shutil.copytree(paths.PROCESSED, tmp_path / "p", ignore=shutil.ignore_patterns("record_cost.csv", "findings_*"))
     t = findings.cost_model_findings(tmp_path / "p")
-    assert t["cost_model"].empty and t["cost_model_summary"]["variant"].tolist() == ["not computed"]
+    assert t["cost_model"].empty and t["cost_model_summary"]["model"].tolist() == ["not computed"]
     assert "record_cost.csv" in t["cost_model_summary"]["fitted_on"].iloc[0]
 
 
@@ -136,8 +136,8 @@ def test_every_logging_cell_of_the_committed_studies_is_predicted(committed):
         logging_cells += int((~s["configuration"].isin([baseline]) & ~s["configuration"].str.endswith("_again")).sum())
     c = committed.cells
     assert list(c.columns) == cm.COLUMNS
-    for variant in ("counted", "fitted"):
-        mine = c[c["variant"] == variant]
+    for model in ("counted", "fitted"):
+        mine = c[c["model"] == model]
         assert len(mine) == logging_cells
         assert mine["predicted_ratio"].notna().all() and mine["predicted_ratio"].between(0, 1 + 1e-9).all()
     assert set(c["study"]) == {"02", "04", "05"}
@@ -145,20 +145,20 @@ def test_every_logging_cell_of_the_committed_studies_is_predicted(committed):
 
 def test_the_fitted_model_is_never_judged_on_its_subset(committed):
     c = committed.cells
-    fitted = c[c["variant"] == "fitted"]
+    fitted = c[c["model"] == "fitted"]
     subset = (fitted["stem"] == cm.FIT_SUBSET["stem"]) & (fitted["clients"] == cm.FIT_SUBSET["clients"])
     assert subset.any() and not fitted.loc[subset, "judged"].any()
-    assert c[c["variant"] == "counted"]["judged"].all()
+    assert c[c["model"] == "counted"]["judged"].all()
 
 
 def test_the_summary_reports_each_study_and_all_against_the_goals(committed):
     s = committed.summary
     assert list(s.columns) == cm.SUMMARY_COLUMNS
     c = committed.cells
-    for variant in ("counted", "fitted"):
-        mine = s[s["variant"] == variant].set_index("study")
+    for model in ("counted", "fitted"):
+        mine = s[s["model"] == model].set_index("study")
         assert list(mine.index) == ["02", "04", "05", "all"]
-        judged = c[(c["variant"] == variant) & c["judged"]]
+        judged = c[(c["model"] == model) & c["judged"]]
         assert mine.loc["all", "judged_cells"] == len(judged)
         assert mine.loc["all", "median_abs_error"] == pytest.approx(np.median(np.abs(judged["error"])))
         assert mine.loc["all", "in_ci_share"] == pytest.approx(judged["in_ci"].mean())
@@ -177,7 +177,7 @@ def test_the_rule_and_factors_tables(committed):
     assert list(committed.factors.columns) == cm.FACTOR_COLUMNS
     assert list(committed.factors["process"]) == list(cm.PROCESSES)
     r = committed.rule
-    assert list(r.columns) == cm.RULE_COLUMNS and set(r["variant"]) == {"counted", "fitted"}
+    assert list(r.columns) == cm.RULE_COLUMNS and set(r["model"]) == {"counted", "fitted"}
     # a daemon's records per second is one core over its time per record
-    files = r[(r["configuration"] == "stderr") & (r["variant"] == "counted")].iloc[0]
+    files = r[(r["configuration"] == "stderr") & (r["model"] == "counted")].iloc[0]
     assert files["daemon_records_per_s"] == pytest.approx(1e6 / files["collector_us_per_record"])

@@ -19,7 +19,7 @@ A pure function of ``data/processed``. Per logging arm and clients level:
   the cores were saturated); a single-threaded daemon holds at most one core: its records per second are at most
   one over its time per record, whatever the clients. The least of the three bounds is the prediction.
 
-Two variants. **counted**: nothing fitted on a logging arm, judged on every cell. **fitted**: one factor per process
+Two models. **counted**: nothing fitted on a logging arm, judged on every cell. **fitted**: one factor per process
 (the record-making thread, the collector, the syslog daemon) on its counted time, from its measured CPU per
 transaction on a stated subset (:data:`FIT_SUBSET`) only, judged on the other cells: the counts are user-space
 work, and what the factor carries is the kernel's time and this host's speed on that code. Where a prediction
@@ -40,15 +40,21 @@ from .errors import LogbenchError
 
 RECORD_COST = "record_cost.csv"
 RECORD_FIGURES = "record_cost_figures.csv"
+# A version sweep's counts (each version in its release's container), read for the throughput sweeps' variants
+VERSIONS_COST, VERSIONS_FIGURES = "record_cost_versions.csv", "record_cost_versions_figures.csv"
 CALIBRATION = "record_cost_calibration.csv"
 
-# The throughput tables the model predicts: (study, processed stem). A version sweep's cells need each version's
-# counts and calibration (containers): not predicted yet.
+# The throughput tables the model predicts: (study, processed stem)
 STUDIES: tuple[tuple[str, str], ...] = (
     ("02", "pg_destinations"), ("02", "pg_destinations_post000"), ("02", "pg_destinations_post004"),
-    ("02", "pg_destinations_io_bound"), ("04", "mysql_slowlog"), ("04", "mysql_slowlog_switchback"),
-    ("05", "pg_audit_timing"), ("05", "pg_audit_timing_switchback"),
+    ("02", "pg_destinations_io_bound"), ("02", "pg_destinations_versions"), ("04", "mysql_slowlog"),
+    ("04", "mysql_slowlog_switchback"), ("04", "mysql_slowlog_versions"), ("05", "pg_audit_timing"),
+    ("05", "pg_audit_timing_switchback"),
 )
+# A version sweep's variant is priced by its version's counts (study 11's versions profile); a configuration that
+# profile did not count (syslog) by this machine's server's, said in the cell's match. Every version is priced at
+# the one host time per instruction: the containers ran on the same host, and no calibration timed them.
+VERSIONED = {"pg_destinations_versions", "mysql_slowlog_versions"}
 # The host's time per instruction is carried over from study 11 by this baseline: the same pgbench -S -M prepared
 # load at one client as study 11's timed calibration loads.
 HOST_BASELINE = ("pg_destinations", "none", 1)
@@ -59,7 +65,7 @@ FIT_SUBSET_TEXT = "study 02's standard profile at 1 client"
 GOAL_MEDIAN_ERROR = 0.05
 GOAL_COVERAGE = 0.80
 # Keys that split a study's cells beyond (configuration, clients)
-EXTRA_KEYS = ("regime", "test")
+EXTRA_KEYS = ("regime", "test", "variant")
 # Profiles whose transactions wait on the disk, not on the cores
 IO_BOUND = {"pg_destinations_io_bound"}
 
@@ -141,8 +147,9 @@ RECIPES: dict[str, dict[str, Recipe]] = {
         "general_log": Recipe((("general_file", 1.0),)),
     },
 }
+RECIPES["pg_destinations_versions"] = _pg_prepared()
 RECIPES["pg_audit_timing_switchback"] = RECIPES["pg_audit_timing"]
-RECIPES["mysql_slowlog_switchback"] = RECIPES["mysql_slowlog"]
+RECIPES["mysql_slowlog_switchback"] = RECIPES["mysql_slowlog_versions"] = RECIPES["mysql_slowlog"]
 # Per engine: the process that makes a record (study 11's role) and the daemons that take it
 LOADER = {"postgresql": "backend", "mariadb": "connection"}
 DAEMONS = ("logger", "rsyslogd")
@@ -180,7 +187,8 @@ def counted_costs(record_cost: pd.DataFrame, figures: pd.DataFrame) -> pd.DataFr
                 calls = float(f["per_record"].iloc[0]) if len(f) else np.nan
             else:
                 calls = r.get(f"{role}_write_calls_per_record", np.nan)
-            rows.append({"engine": r["engine"], "configuration": r["configuration"], "process": role,
+            rows.append({"engine": r["engine"], "server": str(r.get("server", "")),
+                         "configuration": r["configuration"], "process": role,
                          "instructions_per_record": _num(inst), "syscalls_per_record": _num(calls),
                          "bytes_per_record": _num(r.get(f"{role}_bytes_written_per_record")),
                          "extra_instructions_per_statement": _num(extra)})
@@ -270,12 +278,17 @@ def _extra(runs: pd.DataFrame, key: str) -> pd.Series:
     return runs["extra"].map(get)
 
 
-def cell_counts(runs: pd.DataFrame) -> pd.DataFrame:
+def cell_counts(runs: pd.DataFrame, extra_keys: tuple[str, ...] = ()) -> pd.DataFrame:
     """Per (configuration, clients, regime, test) of a study's measured runs: records per transaction (those the
     server produced: expected where the runner declared them, else received), the servers' CPU per transaction
     split into the backend (every server process but the collector), the collector and the syslog daemons."""
     d = runs[~runs["warmup"].astype(bool)].copy() if "warmup" in runs.columns else runs.copy()
-    keys = ["configuration", "clients", *[k for k in EXTRA_KEYS if k in d.columns]]
+    # a version sweep's runs name their configuration "<variant>/<configuration>"
+    conf = d["configuration"].astype(str)
+    if "variant" in extra_keys and conf.str.contains("/").any():
+        d["variant"] = conf.str.split("/").str[0]
+    d["configuration"] = conf.str.split("/").str[-1]
+    keys = ["configuration", "clients", *extra_keys]
     expected = pd.to_numeric(d["log_records_expected"], errors="coerce").fillna(0)
     received = pd.to_numeric(d["log_records_received"], errors="coerce").fillna(0)
     d["records"] = expected.where(expected > 0, received)
@@ -303,11 +316,14 @@ def study_cells(processed: Path, study: str, stem: str) -> pd.DataFrame:
     summary = _read(processed, f"{stem}.csv", f"study {study}'s committed run")
     runs = _read(processed, f"{stem}_runs.csv", f"study {study}'s committed run")
     env_file = processed / f"{stem}_environment.json"
-    cores = int(json.loads(env_file.read_text()).get("cpu_count", 0)) if env_file.exists() else 0
+    env = json.loads(env_file.read_text()) if env_file.exists() else {}
+    # a version sweep keeps one record per variant, all on this host
+    cores = int(env.get("cpu_count") or max([v.get("cpu_count", 0) for v in env.get("variants", {}).values()],
+                                            default=0))
     if cores <= 0:
         raise MissingInput(env_file, f"study {study}'s committed run (its cpu_count)")
     keys = ["clients", *[k for k in EXTRA_KEYS if k in summary.columns]]
-    counts = cell_counts(runs)
+    counts = cell_counts(runs, tuple(keys[1:]))
     base_name = _baseline_name(summary)
     s = summary.merge(counts, on=["configuration", *keys], how="left")
     base = s[s["configuration"] == base_name][[*keys, "tps_mean", "server_cpu_us_per_tx", "backend_cpu_us_per_tx"]]
@@ -319,8 +335,7 @@ def study_cells(processed: Path, study: str, stem: str) -> pd.DataFrame:
     s["engine"] = "mariadb" if stem.startswith("mysql") else "postgresql"
     s["role"] = np.where(s["configuration"].str.endswith("_again"), "A/A control", "logging arm")
     for k in EXTRA_KEYS:
-        if k not in s.columns:
-            s[k] = ""
+        s[k] = s[k].fillna("").astype(str) if k in s.columns else ""
     s["io_bound"] = (stem in IO_BOUND) | (s["regime"] == "io")
     # the cores' time per transaction where they were saturated: the highest baseline tps at a level with at least
     # as many clients as cores (same regime and test); what a level with fewer clients would cost them, too
@@ -348,7 +363,26 @@ def host_speed(processed: Path, cal: Calibration) -> tuple[float, float]:
     return host / cal.cpu_per_transaction_us, host
 
 
-def demands(cells: pd.DataFrame, costs: pd.DataFrame, cal: Calibration, speed: float) -> pd.DataFrame:
+def _version(label: str) -> str:
+    """'pg13' -> '13', 'mariadb10.5' -> '10.5', '13 (bullseye container)' -> '13'."""
+    head = str(label).split()[0] if str(label).strip() else ""
+    return head.lstrip("abcdefghijklmnopqrstuvwxyz")
+
+
+def version_costs(costs: pd.DataFrame, versioned: pd.DataFrame | None, engine: str, variant: str
+                  ) -> tuple[pd.DataFrame, set[str]]:
+    """The counts a cell is priced by: its variant's version where the version sweep counted the configuration,
+    else this machine's; with the configurations the version's own counts cover."""
+    mine = costs[costs["engine"] == engine]
+    if not variant or versioned is None:
+        return mine, set()
+    v = versioned[(versioned["engine"] == engine) & (versioned["server"].map(_version) == _version(variant))]
+    own = set(v["configuration"])
+    return pd.concat([v, mine[~mine["configuration"].isin(own)]], ignore_index=True), own
+
+
+def demands(cells: pd.DataFrame, costs: pd.DataFrame, cal: Calibration, speed: float,
+            versioned: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each cell's µs per transaction of each process on the host (factor 1), from its recipe and counted records."""
     us_per_instruction = cal.us_per_instruction * speed
     rows = []
@@ -357,9 +391,15 @@ def demands(cells: pd.DataFrame, costs: pd.DataFrame, cal: Calibration, speed: f
         if recipe is None or c["role"] != "logging arm":
             rows.append({"match": "" if recipe is None and c["role"] != "logging arm" else "no counted recipe"})
             continue
-        per = per_record_us(recipe, c["engine"], costs, cal, us_per_instruction, speed)
+        mine, own = version_costs(costs, versioned, c["engine"], c["variant"])
+        per = per_record_us(recipe, c["engine"], mine, cal, us_per_instruction, speed)
         r = float(c["records_per_tx"]) if pd.notna(c["records_per_tx"]) else 0.0
-        rows.append({"match": recipe.match,
+        used = {conf for conf, _ in recipe.parts} | set(recipe.delta or ()) | set(recipe.per_statement)
+        said = "" if recipe.match == Recipe.match else f"{recipe.match}; "
+        match = recipe.match if not c["variant"] else (
+            f"{said}{c['variant']}'s own counts" if used <= own else
+            f"{said}{', '.join(sorted(used - own))} counted on this machine's server, not {c['variant']}")
+        rows.append({"match": match,
                      "loader_us_per_tx": r * per["loader"] + per["per_statement"],
                      "collector_us_per_tx": r * per["collector"], "syslog_us_per_tx": r * per["syslog"],
                      "receiver_us_per_tx": r * per["receiver"],
@@ -483,12 +523,12 @@ def missing_term(row: pd.Series) -> str:
     return TERMS[worst]
 
 
-COLUMNS = ["study", "stem", "regime", "test", "configuration", "clients", "cores", "variant", "judged",
+COLUMNS = ["study", "stem", "regime", "test", "variant", "configuration", "clients", "cores", "model", "judged",
            "records_per_tx", "baseline_tps", "loader_us_per_record", "collector_us_per_record",
            "syslog_us_per_record", "loader_us_per_tx", "collector_us_per_tx", "syslog_us_per_tx",
            "receiver_us_per_tx", "loader_factor", "collector_factor", "syslog_factor", "binding", "predicted_ratio",
            "ratio", "ratio_ci_low", "ratio_ci_high", "error", "in_ci", "missing_term", "match", "env_id"]
-SUMMARY_COLUMNS = ["variant", "fitted_on", "study", "judged_cells", "median_abs_error", "in_ci_share",
+SUMMARY_COLUMNS = ["model", "fitted_on", "study", "judged_cells", "median_abs_error", "in_ci_share",
                    "goal_median_abs_error", "goal_in_ci_share", "goals_met"]
 FACTOR_COLUMNS = ["process", "factor", "ci_low", "ci_high", "n", "fitted_on", "us_per_instruction", "host_speed",
                   "calibration_us_per_instruction", "host_cpu", "calibration_cpu"]
@@ -504,14 +544,14 @@ RULE_ROWS = (("postgresql", "stderr", "PostgreSQL, stderr to a file through the 
              ("mariadb", "general_file", "MariaDB, general log to a file"))
 RULE_COLUMNS = ["engine", "configuration", "what", "loader_instructions_per_record",
                 "collector_instructions_per_record", "syslog_instructions_per_record", "loader_syscalls_per_record",
-                "daemon_syscalls_per_record", "variant", "loader_us_per_record", "collector_us_per_record",
+                "daemon_syscalls_per_record", "model", "loader_us_per_record", "collector_us_per_record",
                 "syslog_us_per_record", "us_per_record", "daemon_records_per_s"]
 
 
 @dataclass(frozen=True)
 class CostModel:
-    cells: pd.DataFrame  # every logging cell, predicted by each variant, beside the measured ratio
-    summary: pd.DataFrame  # held-out accuracy per variant, study and overall
+    cells: pd.DataFrame  # every logging cell, predicted by each model, beside the measured ratio
+    summary: pd.DataFrame  # held-out accuracy per model, study and overall
     factors: pd.DataFrame  # the fitted variant's factors, with the host's time per instruction
     rule: pd.DataFrame  # per destination: instructions and µs per record, a daemon core's records per second
 
@@ -527,14 +567,18 @@ def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
                           _read(processed, RECORD_FIGURES, "study 11's committed run"))
     speed, _ = host_speed(processed, cal)
     cells = pd.concat([study_cells(processed, study, stem) for study, stem in STUDIES], ignore_index=True)
-    d = demands(cells, costs, cal, speed)
+    versioned = None
+    if (cells["stem"].isin(VERSIONED)).any():
+        versioned = counted_costs(_read(processed, VERSIONS_COST, "study 11's versions run"),
+                                  _read(processed, VERSIONS_FIGURES, "study 11's versions run"))
+    d = demands(cells, costs, cal, speed, versioned)
     d = d[d["role"] == "logging arm"].reset_index(drop=True)
     factors = fit_factors(d)
     fitted = dict(zip(factors["process"], factors["factor"]))
     counted_ok = d["match"].ne("no counted recipe")
     tables = []
-    for variant, f, judged in (("counted", UNFITTED, counted_ok), ("fitted", fitted, counted_ok & ~in_fit_subset(d))):
-        p = predict(d, f).assign(variant=variant, judged=judged)
+    for model, f, judged in (("counted", UNFITTED, counted_ok), ("fitted", fitted, counted_ok & ~in_fit_subset(d))):
+        p = predict(d, f).assign(model=model, judged=judged)
         p["error"] = p["predicted_ratio"] - p["ratio"]
         p["in_ci"] = (p["predicted_ratio"] >= p["ratio_ci_low"]) & (p["predicted_ratio"] <= p["ratio_ci_high"])
         p["missing_term"] = p.apply(missing_term, axis=1)
@@ -551,16 +595,16 @@ def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
 
 
 def summarise(out: pd.DataFrame) -> pd.DataFrame:
-    """Per variant, per study and overall: judged cells, median |predicted − measured|, share of measured CIs that
+    """Per model, per study and overall: judged cells, median |predicted − measured|, share of measured CIs that
     contain the prediction, and whether the issue's goals are met."""
     rows = []
-    for variant, g in out.groupby("variant", sort=False):
+    for model, g in out.groupby("model", sort=False):
         j = g[g["judged"] & g["predicted_ratio"].notna() & g["ratio"].notna()]
         for study, h in [*j.groupby("study"), ("all", j)]:
             mae = float(np.median(np.abs(h["error"]))) if len(h) else np.nan
             share = float(h["in_ci"].mean()) if len(h) else np.nan
-            rows.append({"variant": variant,
-                         "fitted_on": FIT_SUBSET_TEXT if variant == "fitted" else "nothing (counts and calibration)",
+            rows.append({"model": model,
+                         "fitted_on": FIT_SUBSET_TEXT if model == "fitted" else "nothing (counts and calibration)",
                          "study": study, "judged_cells": len(h), "median_abs_error": mae, "in_ci_share": share,
                          "goal_median_abs_error": GOAL_MEDIAN_ERROR, "goal_in_ci_share": GOAL_COVERAGE,
                          "goals_met": bool(mae <= GOAL_MEDIAN_ERROR and share >= GOAL_COVERAGE)})
@@ -590,10 +634,10 @@ def rule(costs: pd.DataFrame, cal: Calibration, us_per_instruction: float, speed
                 "syslog_instructions_per_record": get("rsyslogd", "instructions_per_record"),
                 "loader_syscalls_per_record": get(loader, "syscalls_per_record"),
                 "daemon_syscalls_per_record": get(daemon, "syscalls_per_record")}
-        for variant, f in (("counted", UNFITTED), ("fitted", fitted)):
+        for model, f in (("counted", UNFITTED), ("fitted", fitted)):
             us = {p: per[p] * f[p] for p in PROCESSES}
             daemon_us = max(us["collector"], us["syslog"])
-            rows.append({**base, "variant": variant, **{f"{p}_us_per_record": us[p] for p in PROCESSES},
+            rows.append({**base, "model": model, **{f"{p}_us_per_record": us[p] for p in PROCESSES},
                          "us_per_record": sum(us.values()),
                          "daemon_records_per_s": 1e6 / daemon_us if daemon_us > 0.01 else np.nan})
     return pd.DataFrame(rows, columns=RULE_COLUMNS)

@@ -450,7 +450,7 @@ def cost_model_findings(processed_dir: Path | str = paths.PROCESSED) -> dict[str
         m = costmodel.cost_model(processed_dir)
     except costmodel.MissingInput as e:
         return {"cost_model": pd.DataFrame(columns=costmodel.COLUMNS),
-                "cost_model_summary": pd.DataFrame([{"variant": "not computed", "fitted_on": str(e)}],
+                "cost_model_summary": pd.DataFrame([{"model": "not computed", "fitted_on": str(e)}],
                                                    columns=costmodel.SUMMARY_COLUMNS),
                 "cost_model_factors": pd.DataFrame(columns=costmodel.FACTOR_COLUMNS),
                 "cost_model_rule": pd.DataFrame(columns=costmodel.RULE_COLUMNS)}

@@ -21,7 +21,7 @@ PROCESS_WORDS = {"loader": "the backend (MariaDB: the connection thread)", "coll
 
 
 def _summary_table(s: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({"model": s["variant"], "fitted on": s["fitted_on"], "study": s["study"],
+    return pd.DataFrame({"model": s["model"], "fitted on": s["fitted_on"], "study": s["study"],
                          "judged cells": s["judged_cells"].astype(int).astype(str),
                          "median |error|": [number(v, 2) for v in s["median_abs_error"]],
                          "in the measured CI (%)": [number(100 * v, 2) for v in s["in_ci_share"]],
@@ -29,7 +29,7 @@ def _summary_table(s: pd.DataFrame) -> pd.DataFrame:
 
 
 def _rule_table(r: pd.DataFrame) -> pd.DataFrame:
-    counted, fitted = r[r["variant"] == "counted"].reset_index(drop=True), r[r["variant"] == "fitted"].reset_index(
+    counted, fitted = r[r["model"] == "counted"].reset_index(drop=True), r[r["model"] == "fitted"].reset_index(
         drop=True)
 
     def inst(row) -> str:
@@ -49,8 +49,9 @@ def _rule_table(r: pd.DataFrame) -> pd.DataFrame:
 
 
 def _missed_table(c: pd.DataFrame) -> pd.DataFrame:
-    m = c[(c["variant"] == "fitted") & c["judged"].astype(bool) & (c["missing_term"].fillna("") != "")]
-    cell = m["stem"] + m["test"].fillna("").map(lambda t: f" ({t})" if t else "")
+    m = c[(c["model"] == "fitted") & c["judged"].astype(bool) & (c["missing_term"].fillna("") != "")]
+    cell = m["stem"] + (m["variant"].fillna("") + " " + m["test"].fillna("")).str.strip().map(
+        lambda t: f" ({t})" if t else "")
     return pd.DataFrame({"table": cell.to_numpy(), "configuration": m["configuration"].to_numpy(),
                          "clients": m["clients"].astype(int).astype(str).to_numpy(),
                          "predicted": [number(v, 2) for v in m["predicted_ratio"]],
@@ -67,7 +68,7 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
     if not all(p.exists() for p in paths):
         return
     cells, summary, factors, rule = (pd.read_csv(p) for p in paths)
-    if summary.empty or "not computed" in set(summary["variant"]):
+    if summary.empty or "not computed" in set(summary["model"]):
         doc["cost_model"]["not_computed"] = str(summary["fitted_on"].iloc[0]) if len(summary) else "no data"
         return
     doc["cost_model"]["summary"] = add_table(doc, gen, _summary_table(summary), "cost_model_summary")
@@ -88,7 +89,7 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
                                               "column": col, "sig": 2})
         doc["cost_model"]["processes"].append({"key": f"cm.factor.{p}", "words": PROCESS_WORDS.get(p, p)})
     for v in VARIANTS:
-        where = {"variant": v, "study": "all"}
+        where = {"model": v, "study": "all"}
         nums.add(f"cm.{v}.cells", {"kind": "cell", "source": SUMMARY, "where": where, "column": "judged_cells",
                                    "int": True})
         nums.add(f"cm.{v}.mae", {"kind": "cell", "source": SUMMARY, "where": where, "column": "median_abs_error",
@@ -96,12 +97,12 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
         nums.add(f"cm.{v}.in_ci", {"kind": "scale", "factor": 100, "sig": 2,
                                    "of": {"kind": "cell", "source": SUMMARY, "where": where,
                                           "column": "in_ci_share"}})
-        doc["cost_model"][f"{v}_met"] = bool(summary[(summary["variant"] == v) & (summary["study"] == "all")][
+        doc["cost_model"][f"{v}_met"] = bool(summary[(summary["model"] == v) & (summary["study"] == "all")][
             "goals_met"].iloc[0])
-    nums.add("cm.goal.mae", {"kind": "cell", "source": SUMMARY, "where": {"variant": "fitted", "study": "all"},
+    nums.add("cm.goal.mae", {"kind": "cell", "source": SUMMARY, "where": {"model": "fitted", "study": "all"},
                              "column": "goal_median_abs_error", "sig": 2})
     nums.add("cm.goal.in_ci", {"kind": "scale", "factor": 100, "sig": 2,
-                               "of": {"kind": "cell", "source": SUMMARY, "where": {"variant": "fitted", "study": "all"},
+                               "of": {"kind": "cell", "source": SUMMARY, "where": {"model": "fitted", "study": "all"},
                                       "column": "goal_in_ci_share"}})
     nums.add("cm.missed", {"kind": "agg", "source": CELLS, "agg": "count",
-                           "where": {"variant": "fitted", "judged": True, "in_ci": False}})
+                           "where": {"model": "fitted", "judged": True, "in_ci": False}})
