@@ -27,7 +27,7 @@ import pandas as pd
 from . import anomalies as anomalies_mod
 from . import claim_rules
 from . import claims as claims_mod
-from . import headline, paths, plots, records, regression
+from . import costmodel, headline, paths, plots, records, regression
 from . import studies as studies_registry
 from .claims import StudyData
 
@@ -79,7 +79,8 @@ def _spec(name: str):
 
 
 FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail",
-            "anomalies", "claims_by_version")
+            "anomalies", "claims_by_version", "cost_model", "cost_model_summary", "cost_model_factors",
+            "cost_model_rule")
 
 
 # --- step 1: the studies ------------------------------------------------------------------------------------
@@ -442,6 +443,21 @@ def version_claims(studies: dict[str, StudyData],
                  "verdict", "why"])
 
 
+def cost_model_findings(processed_dir: Path | str = paths.PROCESSED) -> dict[str, pd.DataFrame]:
+    """The cost model's tables (:mod:`logbench.costmodel`), named as findings_*.csv. Where an input table is
+    missing (a study not run yet) the tables are empty and the summary's one row says which."""
+    try:
+        m = costmodel.cost_model(processed_dir)
+    except costmodel.MissingInput as e:
+        return {"cost_model": pd.DataFrame(columns=costmodel.COLUMNS),
+                "cost_model_summary": pd.DataFrame([{"model": "not computed", "fitted_on": str(e)}],
+                                                   columns=costmodel.SUMMARY_COLUMNS),
+                "cost_model_factors": pd.DataFrame(columns=costmodel.FACTOR_COLUMNS),
+                "cost_model_rule": pd.DataFrame(columns=costmodel.RULE_COLUMNS)}
+    return {"cost_model": m.cells, "cost_model_summary": m.summary, "cost_model_factors": m.factors,
+            "cost_model_rule": m.rule}
+
+
 def write_findings(tables: dict[str, pd.DataFrame], figures: dict[str, object], *,
                    output_dir: Path | str | None = None, figures_dir: Path | str | None = None) -> dict[str, Path]:
     """``findings_<name>.csv`` into output_dir (default data/processed), figures as PNG into figures_dir
@@ -472,7 +488,8 @@ def compute_findings(processed_dir: Path | str = paths.PROCESSED, *, claims_file
     summary, detail = claim_findings(studies, reg.coefficients, claims_file)
     tables = {"studies": status, "regression": reg.coefficients, "regression_fit": reg.diagnostics,
               "influential": reg.influential, "write_floor": floors, "claims": summary, "claims_detail": detail,
-              "anomalies": anomaly_findings(studies), "claims_by_version": version_claims(studies, claims_file)}
+              "anomalies": anomaly_findings(studies), "claims_by_version": version_claims(studies, claims_file),
+              **cost_model_findings(processed_dir)}
     figures = {**study_figures(studies), **reg.figures, **cost_figures(reg, floors)}
     return tables, figures
 

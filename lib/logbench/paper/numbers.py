@@ -22,7 +22,7 @@ from .. import studies as studies_registry
 from ..claims import fmt, fmt_p
 from ..findings import load_studies
 from ..stats import CONFIDENCE
-from . import costs, counted, per_study, sections, versions
+from . import cost_model, costs, counted, per_study, sections, versions
 from .tables import GENERATED, add_figure, add_table, posts_table
 
 
@@ -161,6 +161,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
     per_study.studies_section(doc, processed_dir, gen, nums, found, status, figures_dir)
     costs.costs_section(doc, processed_dir, gen, nums, found, figures_dir)
     counted.record_cost_section(doc, processed_dir, gen, nums)
+    cost_model.cost_model_section(doc, processed_dir, gen, nums)
     sections.claims_section(doc, processed_dir, gen, nums)
     headline.add(doc, nums, studies_registry.specs(), processed_dir)
     sections.anomaly_section(doc, processed_dir, gen, nums, found)

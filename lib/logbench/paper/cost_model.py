@@ -1,0 +1,108 @@
+"""The paper's section on the cost model (issue 42): the model, its held-out accuracy against the issue's goals, the
+fitted factors, a DBA's per-record table and the cells it misses with the term it lacks, each read from the
+``findings_cost_model*.csv`` tables that 90_findings writes (:mod:`logbench.costmodel`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..formatting import CI, ci_text, number
+from .tables import add_table
+
+CELLS = "findings_cost_model.csv"
+SUMMARY = "findings_cost_model_summary.csv"
+FACTORS = "findings_cost_model_factors.csv"
+RULE = "findings_cost_model_rule.csv"
+VARIANTS = ("counted", "fitted")
+PROCESS_WORDS = {"loader": "the backend (MariaDB: the connection thread)", "collector": "the logging collector",
+                 "syslog": "the syslog daemon (and a receiver on the same cores)"}
+
+
+def _summary_table(s: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"model": s["model"], "fitted on": s["fitted_on"], "study": s["study"],
+                         "judged cells": s["judged_cells"].astype(int).astype(str),
+                         "median |error|": [number(v, 2) for v in s["median_abs_error"]],
+                         "in the measured CI (%)": [number(100 * v, 2) for v in s["in_ci_share"]],
+                         "goals met": s["goals_met"].map({True: "yes", False: "no"})})
+
+
+def _rule_table(r: pd.DataFrame) -> pd.DataFrame:
+    counted, fitted = r[r["model"] == "counted"].reset_index(drop=True), r[r["model"] == "fitted"].reset_index(
+        drop=True)
+
+    def inst(row) -> str:
+        parts = [number(row["loader_instructions_per_record"], 3)]
+        for col in ("collector_instructions_per_record", "syslog_instructions_per_record"):
+            parts.append(number(row[col], 3) if row[col] > 0.5 else "–")
+        return " / ".join(parts)
+
+    return pd.DataFrame({
+        "destination": counted["what"],
+        "instructions per record (thread / collector / syslog)": counted.apply(inst, axis=1),
+        "µs per record, counted": [number(v, 2) for v in counted["us_per_record"]],
+        "µs per record, fitted": [number(v, 2) for v in fitted["us_per_record"]],
+        "records/s one daemon core holds, counted": [number(v, 2) if pd.notna(v) else "–"
+                                                     for v in counted["daemon_records_per_s"]],
+        "… fitted": [number(v, 2) if pd.notna(v) else "–" for v in fitted["daemon_records_per_s"]]})
+
+
+def _missed_table(c: pd.DataFrame) -> pd.DataFrame:
+    m = c[(c["model"] == "fitted") & c["judged"].astype(bool) & (c["missing_term"].fillna("") != "")]
+    cell = m["stem"] + (m["variant"].fillna("") + " " + m["test"].fillna("")).str.strip().map(
+        lambda t: f" ({t})" if t else "")
+    return pd.DataFrame({"table": cell.to_numpy(), "configuration": m["configuration"].to_numpy(),
+                         "clients": m["clients"].astype(int).astype(str).to_numpy(),
+                         "predicted": [number(v, 2) for v in m["predicted_ratio"]],
+                         f"measured [{CI}]": [ci_text(a, b, h, sig=2) for a, b, h in
+                                              zip(m["ratio"], m["ratio_ci_low"], m["ratio_ci_high"])],
+                         "bound": m["binding"].to_numpy(), "the term it lacks": m["missing_term"].to_numpy()})
+
+
+def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
+    """``doc['cost_model']``: its tables' paths ('' until 90_findings wrote them) and the reason it was not computed
+    ('' where it was); the numbers its text states are registered with their provenance."""
+    doc["cost_model"] = {"summary": "", "rule": "", "missed": "", "not_computed": "", "processes": []}
+    paths = [processed_dir / f for f in (CELLS, SUMMARY, FACTORS, RULE)]
+    if not all(p.exists() for p in paths):
+        return
+    cells, summary, factors, rule = (pd.read_csv(p) for p in paths)
+    if summary.empty or "not computed" in set(summary["model"]):
+        doc["cost_model"]["not_computed"] = str(summary["fitted_on"].iloc[0]) if len(summary) else "no data"
+        return
+    doc["cost_model"]["summary"] = add_table(doc, gen, _summary_table(summary), "cost_model_summary")
+    doc["cost_model"]["rule"] = add_table(doc, gen, _rule_table(rule), "cost_model_rule")
+    missed = _missed_table(cells)
+    doc["cost_model"]["missed"] = add_table(doc, gen, missed, "cost_model_missed") if len(missed) else ""
+    first = {"process": "loader"}
+    for col, sig in (("us_per_instruction", 3), ("calibration_us_per_instruction", 3), ("host_speed", 3)):
+        nums.add(f"cm.{col}", {"kind": "scale", "factor": 1000, "sig": sig,
+                               "of": {"kind": "cell", "source": FACTORS, "where": first, "column": col}}
+                 if col != "host_speed" else {"kind": "cell", "source": FACTORS, "where": first, "column": col,
+                                              "sig": sig})
+    for col in ("host_cpu", "calibration_cpu", "fitted_on"):
+        nums.add(f"cm.{col}", {"kind": "cell", "source": FACTORS, "where": first, "column": col})
+    for p in factors["process"]:
+        for col, key in (("factor", "estimate"), ("ci_low", "ci_low"), ("ci_high", "ci_high")):
+            nums.add(f"cm.factor.{p}.{key}", {"kind": "cell", "source": FACTORS, "where": {"process": p},
+                                              "column": col, "sig": 2})
+        doc["cost_model"]["processes"].append({"key": f"cm.factor.{p}", "words": PROCESS_WORDS.get(p, p)})
+    for v in VARIANTS:
+        where = {"model": v, "study": "all"}
+        nums.add(f"cm.{v}.cells", {"kind": "cell", "source": SUMMARY, "where": where, "column": "judged_cells",
+                                   "int": True})
+        nums.add(f"cm.{v}.mae", {"kind": "cell", "source": SUMMARY, "where": where, "column": "median_abs_error",
+                                 "sig": 2})
+        nums.add(f"cm.{v}.in_ci", {"kind": "scale", "factor": 100, "sig": 2,
+                                   "of": {"kind": "cell", "source": SUMMARY, "where": where,
+                                          "column": "in_ci_share"}})
+        doc["cost_model"][f"{v}_met"] = bool(summary[(summary["model"] == v) & (summary["study"] == "all")][
+            "goals_met"].iloc[0])
+    nums.add("cm.goal.mae", {"kind": "cell", "source": SUMMARY, "where": {"model": "fitted", "study": "all"},
+                             "column": "goal_median_abs_error", "sig": 2})
+    nums.add("cm.goal.in_ci", {"kind": "scale", "factor": 100, "sig": 2,
+                               "of": {"kind": "cell", "source": SUMMARY, "where": {"model": "fitted", "study": "all"},
+                                      "column": "goal_in_ci_share"}})
+    nums.add("cm.missed", {"kind": "agg", "source": CELLS, "agg": "count",
+                           "where": {"model": "fitted", "judged": True, "in_ci": False}})
