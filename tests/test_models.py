@@ -2,6 +2,7 @@
 synthetic drifting series, the levels and arms a runs table is split into, and the A/A calibration on a table
 made here (never on data/, which nothing here writes)."""
 
+import json
 import math
 
 import numpy as np
@@ -122,3 +123,139 @@ def test_aa_calibration_recomputes_the_per_cell_interval_without_a_summary(tmp_p
     cal = models.aa_calibration(tmp_path)
     per_cell = cal[cal["method"] == models.PER_CELL]
     assert len(per_cell) == 4 and per_cell["halfwidth"].notna().all()
+
+
+# --- the main model (models.fit_main) and its wiring into the findings -------------------------------------
+
+
+def test_main_model_without_room_for_a_spline_is_the_pooled_t_interval():
+    """Two blocks of three arms: 3 residual df, too few to spare for the spline, so the main model is the OLS of
+    log tps on the arm, one sigma pooled over the three arms, t on 3 df; clustered by the two blocks beside it."""
+    tps = {"none": [100.0, 90.0], "none_again": [95.0, 99.0], "x": [80.0, 76.0]}
+    runs = pd.DataFrame([{"configuration": a, "tps": v[b], "repeat": b, "position": 3 * b + i, "warmup": False}
+                         for b in range(2) for i, (a, v) in enumerate(tps.items())])
+    got = models.fit_main(runs).set_index("arm")
+    logs = {a: np.log(v) for a, v in tps.items()}
+    sp = math.sqrt(sum(((v - v.mean()) ** 2).sum() for v in logs.values()) / 3)
+    half = st.t.ppf(0.975, 3) * sp * math.sqrt(1 / 2 + 1 / 2)
+    d = logs["x"].mean() - logs["none"].mean()
+    x = got.loc["x"]
+    assert x["model"] == "log y ~ arm" and x["df_resid"] == 3 and x["design"] == "blocks"
+    assert x["ratio"] == pytest.approx(math.exp(d))
+    assert (x["low"], x["high"]) == pytest.approx((math.exp(d - half), math.exp(d + half)))
+    assert x["clusters"] == 2 and x["cluster_low"] < x["ratio"] < x["cluster_high"]
+    assert got.loc["none_again", "baseline"] == "none" and 0 <= x["levene_p"] <= 1
+
+
+def test_one_df_of_time_per_block():
+    fit = models.fit_main(_series(4, blocks=5))
+    assert fit["model"].iloc[0] == "log y ~ arm + bs(time, df=5)" and fit["df_resid"].iloc[0] == 40 - 8 - 5
+    assert (fit["clusters"] == 5).all()
+
+
+def _binomial_ok(hits: int, reps: int) -> bool:
+    """95 % of ``reps``: outside these bounds has probability < 0.001 for an honest interval."""
+    return st.binom.ppf(0.0005, reps, 0.95) <= hits <= st.binom.ppf(0.9995, reps, 0.95)
+
+
+@pytest.mark.parametrize("arm", ["b", "none_again"])
+def test_main_model_covers_the_true_ratio_on_drifting_blocks(arm):
+    reps, hits = 200, 0
+    for seed in range(reps):
+        row = models.fit_main(_series(100 + seed)).set_index("arm").loc[arm]
+        hits += bool(row["low"] <= TRUE[arm] <= row["high"])
+    assert _binomial_ok(hits, reps), hits / reps
+
+
+SWITCHED = {"none": 1.0, "none_again": 1.0, "a": 0.95, "b": 0.8}
+
+
+def _switchback_series(seed: int, *, loads: int = 3, blocks: int = 6) -> pd.DataFrame:
+    """Switchback windows as a processed runs table holds them: loads on freshly started servers (a level of
+    their own), every arm once per block in a random order, an AR(1) drift inside a load and noise per window."""
+    rng = np.random.default_rng(seed)
+    rows, i = [], 0
+    for load in range(loads):
+        level, drift, prev = rng.normal(0, 0.05), 0.0, None
+        for block in range(blocks):
+            for arm in rng.permutation(list(SWITCHED)):
+                drift = 0.8 * drift + rng.normal(0, 0.01)
+                y = math.log(20000) + level + drift + math.log(SWITCHED[arm]) + rng.normal(0, 0.02)
+                extra = {"design": "switchback", "load": load, "attempt": 0, "block": block, "unit": block,
+                         "window": i, "prev_arm": prev, "switch_requested": 0.0, "switch_applied": 0.1, "guard_s": 1}
+                rows.append({"configuration": arm, "tps": math.exp(y), "position": i, "repeat": block,
+                             "warmup": False, "clients": 2, "extra": json.dumps(extra)})
+                prev, i = arm, i + 1
+    return pd.DataFrame(rows)
+
+
+def test_switchback_table_gets_a_block_of_a_load_and_clusters_by_load():
+    runs = _switchback_series(0)
+    late = json.loads(runs.loc[5, "extra"]) | {"switch_applied": 2.0}  # applied after its 1 s guard: not measured
+    runs.loc[5, "extra"] = json.dumps(late)
+    fit = models.fit_main(runs).set_index("arm")
+    assert (fit["design"] == "switchback").all() and (fit["clusters"] == 3).all()
+    assert fit["model"].iloc[0] == "log y ~ arm + block(load_block) + bs(time, df=3)"
+    assert fit["n"].sum() + (runs["configuration"] == "none").sum() == len(runs) - 1
+
+
+def test_main_model_covers_the_true_ratio_on_switchback_windows():
+    reps, hits = 200, 0
+    for seed in range(reps):
+        row = models.fit_main(_switchback_series(500 + seed)).set_index("arm").loc["b"]
+        hits += bool(row["low"] <= SWITCHED["b"] <= row["high"])
+    assert _binomial_ok(hits, reps), hits / reps
+
+
+def test_model_table_puts_the_summarys_per_cell_interval_beside_the_model(tmp_path):
+    runs = _series(7, blocks=4).assign(clients=1)
+    runs.to_csv(tmp_path / "pg_destinations_runs.csv", index=False)
+    summary = pd.DataFrame({"configuration": list(TRUE), "clients": 1, "n": 4, "ratio": 1.0,
+                            "ratio_ci_low": [math.nan] + [0.9] * 7, "ratio_ci_high": [math.nan] + [1.3] * 7})
+    summary.to_csv(tmp_path / "pg_destinations.csv", index=False)
+    table = models.model_table(tmp_path)
+    assert list(table.columns[: len(models.MODEL_COLUMNS)]) == models.MODEL_COLUMNS
+    assert set(table["arm"]) == set(TRUE) - {"none"} and (table["study"] == "pg_destinations").all()
+    assert (table["profile"] == "standard").all() and (table["level"] == "clients=1").all()
+    assert table["cell_halfwidth"].to_numpy() == pytest.approx(0.2)
+    cov = models.coverage_table(models.aa_table(tmp_path))
+    assert list(cov["study"]) == ["pg_destinations", models.ALL] and (cov["n_aa"] == 1).all()
+    assert (cov["cell_hold_share"] == 1).all()
+
+
+def test_model_findings_on_the_committed_data():
+    from logbench import paths
+
+    before = {p.name: p.stat().st_mtime_ns for p in paths.PROCESSED.iterdir()}
+    table, cov = models.model_findings(paths.PROCESSED)
+    assert {p.name: p.stat().st_mtime_ns for p in paths.PROCESSED.iterdir()} == before
+    assert list(table.columns[: len(models.MODEL_COLUMNS)]) == models.MODEL_COLUMNS
+    assert set(table["study"]) == set(models.MODEL_STUDIES)
+    stems = {s for s, _, _ in models.model_stems(paths.PROCESSED)}
+    assert len(stems) >= 3 and {"switchback", "blocks"} == set(table["design"])
+    aa = table[table["arm"].str.endswith("_again")]
+    assert aa[["ci_low", "ci_high", "cell_low", "cell_high"]].notna().all().all()
+    assert (table["df"] >= 1).all() and (table["halfwidth"] > 0).all()
+    assert list(cov.columns) == models.COVERAGE_COLUMNS and cov["study"].iloc[-1] == models.ALL
+    every = cov.iloc[-1]
+    assert every["n_aa"] == cov["n_aa"].iloc[:-1].sum() >= len(aa)
+    assert 0 <= every["model_hold_share"] <= 1 and every["model_hold"] <= every["n_aa"]
+
+
+def test_the_papers_passage_reads_the_coverage_table(tmp_path):
+    from logbench.paper import sections
+    from logbench.paper.numbers import Numbers
+
+    _two_server_table().to_csv(tmp_path / "toy_runs.csv", index=False)
+    cov = models.coverage_table(models.aa_table(tmp_path))
+    cov.to_csv(tmp_path / sections.MODELS_COVERAGE, index=False)
+    doc, nums = {"tables": []}, Numbers(tmp_path)
+    sections.models_section(doc, tmp_path, tmp_path / "generated", nums)
+    assert doc["models_table"] == "generated/models.csv" and doc["models_studies"] == list(models.MODEL_STUDIES)
+    table = pd.read_csv(tmp_path / doc["models_table"], dtype=str)
+    assert list(table["study"]) == ["toy", "every study"] and table["A/A controls"].tolist() == ["4", "4"]
+    assert nums.get("models.n_aa") == "4" and float(nums.get("models.hold_percent")) == pytest.approx(
+        100 * cov["model_hold_share"].iloc[-1], abs=0.05)
+    empty = {"tables": []}
+    sections.models_section(empty, tmp_path / "nothing", tmp_path / "generated", nums)
+    assert empty["models_table"] == ""

@@ -13,6 +13,11 @@ Two things are added here for every study alike:
   the time budget ends or ``max_repeats`` is reached. The decision reads only each ratio's
   *relative* CI half-width, which depends on the runs' spread and number, not on the ratio's
   value: stopping never depends on the estimate.
+
+A study may declare a **block layout** instead (:class:`BlockLayout`, its profile's ``"layout"``): the
+baseline and its A/A control more than once per block, and orders balanced for the previous arm
+(Williams rows, one sub-block per clients level); a layout that leaves an arm without its baseline next to
+it in every block is refused (:func:`check_layout`) when the study is defined.
 """
 
 from __future__ import annotations
@@ -56,6 +61,135 @@ def schedule(configurations: tuple[str, ...], clients: tuple[int, ...], repeats:
     return tuple(plan)
 
 
+# --- a declared block layout: the baseline more than once per block, orders balanced for the previous arm ------
+
+ORDERS = ("random", "williams")
+
+
+@dataclass(frozen=True)
+class BlockLayout:
+    """How each block is laid out, where a study declares it (its profile's ``"layout"``; without one, a block
+    is :func:`schedule`'s one run of every pair in a random order).
+
+    - ``baseline_runs``, ``aa_runs``: runs of the baseline and of its A/A control per clients level and block.
+      The drift a block shares is what limits the ratios (issue 40): a second baseline run puts one nearer
+      each arm, and the baseline's mean, which every ratio of its level divides by, gets more runs.
+    - ``order``: ``"random"``, every run of the block shuffled together; ``"williams"``, one sub-block per
+      clients level (in a random order), each laid out by a row of a Williams design over its runs: across a
+      cycle of rows every run follows every other run equally often, so what the previous arm leaves behind
+      (a syslog backlog, dirty pages) falls on every arm alike instead of on whichever the dice put after it.
+      Rows, and which run takes which place in them, are drawn from the study's seed.
+    """
+
+    baseline_runs: int = 1
+    aa_runs: int = 1
+    order: str = "random"
+
+    def __post_init__(self):
+        for name, low in (("baseline_runs", 1), ("aa_runs", 0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ParameterError(f"layout.{name}", v, f"a whole number >= {low}")
+        if self.order not in ORDERS:
+            raise ParameterError("layout.order", self.order, ORDERS)
+
+    def as_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+def block_layout(declared: object) -> BlockLayout | None:
+    """A profile's ``"layout"`` (None, a :class:`BlockLayout` or a dict of its fields) as a BlockLayout."""
+    if declared is None or isinstance(declared, BlockLayout):
+        return declared
+    if not isinstance(declared, Mapping):
+        raise ParameterError("layout", declared, "None or a mapping of baseline_runs, aa_runs, order")
+    unknown = set(declared) - {f.name for f in dataclasses.fields(BlockLayout)}
+    if unknown:
+        raise ParameterError("layout", declared, "keys baseline_runs, aa_runs, order only; not "
+                             + ", ".join(sorted(unknown)))
+    return BlockLayout(**declared)
+
+
+def williams_rows(t: int) -> list[list[int]]:
+    """Williams's (1949) sequences of ``t`` treatments 0..t-1: the first row 0, 1, t-1, 2, t-2, ..., the others
+    its cyclic shifts, and for an odd ``t`` their reverses too. Across the rows every treatment follows every
+    other exactly once (even t) or twice (odd t), and stands in every place equally often."""
+    if t < 1:
+        raise ValueError(f"williams_rows: {t} treatments")
+    first, low, high = [0], 1, t - 1
+    for i in range(1, t):
+        if i % 2:
+            first.append(low)
+            low += 1
+        else:
+            first.append(high)
+            high -= 1
+    rows = [[(x + r) % t for x in first] for r in range(t)]
+    return rows + [row[::-1] for row in rows] if t % 2 and t > 1 else rows
+
+
+def layout_schedule(slots: Sequence[str], clients: tuple[int, ...], repeats: int, seed: int, layout: BlockLayout,
+                    warmup_blocks: int = 0) -> tuple[PlannedRun, ...]:
+    """Blocks of ``slots`` (a block's runs at one clients level, a configuration once per run it gets) at every
+    clients level, laid out as ``layout.order`` says; one generator seeded once for the whole schedule. The
+    measured blocks take the Williams rows in a drawn order, cycling through all of them before any repeats;
+    warm-up blocks take rows too but count for nothing."""
+    rng = np.random.default_rng([int(seed), 0x1A7])
+    plan: list[PlannedRun] = []
+    if layout.order == "random":
+        pairs = [(c, n) for c in slots for n in clients]
+        for block in range(-warmup_blocks, repeats):
+            for i in rng.permutation(len(pairs)):
+                cfg, n = pairs[int(i)]
+                plan.append(PlannedRun(len(plan), block, cfg, n, block < 0))
+        return tuple(plan)
+    rows = williams_rows(len(slots))
+    # per level: which run takes which Williams place, and the order its blocks go through the rows
+    places = {n: [slots[int(i)] for i in rng.permutation(len(slots))] for n in clients}
+    cycle = {n: [rows[int(i)] for i in rng.permutation(len(rows))] for n in clients}
+    for block in range(-warmup_blocks, repeats):
+        for j in rng.permutation(len(clients)):
+            n = clients[int(j)]
+            for place in cycle[n][block % len(rows)]:
+                plan.append(PlannedRun(len(plan), block, places[n][place], n, block < 0))
+    return tuple(plan)
+
+
+def baseline_neighbours(plan: Sequence[PlannedRun], baselines: Mapping[str, str]) -> dict[tuple[str, int], int]:
+    """Per (configuration, clients) of every arm but a baseline: in how many measured blocks one of its runs
+    stands next to a run of its baseline at its clients level (``baselines``: each configuration's baseline;
+    an A/A control's neighbour must be its baseline, any other arm's may be its baseline or that baseline's
+    A/A, the same server setting). Adjacent in the plan, same block and clients level."""
+    aa = {c: b for c, b in baselines.items() if c.endswith(AA_SUFFIX) and b != c}
+    found: dict[tuple[str, int], set[int]] = {}
+    for p in plan:
+        if not p.warmup and baselines.get(p.configuration) != p.configuration:
+            found.setdefault((p.configuration, p.clients), set())
+    for a, b in zip(plan, plan[1:]):
+        if a.warmup or a.block != b.block or a.clients != b.clients:
+            continue
+        for run, other in ((a, b), (b, a)):
+            base = baselines.get(run.configuration)
+            if base is None or base == run.configuration:
+                continue
+            if other.configuration == base or (run.configuration not in aa and aa.get(other.configuration) == base):
+                found[run.configuration, run.clients].add(run.block)
+    return {cell: len(blocks) for cell, blocks in found.items()}
+
+
+def check_layout(plan: Sequence[PlannedRun], baselines: Mapping[str, str], layout: BlockLayout) -> None:
+    """ParameterError naming ``layout`` where the declared layout leaves an arm without a run next to its
+    baseline in every measured block, at some clients level: its ratio would then lean on a baseline run
+    further off in time than the layout promises."""
+    lonely = sorted(cell for cell, k in baseline_neighbours(plan, baselines).items() if k == 0)
+    if lonely:
+        cells = ", ".join(f"{c} at {n} clients" for c, n in lonely[:4]) + (" ..." if len(lonely) > 4 else "")
+        raise ParameterError("layout", layout.as_dict(),
+                             f"a layout that puts every arm next to its baseline in at least one block; here "
+                             f"{cells} never is: more baseline_runs, more repeats, or order 'williams' over a "
+                             "cycle of its rows")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Study:
     """What a study runs, frozen once the parameters cell has been checked.
@@ -86,6 +220,7 @@ class Study:
     max_repeats: int | None = None          # hard cap on blocks (repeats is the minimum)
     placement: str = "none"           # "none" | "split": server and load tool on separate CPUs (controls.Placement)
     publish: bool = False             # True: the committed results, written to data/processed (studies.common)
+    layout: BlockLayout | None = None  # a declared block layout (BlockLayout); None: one run of every pair, random
 
     def __post_init__(self):
         if self.placement not in PLACEMENTS:
@@ -93,6 +228,11 @@ class Study:
         check_controls(idle_state=self.idle_state, aa_control=self.aa_control, repeats=self.repeats,
                        target_halfwidth=self.target_halfwidth, time_budget_s=self.time_budget_s,
                        max_repeats=self.max_repeats)
+        if self.layout is not None:
+            object.__setattr__(self, "layout", block_layout(self.layout))
+            if self.layout.aa_runs and not self.aa_control:
+                raise ParameterError("layout.aa_runs", self.layout.aa_runs, "0 when aa_control is False")
+            check_layout(self.plan(), self.baseline_map, self.layout)
 
     def resolved(self) -> "Study":
         """The study as it will run: what ``define()`` leaves to the run (which backend 'auto' means,
@@ -150,10 +290,29 @@ class Study:
     def adaptive(self) -> bool:
         return self.target_halfwidth is not None
 
+    @property
+    def baseline_map(self) -> dict[str, str]:
+        """Each planned configuration -> the baseline its ratio is taken against (a baseline: itself)."""
+        return {c.name: self.aa_configurations.get(c.name) or self.baseline_of(c.name)
+                for c in self.planned_configurations}
+
+    @property
+    def slots(self) -> tuple[str, ...]:
+        """A block's runs at one clients level: every planned configuration once, or as the declared layout
+        repeats the baselines and their A/A controls."""
+        names = tuple(c.name for c in self.planned_configurations)
+        if self.layout is None:
+            return names
+        times = {**dict.fromkeys(self.baselines, self.layout.baseline_runs),
+                 **dict.fromkeys(self.aa_configurations, self.layout.aa_runs)}
+        return tuple(c for c in names for _ in range(times.get(c, 1)))
+
     def plan(self) -> tuple[PlannedRun, ...]:
         """The first ``repeats`` blocks (and warm-up blocks); adaptive blocks are decided while running."""
-        return schedule(tuple(c.name for c in self.planned_configurations), self.clients, self.repeats, self.seed,
-                        self.warmup_blocks)
+        if self.layout is None:
+            return schedule(tuple(c.name for c in self.planned_configurations), self.clients, self.repeats,
+                            self.seed, self.warmup_blocks)
+        return layout_schedule(self.slots, self.clients, self.repeats, self.seed, self.layout, self.warmup_blocks)
 
     def describe(self) -> dict[str, object]:
         """The study as plain data (written next to its runs, shown in the notebook)."""
@@ -253,14 +412,15 @@ class Adaptive:
         self.position = next_position
         self.block = study.repeats
         self.rng = np.random.default_rng([int(study.seed), 0xADA])
-        self.pairs: tuple[Cell, ...] = tuple((c.name, n) for c in study.planned_configurations for n in study.clients)
+        # a declared layout's baseline and A/A runs are repeated in the extra blocks as in the planned ones
+        self.pairs: tuple[Cell, ...] = tuple((c, n) for c in study.slots for n in study.clients)
         self.stopped: str = ""  # why no further block runs: "precise", "max_repeats", "time_budget"
 
     def halfwidths(self, values: Mapping[Cell, Sequence[float]]) -> dict[Cell, float]:
         """Each non-baseline cell's relative ratio-CI half-width (the A/A controls included)."""
         s = self.study
         return {(c, n): relative_halfwidth(values.get((c, n), ()), values.get((s.baseline_of(c), n), ()))
-                for c, n in self.pairs if c not in s.baselines}
+                for c, n in dict.fromkeys(self.pairs) if c not in s.baselines}
 
     def wide(self, values: Mapping[Cell, Sequence[float]]) -> list[Cell]:
         target = self.study.target_halfwidth

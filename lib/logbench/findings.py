@@ -6,7 +6,7 @@ and the CLI):
 1. :func:`load_studies` — every known study's processed files (missing ones
    listed, not silently skipped; unknown ``*_runs.csv`` files are picked up too);
 2. :func:`regression_findings`, :func:`floor_findings`, :func:`claim_findings`,
-   :func:`study_figures` — tables and figures; :func:`write_findings` saves them as
+   :func:`study_figures`, :func:`model_findings` — tables and figures; :func:`write_findings` saves them as
    ``findings_*.csv`` and ``figures/*.png``; :func:`run_findings_notebook` executes the notebook in place.
 
 Nothing here is timed: the findings are a function of the processed files alone (issue 39). The write() floor the
@@ -28,6 +28,7 @@ from . import anomalies as anomalies_mod
 from . import claim_rules
 from . import claims as claims_mod
 from . import costmodel, headline, paths, plots, records, regression
+from . import models as models_mod
 from . import studies as studies_registry
 from .claims import StudyData
 
@@ -80,7 +81,7 @@ def _spec(name: str):
 
 FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail",
             "anomalies", "claims_by_version", "cost_model", "cost_model_summary", "cost_model_factors",
-            "cost_model_rule")
+            "cost_model_rule", "models", "models_coverage")
 
 
 # --- step 1: the studies ------------------------------------------------------------------------------------
@@ -458,6 +459,12 @@ def cost_model_findings(processed_dir: Path | str = paths.PROCESSED) -> dict[str
             "cost_model_rule": m.rule}
 
 
+def model_findings(processed_dir: Path | str = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One model per study and level (logbench.models, issue 40) beside the per-cell intervals, and its coverage
+    over every committed A/A control: reported, not yet what the claims or the summaries read."""
+    return models_mod.model_findings(processed_dir)
+
+
 def write_findings(tables: dict[str, pd.DataFrame], figures: dict[str, object], *,
                    output_dir: Path | str | None = None, figures_dir: Path | str | None = None) -> dict[str, Path]:
     """``findings_<name>.csv`` into output_dir (default data/processed), figures as PNG into figures_dir
@@ -490,6 +497,7 @@ def compute_findings(processed_dir: Path | str = paths.PROCESSED, *, claims_file
               "influential": reg.influential, "write_floor": floors, "claims": summary, "claims_detail": detail,
               "anomalies": anomaly_findings(studies), "claims_by_version": version_claims(studies, claims_file),
               **cost_model_findings(processed_dir)}
+    tables["models"], tables["models_coverage"] = model_findings(processed_dir)
     figures = {**study_figures(studies), **reg.figures, **cost_figures(reg, floors)}
     return tables, figures
 

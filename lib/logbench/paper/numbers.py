@@ -169,6 +169,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
     sections.digest_section(doc, processed_dir, gen, nums)
     versions.versions_section(doc, processed_dir, gen)
     sections.designs_section(doc, processed_dir, gen)
+    sections.models_section(doc, processed_dir, gen, nums)
     doc["instrument_figure"] = add_figure(doc, figures_dir, "instrument_cv")
     sections.threats_section(doc, processed_dir, nums)
     discussion.add(doc, nums, processed_dir)

@@ -1,5 +1,6 @@
 """The paper's sections after the studies and the costs: the claims, the 1-client anomaly and the instrument hook,
-the anomaly screen, the digests of captured logs, the comparison of the designs, threats to validity.
+the anomaly screen, the digests of captured logs, the comparison of the designs, the model per study and level,
+threats to validity.
 
 Each is a function of the ``doc`` (what numbers.json holds), the processed directory and ``generated/``
 (``gen``), and of the number registry where it registers numbers; it sets its keys of ``doc`` whether or not
@@ -13,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import anomalies as anomalies_mod
+from .. import models as models_mod
 from .. import studies as studies_registry
 from .. import claim_rules
 from .. import claims as claims_mod
@@ -165,6 +167,41 @@ def designs_section(doc: dict, processed_dir: Path, gen: Path) -> None:
         text = verdict(eff, bias) + "."
     doc["designs_verdict"] = text[0].upper() + text[1:]
     doc["designs_table"] = add_table(doc, gen, pd.DataFrame(rows), "designs")
+
+
+# Written by 90_findings: one model per study and level (logbench.models), and its coverage over every A/A control.
+MODELS = "findings_models.csv"
+MODELS_COVERAGE = "findings_models_coverage.csv"
+
+
+def models_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
+    """The method's passage on the model per study and level: its coverage over every committed A/A control and
+    the median A/A half-widths by the model, its clustered check and the per-cell intervals (``doc['models_table']``
+    per study, '' until 90_findings wrote them)."""
+    doc["models_table"], doc["models_studies"] = "", list(models_mod.MODEL_STUDIES)
+    cov_file = processed_dir / MODELS_COVERAGE
+    if not cov_file.exists():
+        return
+    cov = pd.read_csv(cov_file)
+    if not len(cov):
+        return
+    every = {"source": cov_file.name, "where": {"study": models_mod.ALL}}
+    nums.add("models.n_aa", {"kind": "cell", **every, "column": "n_aa"})
+    nums.add("models.hold", {"kind": "cell", **every, "column": "model_hold"})
+    for key, column in (("hold_percent", "model_hold_share"), ("cluster_hold_percent", "cluster_hold_share"),
+                        ("cell_hold_percent", "cell_hold_share")):
+        nums.add(f"models.{key}", {"kind": "scale", "factor": 100, "sig": 3,
+                                   "of": {"kind": "cell", **every, "column": column}})
+    for key, column in (("hw", "model_hw_median"), ("cluster_hw", "cluster_hw_median"), ("cell_hw", "cell_hw_median")):
+        nums.add(f"models.{key}", {"kind": "cell", **every, "column": column, "sig": 2})
+    shown = cov.assign(study=cov["study"].replace({models_mod.ALL: "every study"}))
+    table = pd.DataFrame({
+        "study": shown["study"], "A/A controls": shown["n_aa"].astype(int).astype(str),
+        "model's holding 1": shown["model_hold"].astype(int).astype(str),
+        "A/A half-width, per cell": shown["cell_hw_median"].map(lambda x: cell_text(x, 2)),
+        "model": shown["model_hw_median"].map(lambda x: cell_text(x, 2)),
+        "clustered": shown["cluster_hw_median"].map(lambda x: cell_text(x, 2))})
+    doc["models_table"] = add_table(doc, gen, table, "models")
 
 
 def digest_section(doc: dict, processed_dir: Path, gen: Path, nums, specs=None) -> None:
