@@ -37,13 +37,13 @@ def test_williams_rows_balance_the_previous_treatment_and_the_place(t):
 
 def test_without_a_layout_the_plan_is_the_old_schedule(tmp_path):
     study = _study(tmp_path)
-    assert study.layout is None and study.slots == ("none", "arm0", "arm1", "none_again")
+    assert study.block_layout is None and study.slots == ("none", "arm0", "arm1", "none_again")
     assert study.plan() == design.schedule(study.slots, study.clients, study.repeats, study.seed)
 
 
 def test_the_baseline_twice_and_its_aa_once_per_level_and_block(tmp_path):
-    study = _study(tmp_path, arms=3, layout={"baseline_runs": 2, "aa_runs": 1, "order": "williams"}, repeats=4)
-    assert study.layout == BlockLayout(2, 1, "williams")
+    study = _study(tmp_path, arms=3, block_layout={"baseline_runs": 2, "aa_runs": 1, "order": "williams"}, repeats=4)
+    assert study.block_layout == BlockLayout(2, 1, "williams")
     plan = study.plan()
     for block in range(4):
         for n in study.clients:
@@ -54,7 +54,7 @@ def test_the_baseline_twice_and_its_aa_once_per_level_and_block(tmp_path):
 
 def test_williams_order_keeps_each_level_together_and_balances_the_previous_arm(tmp_path):
     # 4 distinct runs per level (baseline once, its A/A, two arms): a cycle is 4 blocks, each ordered pair once
-    study = _study(tmp_path, layout={"baseline_runs": 1, "aa_runs": 1, "order": "williams"}, repeats=8)
+    study = _study(tmp_path, block_layout={"baseline_runs": 1, "aa_runs": 1, "order": "williams"}, repeats=8)
     plan = study.plan()
     for block in range(8):
         levels = [p.clients for p in plan if p.block == block]
@@ -81,32 +81,32 @@ def test_neighbours_are_counted_within_a_level_and_block():
 
 
 @pytest.mark.parametrize("layout, parameter", [
-    ({"baseline_runs": 0}, "layout.baseline_runs"), ({"baseline_runs": "2"}, "layout.baseline_runs"),
-    ({"baseline_runs": True}, "layout.baseline_runs"), ({"aa_runs": -1}, "layout.aa_runs"),
-    ({"order": "latin"}, "layout.order"), ({"baselines": 2}, "layout"), ("williams", "layout"),
+    ({"baseline_runs": 0}, "block_layout.baseline_runs"), ({"baseline_runs": "2"}, "block_layout.baseline_runs"),
+    ({"baseline_runs": True}, "block_layout.baseline_runs"), ({"aa_runs": -1}, "block_layout.aa_runs"),
+    ({"order": "latin"}, "block_layout.order"), ({"baselines": 2}, "block_layout"), ("williams", "block_layout"),
 ])
 def test_bad_layouts_name_their_parameter(tmp_path, layout, parameter):
     with pytest.raises(ParameterError, match=f"'{parameter}'"):
-        _study(tmp_path, layout=layout)
+        _study(tmp_path, block_layout=layout)
 
 
 def test_an_aa_run_without_an_aa_control_is_refused(tmp_path):
-    with pytest.raises(ParameterError, match="'layout.aa_runs'"):
-        _study(tmp_path, aa_control=False, layout={"aa_runs": 1})
-    assert _study(tmp_path, arms=1, aa_control=False, layout={"aa_runs": 0}).slots == ("none", "arm0")
+    with pytest.raises(ParameterError, match="'block_layout.aa_runs'"):
+        _study(tmp_path, aa_control=False, block_layout={"aa_runs": 1})
+    assert _study(tmp_path, arms=1, aa_control=False, block_layout={"aa_runs": 0}).slots == ("none", "arm0")
 
 
 def test_a_layout_that_leaves_an_arm_without_its_baseline_next_to_it_is_refused(tmp_path):
     # one block, one baseline run among ten arms: it has two neighbours, eight arms have none
-    with pytest.raises(ParameterError, match="'layout'.*never is"):
-        _study(tmp_path, arms=10, repeats=1, aa_control=False, layout={"aa_runs": 0, "order": "williams"})
+    with pytest.raises(ParameterError, match="'block_layout'.*never is"):
+        _study(tmp_path, arms=10, repeats=1, aa_control=False, block_layout={"aa_runs": 0, "order": "williams"})
     # a whole Williams cycle (11 runs, odd: 22 rows) puts every arm next to the baseline
-    ok = _study(tmp_path, arms=10, repeats=22, aa_control=False, layout={"aa_runs": 0, "order": "williams"})
+    ok = _study(tmp_path, arms=10, repeats=22, aa_control=False, block_layout={"aa_runs": 0, "order": "williams"})
     assert min(design.baseline_neighbours(ok.plan(), ok.baseline_map).values()) > 0
 
 
 def test_extra_blocks_repeat_the_baseline_as_the_layout_does(tmp_path):
-    study = _study(tmp_path, layout={"baseline_runs": 2, "order": "williams"}, target_halfwidth=0.03, max_repeats=5)
+    study = _study(tmp_path, block_layout={"baseline_runs": 2, "order": "williams"}, target_halfwidth=0.03, max_repeats=5)
     values = {(c, n): [100.0, 130.0, 80.0] if c == "arm0" else [100.0, 100.1, 99.9]
               for c in ("none", "none_again", "arm0", "arm1") for n in (1, 4)}
     block = Adaptive(study, len(study.plan())).next_block(values)
@@ -114,7 +114,7 @@ def test_extra_blocks_repeat_the_baseline_as_the_layout_does(tmp_path):
 
 
 def test_the_runner_records_a_layouts_plan(tmp_path):
-    study = _study(tmp_path, layout={"baseline_runs": 2, "order": "williams"})
+    study = _study(tmp_path, block_layout={"baseline_runs": 2, "order": "williams"})
     runs = runner.execute(study, NoisyBench({"none": 1000.0, "none_again": 1000.0, "arm0": 900.0, "arm1": 800.0},
                                             {}), "env", progress=False)
     assert len(runs) == len(study.plan()) == 3 * 2 * 5
@@ -129,8 +129,8 @@ def test_a_profile_declares_the_layout(tmp_path):
     s = StudySpec(name="fake", engine="postgresql", title="t", post="000", baseline="none",
                            notebook="x.ipynb", seed=1)
     profiles = {"smoke": {"clients": [1], "repeats": 2, "duration": 1, "warmup": 0,
-                          "layout": {"baseline_runs": 2, "order": "williams"}}}
+                          "block_layout": {"baseline_runs": 2, "order": "williams"}}}
     fields = parameters.study_fields(s, "smoke", profiles, output_dir=tmp_path)
-    assert fields["layout"] == BlockLayout(2, 1, "williams")
-    del profiles["smoke"]["layout"]
-    assert "layout" not in parameters.study_fields(s, "smoke", profiles, output_dir=tmp_path)
+    assert fields["block_layout"] == BlockLayout(2, 1, "williams")
+    del profiles["smoke"]["block_layout"]
+    assert "block_layout" not in parameters.study_fields(s, "smoke", profiles, output_dir=tmp_path)

@@ -14,7 +14,7 @@ Two things are added here for every study alike:
   *relative* CI half-width, which depends on the runs' spread and number, not on the ratio's
   value: stopping never depends on the estimate.
 
-A study may declare a **block layout** instead (:class:`BlockLayout`, its profile's ``"layout"``): the
+A study may declare a **block layout** instead (:class:`BlockLayout`, its profile's ``"block_layout"``): the
 baseline and its A/A control more than once per block, and orders balanced for the previous arm
 (Williams rows, one sub-block per clients level); a layout that leaves an arm without its baseline next to
 it in every block is refused (:func:`check_layout`) when the study is defined.
@@ -68,7 +68,7 @@ ORDERS = ("random", "williams")
 
 @dataclass(frozen=True)
 class BlockLayout:
-    """How each block is laid out, where a study declares it (its profile's ``"layout"``; without one, a block
+    """How each block is laid out, where a study declares it (its profile's ``"block_layout"``; without one, a block
     is :func:`schedule`'s one run of every pair in a random order).
 
     - ``baseline_runs``, ``aa_runs``: runs of the baseline and of its A/A control per clients level and block.
@@ -89,23 +89,23 @@ class BlockLayout:
         for name, low in (("baseline_runs", 1), ("aa_runs", 0)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ParameterError(f"layout.{name}", v, f"a whole number >= {low}")
+                raise ParameterError(f"block_layout.{name}", v, f"a whole number >= {low}")
         if self.order not in ORDERS:
-            raise ParameterError("layout.order", self.order, ORDERS)
+            raise ParameterError("block_layout.order", self.order, ORDERS)
 
     def as_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 
 
 def block_layout(declared: object) -> BlockLayout | None:
-    """A profile's ``"layout"`` (None, a :class:`BlockLayout` or a dict of its fields) as a BlockLayout."""
+    """A profile's ``"block_layout"`` (None, a :class:`BlockLayout` or a dict of its fields) as a BlockLayout."""
     if declared is None or isinstance(declared, BlockLayout):
         return declared
     if not isinstance(declared, Mapping):
-        raise ParameterError("layout", declared, "None or a mapping of baseline_runs, aa_runs, order")
+        raise ParameterError("block_layout", declared, "None or a mapping of baseline_runs, aa_runs, order")
     unknown = set(declared) - {f.name for f in dataclasses.fields(BlockLayout)}
     if unknown:
-        raise ParameterError("layout", declared, "keys baseline_runs, aa_runs, order only; not "
+        raise ParameterError("block_layout", declared, "keys baseline_runs, aa_runs, order only; not "
                              + ", ".join(sorted(unknown)))
     return BlockLayout(**declared)
 
@@ -184,7 +184,7 @@ def check_layout(plan: Sequence[PlannedRun], baselines: Mapping[str, str], layou
     lonely = sorted(cell for cell, k in baseline_neighbours(plan, baselines).items() if k == 0)
     if lonely:
         cells = ", ".join(f"{c} at {n} clients" for c, n in lonely[:4]) + (" ..." if len(lonely) > 4 else "")
-        raise ParameterError("layout", layout.as_dict(),
+        raise ParameterError("block_layout", layout.as_dict(),
                              f"a layout that puts every arm next to its baseline in at least one block; here "
                              f"{cells} never is: more baseline_runs, more repeats, or order 'williams' over a "
                              "cycle of its rows")
@@ -220,7 +220,7 @@ class Study:
     max_repeats: int | None = None          # hard cap on blocks (repeats is the minimum)
     placement: str = "none"           # "none" | "split": server and load tool on separate CPUs (controls.Placement)
     publish: bool = False             # True: the committed results, written to data/processed (studies.common)
-    layout: BlockLayout | None = None  # a declared block layout (BlockLayout); None: one run of every pair, random
+    block_layout: BlockLayout | None = None  # a declared block layout (BlockLayout); None: one run of every pair, random
 
     def __post_init__(self):
         if self.placement not in PLACEMENTS:
@@ -228,11 +228,11 @@ class Study:
         check_controls(idle_state=self.idle_state, aa_control=self.aa_control, repeats=self.repeats,
                        target_halfwidth=self.target_halfwidth, time_budget_s=self.time_budget_s,
                        max_repeats=self.max_repeats)
-        if self.layout is not None:
-            object.__setattr__(self, "layout", block_layout(self.layout))
-            if self.layout.aa_runs and not self.aa_control:
-                raise ParameterError("layout.aa_runs", self.layout.aa_runs, "0 when aa_control is False")
-            check_layout(self.plan(), self.baseline_map, self.layout)
+        if self.block_layout is not None:
+            object.__setattr__(self, "block_layout", block_layout(self.block_layout))
+            if self.block_layout.aa_runs and not self.aa_control:
+                raise ParameterError("block_layout.aa_runs", self.block_layout.aa_runs, "0 when aa_control is False")
+            check_layout(self.plan(), self.baseline_map, self.block_layout)
 
     def resolved(self) -> "Study":
         """The study as it will run: what ``define()`` leaves to the run (which backend 'auto' means,
@@ -301,18 +301,18 @@ class Study:
         """A block's runs at one clients level: every planned configuration once, or as the declared layout
         repeats the baselines and their A/A controls."""
         names = tuple(c.name for c in self.planned_configurations)
-        if self.layout is None:
+        if self.block_layout is None:
             return names
-        times = {**dict.fromkeys(self.baselines, self.layout.baseline_runs),
-                 **dict.fromkeys(self.aa_configurations, self.layout.aa_runs)}
+        times = {**dict.fromkeys(self.baselines, self.block_layout.baseline_runs),
+                 **dict.fromkeys(self.aa_configurations, self.block_layout.aa_runs)}
         return tuple(c for c in names for _ in range(times.get(c, 1)))
 
     def plan(self) -> tuple[PlannedRun, ...]:
         """The first ``repeats`` blocks (and warm-up blocks); adaptive blocks are decided while running."""
-        if self.layout is None:
+        if self.block_layout is None:
             return schedule(tuple(c.name for c in self.planned_configurations), self.clients, self.repeats,
                             self.seed, self.warmup_blocks)
-        return layout_schedule(self.slots, self.clients, self.repeats, self.seed, self.layout, self.warmup_blocks)
+        return layout_schedule(self.slots, self.clients, self.repeats, self.seed, self.block_layout, self.warmup_blocks)
 
     def describe(self) -> dict[str, object]:
         """The study as plain data (written next to its runs, shown in the notebook)."""

@@ -55,8 +55,9 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
                                      max_repeats=max_repeats, placement=placement)
     # A named profile's runs are a study of their own in the records and the processed files (common.stem).
     name = stem(spec.name, profile)
-    # a block layout is the study's declaration (its profile's "layout"), not a parameter a user passes
-    layout = design.block_layout(profiles[profile].get("layout"))
+    # a block layout is the study's declaration (its profile's "block_layout"), not a parameter a user passes;
+    # not "layout", which is study 02's switchback window layout
+    layout = design.block_layout(profiles[profile].get("block_layout"))
     return dict(
         name=name, engine=spec.engine, profile=profile,
         clients=params.int_list("clients", d("clients", clients)),
@@ -69,7 +70,7 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
         processed_dir=processed_path(profile, processed_dir, publish=publish, output_dir=out),
         publish=publish,
         **controls,
-        **({"layout": layout} if layout is not None else {}),
+        **({"block_layout": layout} if layout is not None else {}),
     )
 
 
