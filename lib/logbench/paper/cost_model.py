@@ -80,7 +80,7 @@ def _records_table(t: pd.DataFrame) -> pd.DataFrame:
         return span + (f" ({r['counted_note']})" if isinstance(r["counted_note"], str) and r["counted_note"] else "")
 
     return pd.DataFrame({"fit": m["fit"], "records to": m["family"], "clients": m["clients"].astype(str),
-                         "runs": m["n"].astype(int).astype(str), "records per transaction": m["records_per_tx"],
+                         "runs": m["n"].astype(int).astype(str), "records per transaction to it": m["records_per_tx"],
                          f"machine µs per record [{CI}]": m.apply(slope, axis=1),
                          "counted µs per record (study 11)": m.apply(counted, axis=1)})
 

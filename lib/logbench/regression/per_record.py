@@ -154,8 +154,19 @@ def prepare(runs: pd.DataFrame, cores: Mapping[str, int], not_line_cost: Collect
     return out.reset_index(drop=True)[list(PREPARED_COLUMNS)], left
 
 
-def _formula(families: tuple[str, ...], per_clients: bool) -> str:
-    terms = [f"C(clients):rec_{f}" if per_clients else f"rec_{f}" for f in families]
+def _level_columns(g: pd.DataFrame, families: tuple[str, ...]) -> dict[str, pd.Series]:
+    """``at<k>_rec_<family>``: a family's records at one level, 0 elsewhere; only where that level logged to it (a
+    pair no run has would leave the design rank-deficient and lose every level's slope)."""
+    cols = {}
+    for k in sorted(g["clients"].unique()):
+        for f in families:
+            v = g[f"rec_{f}"].where(g["clients"] == k, 0.0)
+            if (v > 0).any():
+                cols[f"at{k}_rec_{f}"] = v
+    return cols
+
+
+def _formula(terms) -> str:
     return "machine_us_per_tx ~ 0 + C(baseline) + " + " + ".join(terms)
 
 
@@ -186,7 +197,7 @@ def _counted(engine: str, family: str, counted: pd.DataFrame | None) -> dict:
 
 
 def _span(x: pd.Series) -> str:
-    """'2' or '1.98-2.02': the counted records per transaction of a slope's runs."""
+    """'2' or '1.98-2.02': the records per transaction a slope's runs counted to its family."""
     if not len(x):
         return ""
     lo, hi = f"{x.min():.3g}", f"{x.max():.3g}"
@@ -213,16 +224,18 @@ def fit(data: pd.DataFrame, counted: pd.DataFrame | None = None, left: pd.DataFr
         for model in MODELS:
             if model == "per_clients" and g["clients"].nunique() < 2:
                 continue
-            formula = _formula(families, model == "per_clients")
-            if not _rank_ok(formula, g):
+            levels = _level_columns(g, families) if model == "per_clients" else {}
+            data = g.assign(**levels)
+            formula = _formula(list(levels) if levels else [f"rec_{f}" for f in families])
+            if not _rank_ok(formula, data):
                 continue
-            res = smf.wls(formula, g, weights=g["weight"]).fit(cov_type=COV_TYPE)
+            res = smf.wls(formula, data, weights=data["weight"]).fit(cov_type=COV_TYPE)
             ci = res.conf_int(alpha=1 - confidence)
             for term in res.params.index:
                 if "rec_" not in term:
                     continue
                 fam = term.split("rec_", 1)[1]
-                k = int(term[len("C(clients)["):term.index("]")]) if term.startswith("C(clients)[") else None
+                k = int(term[len("at"):term.index("_")]) if term.startswith("at") else None
                 sub = g[g[f"rec_{fam}"] > 0] if k is None else g[(g[f"rec_{fam}"] > 0) & (g["clients"] == k)]
                 est, low, high = float(res.params[term]), float(ci.loc[term, 0]), float(ci.loc[term, 1])
                 status, why = _status(est, low)
@@ -230,7 +243,7 @@ def fit(data: pd.DataFrame, counted: pd.DataFrame | None = None, left: pd.DataFr
                              "studies": ", ".join(sorted(studies)), "model": model, "family": fam,
                              "clients": "/".join(str(x) for x in sorted(sub["clients"].unique())) if k is None
                              else str(k), "n": int(res.nobs), "n_groups": int(g["baseline"].nunique()),
-                             "records_per_tx": _span(sub["records_per_tx"]),
+                             "records_per_tx": _span(sub[f"rec_{fam}"]),
                              "records_per_s_max": float(sub["records_per_s"].max()) if len(sub) else math.nan,
                              "estimate": est, "ci_low": low, "ci_high": high, "se": float(res.bse[term]),
                              "p": float(res.pvalues[term]), "cov_type": res.cov_type, "status": status, "why": why,
