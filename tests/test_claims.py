@@ -21,7 +21,8 @@ NAN = math.nan
     (Estimate(0.50, 0.45, 0.55, 5), C.REFUTED),        # CI entirely below
     (Estimate(0.97, 0.95, 0.99, 5), C.REFUTED),        # CI entirely above
     (Estimate(0.79, 0.70, 0.85, 5), C.INCONCLUSIVE),   # straddles the low edge
-    (Estimate(0.90, 0.60, 1.20, 5), C.INCONCLUSIVE),   # contains the whole range
+    (Estimate(0.90, 0.60, 1.20, 5), C.CONSISTENT),     # point inside, interval wider than the range
+    (Estimate(0.97, 0.90, 1.04, 5), C.INCONCLUSIVE),   # point outside, interval overlapping the range
     (Estimate(0.85, NAN, NAN, 1), C.CONFIRMED),        # no CI: the point decides
     (Estimate(0.99, NAN, NAN, 1), C.REFUTED),
     (Estimate(0.85, -math.inf, math.inf, 3), C.INCONCLUSIVE),  # Fieller unbounded
@@ -41,9 +42,10 @@ def test_equivalence_confirms_on_the_90_percent_interval_and_refutes_on_the_95()
     assert (q.low, q.high) == pytest.approx((0.7331, 0.7669), abs=1e-4)
     # the margin [0.73, 0.77] holds the 90 % interval but not the 95 %: equivalent by TOST at 5 %
     assert C.in_range_verdict(e, 0.73, 0.77, q) == C.CONFIRMED
-    assert C.in_range_verdict(e, 0.73, 0.77) == C.INCONCLUSIVE  # without it, the 95 % must fit: stricter
-    # the 90 % interval pokes out of [0.735, 0.80] on the low side, the 95 % overlaps it: open
-    assert C.in_range_verdict(e, 0.735, 0.80, q) == C.INCONCLUSIVE
+    # without it, the 95 % must fit: stricter (the point still lies inside: consistent, not resolved)
+    assert C.in_range_verdict(e, 0.73, 0.77) == C.CONSISTENT
+    # the 90 % interval pokes out of [0.735, 0.80] on the low side, the point lies inside: consistent, not resolved
+    assert C.in_range_verdict(e, 0.735, 0.80, q) == C.CONSISTENT
     # refuted only when the 95 % interval misses the range: [0.776, 0.9] just misses it, [0.77, 0.9] does not
     assert C.in_range_verdict(e, 0.776, 0.9, q) == C.REFUTED
     assert C.in_range_verdict(e, 0.77, 0.9, q) == C.INCONCLUSIVE
@@ -74,7 +76,9 @@ def test_fastest():
     around = Estimate(1.02, 0.97, 1.07, 3)
     below = Estimate(0.9, 0.85, 0.95, 3)
     assert C.fastest_verdict([above, above]) == C.CONFIRMED
-    assert C.fastest_verdict([above, around]) == C.INCONCLUSIVE
+    assert C.fastest_verdict([above, around]) == C.CONSISTENT  # every point above 1, one CI holds it
+    assert C.fastest_verdict([above, Estimate(0.98, 0.93, 1.03, 3)]) == C.INCONCLUSIVE
+    assert C.fastest_verdict([above, Estimate(1.1, -math.inf, math.inf, 3)]) == C.INCONCLUSIVE
     assert C.fastest_verdict([above, below]) == C.REFUTED
     assert C.fastest_verdict([]) == C.INCONCLUSIVE
 
@@ -82,6 +86,8 @@ def test_fastest():
 def test_combine():
     assert C.combine([C.CONFIRMED, C.CONFIRMED]) == C.CONFIRMED
     assert C.combine([C.CONFIRMED, C.INCONCLUSIVE]) == C.INCONCLUSIVE
+    assert C.combine([C.CONFIRMED, C.CONSISTENT]) == C.CONSISTENT
+    assert C.combine([C.CONSISTENT, C.INCONCLUSIVE]) == C.INCONCLUSIVE
     assert C.combine([C.CONFIRMED, C.INCONCLUSIVE, C.REFUTED]) == C.REFUTED
     assert C.combine([]) == C.NOT_MEASURED
 
@@ -578,8 +584,10 @@ def test_logging_cost_per_transaction_grows_or_not_in_machine_time_against_the_l
     assert s.iloc[0]["verdict"] == C.CONFIRMED and s.iloc[0]["measured_at"].endswith("@ 8 clients")
 
 
-def test_post_004s_syslog_cpu_is_judged_per_line_from_the_posts_own_numbers():
-    """85 % of a core at 91,325 tps (reference 004-009 and 004-011) → 8.2-10.4 µs per line; ours per run."""
+def test_post_004s_syslog_cpu_is_a_share_of_a_core_at_the_posts_line_rate():
+    """85 % of a core at 91,325 tps (reference 004-009 and 004-011) is judged as the share it is, and only where
+    some cell of the study reaches the post's line rate: a share is the rate times the cost per line (issue 42: it
+    was converted to µs per line, a cost assumed constant across rates and processors)."""
     values = pd.read_csv(C.paths.RAW / "reference" / "values_004.csv").set_index("id")
     assert float(values.loc["004-011", "value"]) == C.claim_rules.POST_004_SYSLOG_TPS
     share = float(values.loc["004-009", "value"]) / 100
@@ -589,11 +597,14 @@ def test_post_004s_syslog_cpu_is_judged_per_line_from_the_posts_own_numbers():
     lo, hi = C.claim_rules.POST_004_SYSLOG_SHARE
     assert lo < share < hi
     rule = C.claim_rules.rule_for("004-syslog-cpu")
-    assert (rule.low, rule.high) == pytest.approx((8.2124, 10.4024), abs=1e-3)
-    runs = pd.DataFrame({"configuration": ["syslog"] * 3, "clients": [8] * 3, "logger_cpu_s": [1.0, 1.1, 0.9],
-                         "log_lines": [100_000, 100_000, 100_000]})
-    e = C.metric(C.StudyData("s", "postgresql", "none", runs), "logger_us_per_line", "syslog", 8)
-    assert e.value == pytest.approx(10.0) and e.n == 3
+    assert rule.metric == "" and rule.low is None and rule.high is None  # the claims file's logger_cpu_share
+    assert C.claim_rules.POST_004_SYSLOG_RATE in rule.requires
+    req = C.claim_rules.POST_004_SYSLOG_RATE
+    slow = pd.DataFrame({"configuration": ["none", "none", "syslog"], "clients": [8, 8, 8],
+                         "tps": [30_000.0, 32_000.0, 9_000.0]})
+    assert "31000 tps" in C.requirement_mismatch(req, slow[slow["configuration"] == "syslog"], {}, slow)
+    fast = slow.assign(tps=[90_000.0, 92_000.0, 80_000.0])  # the baseline reaches the rate: judged
+    assert C.requirement_mismatch(req, fast[fast["configuration"] == "syslog"], {}, fast) == ""
 
 
 def test_a_switchback_studys_ratio_is_the_switchback_estimators_at_the_asked_confidence():
@@ -621,3 +632,154 @@ def test_a_switchback_studys_ratio_is_the_switchback_estimators_at_the_asked_con
     cell = one.runs[one.runs["clients"] == 1]
     fieller = lstats.ratio_ci(cell[cell.configuration == "slow_all"]["tps"], cell[cell.configuration == "off"]["tps"])
     assert (fieller.low, fieller.high) != pytest.approx((e95.low, e95.high))
+
+
+# --- issue 42: agreement reads as agreement; the weak refutations re-judged on matching configurations ---------
+
+
+def _noisy_study(ratio: float, spread: float) -> C.StudyData:
+    """Baseline 1000 tps, the arm at ``ratio`` of it, each block's arm off by ±``spread`` (a known, wide CI)."""
+    rows = []
+    for rep, wobble in enumerate((1 - spread, 1.0, 1 + spread)):
+        rows += [{"configuration": "none", "clients": 1, "repeat": rep, "tps": 1000.0},
+                 {"configuration": "a", "clients": 1, "repeat": rep, "tps": 1000.0 * ratio * wobble}]
+    return C.StudyData("hand", "postgresql", "none", pd.DataFrame(rows), None, {"cpu_count": 2})
+
+
+def test_a_reproduction_whose_interval_is_wider_than_the_margin_reads_consistent_not_inconclusive():
+    """The point inside the claimed range, the interval wider than it: 'consistent, not resolved', with how narrow an
+    interval would confirm it; the same width around a point outside the range stays inconclusive; a narrow one
+    inside confirms."""
+    claim = _claim(claim_id="near", configuration="a", clients="1", low="0.70", high="0.76")
+    wide_in = _evaluate(claim, studies={"hand": _noisy_study(0.737, 0.05)})[0].iloc[0]
+    assert wide_in["verdict"] == C.CONSISTENT
+    assert "would confirm it" in wide_in["why"] and "point estimate lies inside" in wide_in["why"]
+    assert wide_in["ci_low"] < 0.70 and wide_in["ci_high"] > 0.76  # wider than the margin on both sides
+    wide_out = _evaluate(claim, studies={"hand": _noisy_study(0.79, 0.05)})[0].iloc[0]
+    assert wide_out["verdict"] == C.INCONCLUSIVE and wide_out["ci_low"] < 0.76
+    narrow = _evaluate(claim, studies={"hand": _noisy_study(0.73, 0.001)})[0].iloc[0]
+    assert narrow["verdict"] == C.CONFIRMED
+    assert C.CONSISTENT in C.VERDICTS
+
+
+def test_the_posts_pooled_loss_proxy_weighs_each_level_by_its_statement_time():
+    """Hand-computed: levels 1 and 2; block 0: (0.5 × 100 + 0 × 300) / 400 = 0.125; block 1: (0.3 × 100 + 0.1 × 300)
+    / 400 = 0.15; block 2 lacks level 2 and is left out: mean 0.1375 over n = 2 blocks."""
+    cells = ((0, 1, 0.5, 100, 1.0), (0, 2, 0.0, 150, 2.0), (1, 1, 0.3, 100, 1.0), (1, 2, 0.1, 150, 2.0),
+             (2, 1, 0.9, 100, 1.0))
+    rows = [{"configuration": "syslog", "repeat": b, "clients": k, "log_loss": loss, "transactions": tx,
+             "latency_mean_ms": lat} for b, k, loss, tx, lat in cells]
+    study = C.StudyData("s", "postgresql", "none", pd.DataFrame(rows), None, {})
+    e = C.metric(study, "logged_time_loss", "syslog", "1/2")
+    assert e.value == pytest.approx(0.1375) and e.n == 2
+    s, d = _evaluate(_claim(claim_id="loss", metric="logged_time_loss", configuration="syslog", low="0.05",
+                            high="0.2"), studies={"hand": study})
+    assert s.iloc[0]["measured_at"] == "syslog @ 1/2 clients" and len(d) == 1  # one case, the levels together
+
+
+def test_below_saturation_leaves_a_core_for_the_logger_and_shows_the_nearest_level_where_it_was_not_run(monkeypatch):
+    rule = C.claim_rules.ClaimRule(here_clients=C.claim_rules.BELOW_SATURATION)
+    assert C.concurrency_here((28,), rule, None, 2).here == (1,)
+    assert C.concurrency_here((28,), rule, None, 8).here == (7,)
+    monkeypatch.setitem(C.claim_rules.RULES, "sat", rule)
+    s, _ = _evaluate(_claim(claim_id="sat", configuration="a", clients="28", low="0.8", high="0.9"), cores=4)
+    r = s.iloc[0]
+    assert r["verdict"] == C.NOT_MEASURED and "did not run 3 clients" in r["why"]
+    assert r["ours"] == "0.833 [0.833, 0.833] at 2 clients (nearest level run, not judged)"
+
+
+def test_post_000s_byte_rate_is_withheld_at_another_record_size_as_post_001s_is():
+    """000-io-rate and 001-cpu-rate: a byte rate compares only at a similar bytes per record (issue 42)."""
+    for cid in ("000-io-rate", "001-cpu-rate"):
+        assert any(r.kind == "bytes_per_record" for r in C.claim_rules.rule_for(cid).requires), cid
+    values = pd.read_csv(C.paths.RAW / "reference" / "values_000.csv").set_index("id")
+    assert float(values.loc["000-036", "value"]) * 1000 == C.claim_rules.POST_000_IO_BYTES_PER_S  # "~ 200kB"
+    req = C.claim_rules.POST_000_IO_RECORD_BYTES
+    assert req.want == pytest.approx(C.claim_rules.POST_000_IO_BYTES_PER_S / C.claim_rules.POST_000_IO_TPS.want)
+    runs = pd.DataFrame({"log_bytes": [2.0e6], "log_records_received": [1e4]})  # 200 bytes a record
+    assert "200 bytes" in C.requirement_mismatch(req, runs)
+    assert C.requirement_mismatch(req, runs.assign(log_bytes=1.25e7)) == ""
+
+
+# The committed data, judged as 90_findings judges it.
+@pytest.fixture(scope="module")
+def committed_claims():
+    from logbench import findings
+
+    if not (C.paths.PROCESSED / "pg_destinations_post004_runs.csv").exists():
+        pytest.skip("no committed data in data/processed")
+    studies, _ = findings.load_studies(C.paths.PROCESSED)
+    summary, detail = findings.claim_findings(studies, None)
+    return studies, summary.set_index("claim_id"), detail
+
+
+def test_post_004_reproduces_and_reads_so(committed_claims):
+    """Post 004's three throughput claims: our point inside each claimed range, our 90 % interval wider than it."""
+    studies, s, _ = committed_claims
+    claims = C.load().set_index("claim_id")
+    for cid in ("004-file", "004-syslog", "004-syslog-vs-file"):
+        r, lo, hi = s.loc[cid], float(claims.loc[cid, "low"]), float(claims.loc[cid, "high"])
+        assert lo <= r["value"] <= hi, cid
+        expected = C.CONFIRMED if lo <= r["ci_low"] and r["ci_high"] <= hi else C.CONSISTENT
+        assert r["verdict"] == expected, (cid, r["why"])
+
+
+def test_the_28_client_claims_wait_for_a_level_below_saturation(committed_claims):
+    studies, s, _ = committed_claims
+    study = studies[C.claim_rules.SWITCHBACK_05]
+    want = C.concurrency_here((28,), C.claim_rules.rule_for("003-28-small"), None,
+                              int(study.environment.get("cpu_count") or 2)).here[0]
+    for cid in ("003-28-small", "003-28-both"):
+        r = s.loc[cid]
+        if want in study.clients:
+            assert r["verdict"] != C.NOT_MEASURED, cid
+        else:
+            assert r["verdict"] == C.NOT_MEASURED and f"did not run {want} clients" in r["why"], cid
+            assert "nearest level run, not judged" in r["ours"]
+
+
+def test_post_004s_syslog_share_is_withheld_where_its_line_rate_cannot_exist(committed_claims):
+    studies, s, _ = committed_claims
+    runs = studies[C.claim_rules.POST004_RUN].runs
+    fastest = float(runs.groupby(["configuration", "clients"])["tps"].median().max())
+    r = s.loc["004-syslog-cpu"]
+    if fastest < (1 - C.claim_rules.POST_004_SYSLOG_RATE.tolerance) * C.claim_rules.POST_004_SYSLOG_TPS:
+        assert r["verdict"] == C.NOT_COMPARABLE and "cannot exist here" in r["why"]
+    else:
+        assert r["verdict"] != C.NOT_COMPARABLE
+    assert r["measured_at"].startswith("syslog @ ")  # our share of a core still shown
+
+
+def test_the_wal_import_claim_compares_the_position_after_initdb_and_the_import(committed_claims):
+    studies, s, _ = committed_claims
+    if "pg_wal_level" not in studies:
+        pytest.skip("no committed pg_wal_level run")
+    runs = studies["pg_wal_level"].runs
+    pos = runs.groupby("configuration")["wal_position_end"].median()
+    r = s.loc["004-wal-import"]
+    assert r["value"] == pytest.approx(pos["import/replica"] / pos["import/minimal"], rel=1e-3)
+    rule = C.claim_rules.rule_for("004-wal-import")
+    assert rule.metric == "ratio_of:wal_position_end"
+    lo, hi = rule.low, rule.high
+    assert r["verdict"] == C.in_range_verdict(C.Estimate(r["value"], r["ci_low"], r["ci_high"], 5), lo, hi)
+
+
+def test_post_000s_io_syslog_loss_is_the_pooled_proxy_on_the_rate_limited_runs(committed_claims):
+    studies, s, d = committed_claims
+    study, _ = C.restrict(studies[C.claim_rules.IO_BOUND_STUDY], "", "io_bound")
+    assert study.environment.get("syslog_rate_limit") is True  # the post's configuration, as inferred
+    levels = "/".join(str(k) for k in study.clients)
+    e = C.metric(study, "logged_time_loss", "syslog", levels)
+    q = C.metric(study, "logged_time_loss", "syslog", levels, confidence=C.EQUIVALENCE)
+    r = s.loc["000-io-syslog-loss"]
+    assert r["value"] == pytest.approx(e.value) and r["measured_at"] == f"syslog @ {levels} clients"
+    assert r["verdict"] == C.in_range_verdict(e, 0.05, 0.2, q)
+    assert len(d[d["claim_id"] == "000-io-syslog-loss"]) == 1
+
+
+def test_post_000s_unexplained_baseline_and_its_byte_rate_are_not_comparable(committed_claims):
+    _, s, _ = committed_claims
+    r = s.loc["000-cached-baseline-4"]
+    assert r["verdict"] == C.NOT_COMPARABLE and "could not explain" in r["why"] and r["ours"] != "—"
+    r = s.loc["000-io-rate"]
+    assert r["verdict"] == C.NOT_COMPARABLE and "bytes per logged select" in r["why"]

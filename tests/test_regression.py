@@ -307,3 +307,101 @@ def test_typical_line_per_level_uses_the_shared_kb_term():
         assert typical["clients"] == k and typical["bytes"] == pytest.approx(225.0)
         assert typical["estimate"] == pytest.approx(line["estimate"] + kb["estimate"] * 0.225)
         assert typical["ci_low"] <= 4.0 + 1.5 * 0.225 <= typical["ci_high"]
+
+
+# --- the fit in records (issue 42): throughput on the log rate, a record's machine µs, never a negative cost -----
+
+PR = regression.per_record
+
+
+def _record_runs(**kw) -> pd.DataFrame:
+    """Synthetic runs on 2 cores at saturated levels only (2 and 4 clients): a wall µs per transaction of ``c`` per
+    record is 2c of the cores' time."""
+    kw = {"configurations": TWO_FAMILIES, "kb_cost_us": 0.0, "clients": (2, 4), "cpu_count": 2, "repeats": 5,
+          "noise_cv": 0.01, "seed": 5, **kw}
+    return regression.synthetic_runs(**kw)
+
+
+def test_a_known_cost_per_record_is_recovered_in_machine_time():
+    table = regression.record_costs(_record_runs(line_cost_us={**FAMILY_COSTS, "file": 6.0, "syslog": 14.0}),
+                                    {"synthetic": 2})
+    main = table[table["model"] == "main"].set_index("family")
+    for fam, wall in (("file", 6.0), ("syslog", 14.0)):
+        r = main.loc[fam]
+        assert r["ci_low"] <= 2 * wall <= r["ci_high"], (fam, r)
+        assert r["status"] == PR.COST and r["cov_type"] == "HC3" and r["clients"] == "2/4"
+        assert r["records_per_tx"].startswith("2")  # counted at the destination: 2 per transaction
+    per = table[table["model"] == "per_clients"]
+    assert set(per["clients"]) == {"2", "4"}
+
+
+def test_records_are_counted_where_they_arrived_and_lossy_unsaturated_io_bound_runs_are_left_out():
+    runs = _record_runs(line_cost_us={**FAMILY_COSTS, "file": 6.0, "syslog": 14.0}, clients=(1, 2, 4))
+    lossy = (runs["configuration"] == "syslog") & (runs["repeat"] == 0)
+    runs = runs.astype({"log_records_received": float})
+    runs.loc[lossy, "log_records_received"] = 0.01 * runs.loc[lossy, "log_records_expected"]
+    runs.loc[lossy, "log_bytes"] = 0  # rate-limited: sent, never arrived
+    data, left = PR.prepare(runs, {"synthetic": 2})
+    assert not ((data["configuration"] == "syslog") & (data["repeat"] == 0)).any()
+    assert (data["clients"] >= 2).all()
+    reasons = left.groupby("reason").size()
+    assert any("rate limit" in why for why in reasons.index) and any("latency" in why for why in reasons.index)
+    io = runs.assign(regime="io_bound")
+    assert PR.prepare(io, {"synthetic": 2})[0].empty
+    # a run's records split by what each destination received, not by its declared count
+    both = data[data["configuration"] == "syslog,csvlog"]
+    assert both["rec_syslog"].round(3).eq(2.0).all() and both["rec_file"].round(3).eq(2.0).all()
+
+
+def test_a_negative_slope_is_reported_as_not_physical_never_as_a_cost():
+    """Logging runs made faster than the baseline (what noise or other work can do): the slope is below 0, and the
+    table says it is no cost per record."""
+    table = regression.record_costs(_record_runs(line_cost_us={**FAMILY_COSTS, "file": -3.0, "syslog": 14.0}),
+                                    {"synthetic": 2})
+    file = table[(table["model"] == "main") & (table["family"] == "file")].iloc[0]
+    assert file["estimate"] < 0 and file["status"] == PR.NOT_PHYSICAL
+    assert "cannot make a transaction cheaper" in file["why"]
+    lines = PR.finding_text(table)
+    assert any("not physical" in s for s in lines)
+    assert not any(s.split(": ")[1].startswith("-") for s in lines)  # no negative number printed as the cost
+
+
+def test_the_committed_slopes_are_costs_with_cis_or_say_why_not():
+    """On the committed data: every pooled slope is positive with its CI above 0, or flagged with its reason; the
+    counted figure stands beside it wherever study 11 counted the family."""
+    from logbench import findings, paths
+
+    if not (paths.PROCESSED / "pg_destinations_runs.csv").exists():
+        pytest.skip("no committed data")
+    studies, _ = findings.load_studies(paths.PROCESSED)
+    counted = findings.cost_model_findings(paths.PROCESSED)["cost_model_rule"]
+    table = findings.record_regression_findings(studies, counted)
+    main = table[table["model"] == "main"]
+    assert len(main)
+    for _, r in main.iterrows():
+        if r["status"] == PR.COST:
+            assert r["estimate"] > 0 and r["ci_low"] > 0, r
+        else:
+            assert r["why"], r
+            assert r["status"] == (PR.NOT_PHYSICAL if r["estimate"] <= 0 else PR.UNRESOLVED)
+    pg = main[(main["engine"] == "postgresql") & (main["family"] == "file") & (main["env_id"].str.len() > 0)]
+    assert len(pg) and pg["counted_low"].notna().all()
+    assert not main["studies"].str.contains("io_bound").any()  # IO-bound runs never enter
+
+
+def test_a_line_term_below_zero_is_said_to_be_no_cost_in_the_findings_text():
+    """The pooled line-cost fit's bare line term (a line of zero bytes beside a kB term) came out at −4.24 µs: the
+    text prints it as no cost, never as what a line costs; the typical line above zero stays a cost."""
+    from logbench.paper.text import regression_text
+
+    def row(term, est, **kw):
+        return {"fit": "f", "model": "main", "term": term, "family": kw.get("family", "file"), "clients": math.nan,
+                "estimate": est, "ci_low": est - 1, "ci_high": est + 1, "bytes": kw.get("bytes", math.nan)}
+
+    c = pd.DataFrame([row("lines_file", -4.24), row("typical_file", 8.35, bytes=290.0),
+                      row("kb_per_tx", 43.4, family="")])
+    d = pd.DataFrame([{"fit": "f", "model": "main", "engine": "postgresql", "env_id": "e", "studies": "s", "n": 9,
+                       "r2": 0.9, "cov_type": "HC3", "n_influential": 0}])
+    text = regression_text(c, d)
+    assert "-4.24 µs (95 % CI -5.24 to -3.24), at or below zero: no cost a line can have" in text
+    assert "costs 8.35 µs (95 % CI 7.35 to 9.35), its line term" in text

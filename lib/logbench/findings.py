@@ -81,7 +81,7 @@ def _spec(name: str):
 
 FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail",
             "anomalies", "claims_by_version", "cost_model", "cost_model_summary", "cost_model_factors",
-            "cost_model_rule", "models", "models_coverage")
+            "cost_model_rule", "models", "models_coverage", "record_regression")
 
 
 # --- step 1: the studies ------------------------------------------------------------------------------------
@@ -305,6 +305,14 @@ def regression_findings(studies: dict[str, StudyData]) -> RegressionFindings:
                               figs)
 
 
+def record_regression_findings(studies: dict[str, StudyData], counted: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Throughput against the log rate in records, the slope a record's machine µs with its CI, per engine,
+    environment and workload, beside study 11's counted figure (``counted``: the cost model's per-record rule, the
+    ``cost_model_rule`` table); :mod:`logbench.regression.per_record` says what enters and why."""
+    cores = {name: int(s.environment["cpu_count"]) for name, s in studies.items() if s.environment.get("cpu_count")}
+    return regression.record_costs(pooled_runs(studies), cores, tuple(NOT_LINE_COST), counted)
+
+
 # Study 11's calibration (what its committed run timed beside what it counted): the write() floor's rows are its
 # part "write_floor", one per target and record size
 CALIBRATION_FILE = "record_cost_calibration.csv"
@@ -498,6 +506,7 @@ def compute_findings(processed_dir: Path | str = paths.PROCESSED, *, claims_file
               "anomalies": anomaly_findings(studies), "claims_by_version": version_claims(studies, claims_file),
               **cost_model_findings(processed_dir)}
     tables["models"], tables["models_coverage"] = model_findings(processed_dir)
+    tables["record_regression"] = record_regression_findings(studies, tables["cost_model_rule"])
     figures = {**study_figures(studies), **reg.figures, **cost_figures(reg, floors)}
     return tables, figures
 

@@ -23,18 +23,21 @@ code, in this order:
 
    * ``in_range``: agreement is an equivalence test, two one-sided tests at 5 %
      (TOST): our **90 %** CI inside the claimed range → confirmed; our 95 % CI
-     and the range do not overlap → refuted; otherwise inconclusive, and the
-     verdict says how narrow an interval would decide it. The claimed range is the
+     and the range do not overlap → refuted; our point estimate inside the range
+     but our (bounded) interval wider than the range allows → **consistent, not
+     resolved** (the point agrees; the resolution falls short of the claim's
+     margin); otherwise inconclusive. An open verdict says how narrow an interval
+     would decide it. The claimed range is the
      margin stated per claim in the claims file (its note says from what: the
      post's rounding, its own spread, or the words it used). A value with no
      CI (a single measurement, e.g. the environment's timer overhead) is
      confirmed when it lies in the range and refuted otherwise.
    * ``fastest``: tps of the configuration over tps of each rival (Fieller CI):
-     every CI above 1 → confirmed; some CI below 1 → refuted; otherwise
-     inconclusive.
+     every CI above 1 → confirmed; some CI below 1 → refuted; every point above
+     1 → consistent, not resolved; otherwise inconclusive.
 
-   Cases combine: any refuted → refuted; all confirmed → confirmed; otherwise
-   inconclusive.
+   Cases combine: any refuted → refuted; all confirmed → confirmed; each
+   confirmed or consistent → consistent, not resolved; otherwise inconclusive.
 4. **not comparable: <why>** replaces the verdict when our runs differ from the
    post's in a way that changes the quantity (protocol, which setting logs the
    statement, syslog rate limiting, bytes per logged query): our number is shown,
@@ -70,5 +73,5 @@ from .text import (  # noqa: F401
     _join, _plain, _ratio_text, estimate_text, fmt, fmt_p, published_parts, published_text, range_text,
     with_published)
 from .verdicts import (  # noqa: F401
-    CONFIRMED, EQUIVALENCE, INCONCLUSIVE, NOT_COMPARABLE, NOT_MEASURED, NOT_REPRODUCIBLE, REFUTED, RULES, VERDICTS,
-    _decisive, _why, combine, deciding_text, deciding_width, fastest_verdict, in_range_verdict, rule_text)
+    CONFIRMED, CONSISTENT, EQUIVALENCE, INCONCLUSIVE, NOT_COMPARABLE, NOT_MEASURED, NOT_REPRODUCIBLE, REFUTED, RULES,
+    VERDICTS, _decisive, _why, combine, deciding_text, deciding_width, fastest_verdict, in_range_verdict, rule_text)

@@ -15,7 +15,7 @@ from ..settings import is_aa
 from ..stats import Estimate
 from .comparability import MAX_CLIENTS_PER_CORE, Concurrency, concurrency_here, requirement_mismatch
 from .data import REGIMES, StudyData, _bound, _int_list, _names, _where, restrict
-from .metrics import (COST_GROWTH, DIFFERENCE_OF, PREFIX_METRICS, RATIO_OF, RUN_METRICS,
+from .metrics import (COST_GROWTH, DIFFERENCE_OF, POOLED_METRICS, PREFIX_METRICS, RATIO_OF, RUN_METRICS,
                       SPECIAL_METRICS, _is_ratio, _regression_estimate, biased_baseline, environment_estimate,
                       inverted, metric)
 from .text import _join, estimate_text, fmt, range_text
@@ -201,8 +201,15 @@ def _per_cell(j: _Judging, study: StudyData, conc: Concurrency, configs: tuple[s
     if metric_name == COST_GROWTH:  # each level against the lowest, which is no case of its own
         levels = [k for k in levels if k != min(study.clients)]
     if not levels:
+        nearest = _nearest(c, study, configs, conc.here)
+        if nearest is not None:
+            cfg, k, e = nearest
+            j.base.update(ours=f"{estimate_text(e)} at {k} clients (nearest level run, not judged)", value=e.value,
+                          ci_low=e.low, ci_high=e.high, measured_at=f"{cfg} @ {k} clients")
         return j.done(NOT_MEASURED, note + f"'{study.name}' did not run {_join(conc.here)} clients (it ran "
                                             f"{_join(study.clients)})")
+    if metric_name in POOLED_METRICS:  # the claim's quantity is one over its levels together
+        levels = ["/".join(str(k) for k in levels)]
     details, cases, biased, equivalent = _cases(j, study, levels, configs, orders)
     if biased:
         note += "; ".join(dict.fromkeys(biased)) + " (the instrument cannot be read there); "
@@ -279,6 +286,17 @@ def _combined(j: _Judging, study: StudyData, whole: pd.DataFrame, configs: tuple
 def _detail(c, cfg, ref, k, e: Estimate, verdict: str) -> dict:
     return {"claim_id": c["claim_id"], "configuration": cfg, "reference": ref, "clients": k, "value": e.value,
             "ci_low": e.low, "ci_high": e.high, "n": e.n, "verdict": verdict}
+
+
+def _nearest(c, study: StudyData, configs: tuple[str, ...], wanted: tuple[int, ...]):
+    """Our number at the level nearest the one a claim is judged at, where the study did not run that one: shown,
+    never judged (a level of more clients per core is another regime, e.g. oversubscribed cores)."""
+    if not wanted or not configs or c["rule"] == "fastest" or not study.clients:
+        return None
+    k = min(study.clients, key=lambda x: (abs(x - wanted[0]), x))
+    ref = c["reference"] or (study.baseline if _is_ratio(c["metric"]) else "")
+    e = metric(study, c["metric"], configs[0], k, ref)
+    return None if math.isnan(e.value) else (configs[0], k, e)
 
 
 def _closest(c, study: StudyData | None, configs: tuple[str, ...], limit: int):

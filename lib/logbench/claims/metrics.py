@@ -22,12 +22,17 @@ RUN_METRICS = {
     "log_bytes_per_s": "log_bytes_per_s", "latency_mean_ms": "latency_mean_ms", "latency_p95_ms": "latency_p95_ms",
     "server_cpu_s": "server_cpu_s", "logger_cpu_s": "logger_cpu_s",
 }
-SPECIAL_METRICS = ("ratio", "logger_cpu_share", "logger_us_per_line")
+SPECIAL_METRICS = ("ratio", "logger_cpu_share", "logger_us_per_line", "logged_time_loss")
 # ratio_of:<column>: mean of a run column over the reference configuration's, with Fieller's CI
 RATIO_OF = "ratio_of:"
 # difference_of:<column>: mean of a run column minus the reference configuration's, with Welch's CI
 DIFFERENCE_OF = "difference_of:"
 PREFIX_METRICS = ("env:", "regression:")
+# logged_time_loss: post 000's proxy for syslog's loss, a sum over all its levels (claim_rules.RATE_LIMITED_IO): per
+# block, the statement time (transactions × mean latency) whose record did not arrive, over all the statement time
+# of the configuration's runs at every level judged. Judged once over the levels together, never level by level.
+POOLED_TIME_LOSS = "logged_time_loss"
+POOLED_METRICS = (POOLED_TIME_LOSS,)
 # Logging's machine time per transaction (cores x (1/tps - 1/tps of the reference), µs, block by block) at a level
 # minus at the study's lowest level, Welch's CI: does what logging costs a transaction grow with concurrency?
 COST_GROWTH = "cost_growth_us"
@@ -41,7 +46,9 @@ def _cell(study: StudyData, configuration: str, clients: int) -> pd.DataFrame:
 def metric(study: StudyData, name: str, configuration: str, clients: int, reference: str = "",
            confidence: float = stats.CONFIDENCE) -> Estimate:
     """Our estimate of a metric for one (configuration, clients) cell, with its CI (95 % unless asked;
-    logbench.stats)."""
+    logbench.stats). A pooled metric (:data:`POOLED_METRICS`) takes its levels together, ``clients`` as '1/2/4'."""
+    if name == POOLED_TIME_LOSS:
+        return logged_time_loss(study, configuration, pooled_levels(clients), confidence)
     cell = _cell(study, configuration, clients)
     if name == "ratio" and _is_switchback(study):
         return switchback_ratio(study, configuration, clients, reference, confidence)
@@ -70,6 +77,34 @@ def metric(study: StudyData, name: str, configuration: str, clients: int, refere
         wall = cell["wall_s"].astype(float).where(cell["wall_s"].astype(float) > 0, cell["duration_s"].astype(float))
         return stats.mean_ci(cell["logger_cpu_s"].astype(float) / wall, confidence)
     return stats.mean_ci(pd.to_numeric(cell[RUN_METRICS[name]], errors="coerce"), confidence)
+
+
+def pooled_levels(clients) -> tuple[int, ...]:
+    """'1/2/4' (a pooled case's levels, as the claims print them) -> (1, 2, 4); a single level as itself."""
+    return tuple(int(k) for k in str(clients).split("/") if k.strip())
+
+
+def logged_time_loss(study: StudyData, configuration: str, levels: tuple[int, ...],
+                     confidence: float = stats.CONFIDENCE) -> Estimate:
+    """Per block (``repeat``) where every level ran: Σ log_loss × transactions × mean latency over Σ transactions ×
+    mean latency, the configuration's runs at ``levels``; mean and t CI over those blocks. In a closed loop a run's
+    statement time is about its clients × its length, so a level weighs as much as its logged durations did in the
+    post's sum; a dropped record is taken to be a statement of the run's mean duration (rsyslog's rate limit drops by
+    arrival, not by duration)."""
+    r = study.runs
+    cell = r[(r["configuration"].astype(str) == configuration) & r["clients"].astype(int).isin(levels)]
+    need = {"log_loss", "transactions", "latency_mean_ms", "repeat"}
+    if not len(cell) or not need <= set(cell.columns):
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    num = {c: pd.to_numeric(cell[c], errors="coerce").astype(float) for c in need - {"repeat"}}
+    frame = pd.DataFrame({"repeat": cell["repeat"], "clients": cell["clients"].astype(int),
+                          "time": num["transactions"] * num["latency_mean_ms"], "loss": num["log_loss"]}).dropna()
+    per_block = []
+    for _, b in frame.groupby("repeat"):
+        if set(b["clients"]) != set(levels) or not b["time"].sum() > 0:
+            continue
+        per_block.append(float((b["loss"] * b["time"]).sum() / b["time"].sum()))
+    return stats.mean_ci(per_block, confidence)
 
 
 def logging_us_per_tx(study: StudyData, configuration: str, clients: int, reference: str = "") -> pd.Series:

@@ -10,18 +10,28 @@ from ..stats import Estimate
 from .text import fmt, range_text
 
 CONFIRMED, REFUTED, INCONCLUSIVE = "confirmed", "refuted", "inconclusive"
+# Our point estimate is where the claim says, our interval too wide to decide it: a reproduction whose resolution
+# is short of the claim's margin reads apart from an interval that cannot even place the point (issue 42: post
+# 004's 0.737 against its 0.73 carried the same label as a CI of 0.53-2.64 around a point outside the range).
+CONSISTENT = "consistent, not resolved"
 NOT_REPRODUCIBLE, NOT_MEASURED = "not reproducible here", "not measured yet"
 NOT_COMPARABLE = "not comparable"
-VERDICTS = (CONFIRMED, REFUTED, INCONCLUSIVE, NOT_COMPARABLE, NOT_REPRODUCIBLE, NOT_MEASURED)
+VERDICTS = (CONFIRMED, CONSISTENT, REFUTED, INCONCLUSIVE, NOT_COMPARABLE, NOT_REPRODUCIBLE, NOT_MEASURED)
 
 RULES = ("in_range", "fastest")
 # Agreement with a claimed range is judged by two one-sided tests at 5 % each: a 90 % interval inside it.
 EQUIVALENCE = 0.90
 
+
+def _bounded(e: Estimate) -> bool:
+    return math.isfinite(e.low) and math.isfinite(e.high)
+
+
 def in_range_verdict(e: Estimate, low: float, high: float, equivalence: Estimate | None = None) -> str:
     """The equivalence interval (90 %: two one-sided tests at 5 %) inside [low, high] → confirmed; the 95 % CI
-    ``e`` disjoint from it → refuted; else inconclusive (no CI: the point decides). Without ``equivalence``, ``e``
-    itself must lie inside (stricter)."""
+    ``e`` disjoint from it → refuted; the point inside but the interval wider than the range allows → consistent,
+    not resolved; else inconclusive (no CI: the point decides). Without ``equivalence``, ``e`` itself must lie
+    inside (stricter)."""
     q = e if equivalence is None else equivalence
     if math.isnan(e.value):
         return INCONCLUSIVE
@@ -31,6 +41,9 @@ def in_range_verdict(e: Estimate, low: float, high: float, equivalence: Estimate
         return REFUTED
     if not (math.isnan(q.low) or math.isnan(q.high)) and low <= q.low and q.high <= high:
         return CONFIRMED
+    # an unbounded interval (Fieller's, where the denominator's CI holds 0) does not place the point at all
+    if _bounded(e) and low <= e.value <= high:
+        return CONSISTENT
     return INCONCLUSIVE
 
 
@@ -58,44 +71,58 @@ def deciding_text(e: Estimate, equivalence: Estimate, low: float, high: float) -
 
 
 def fastest_verdict(ratios: list[Estimate]) -> str:
-    """Ratios of the claimed fastest to each rival: all CIs above 1 → confirmed; one below 1 → refuted."""
+    """Ratios of the claimed fastest to each rival: all CIs above 1 → confirmed; one below 1 → refuted; every
+    point above 1 but some CI holding 1 → consistent, not resolved."""
     if any(not math.isnan(r.high) and r.high < 1 for r in ratios):
         return REFUTED
     if ratios and all(not math.isnan(r.low) and r.low > 1 for r in ratios):
         return CONFIRMED
+    if ratios and all(_bounded(r) and r.value > 1 for r in ratios):
+        return CONSISTENT
     return INCONCLUSIVE
 
 
 def combine(verdicts: list[str]) -> str:
+    """Any refuted → refuted; all confirmed → confirmed; every case confirmed or consistent → consistent, not
+    resolved; else inconclusive."""
     if not verdicts:
         return NOT_MEASURED
     if REFUTED in verdicts:
         return REFUTED
     if all(v == CONFIRMED for v in verdicts):
         return CONFIRMED
+    if all(v in (CONFIRMED, CONSISTENT) for v in verdicts):
+        return CONSISTENT
     return INCONCLUSIVE
 
 
 def rule_text(rule: str, low: float, high: float) -> str:
     if rule == "fastest":
-        return "tps ratio to every rival: all 95 % CIs > 1 → confirmed; any < 1 → refuted; else inconclusive"
+        return ("tps ratio to every rival: all 95 % CIs > 1 → confirmed; any < 1 → refuted; every point > 1 → "
+                "consistent, not resolved; else inconclusive")
     return (f"90 % CI inside {range_text(low, high)} → confirmed (two one-sided tests at 5 %); 95 % CI disjoint "
-            f"→ refuted; else inconclusive")
+            f"→ refuted; point inside, CI wider → consistent, not resolved; else inconclusive")
 
 def _why(verdict: str, rule: str, deciding: str = "") -> str:
     if rule == "fastest":
         return {CONFIRMED: "faster than every rival (all ratio CIs > 1)",
                 REFUTED: "a rival is faster (a ratio CI < 1)",
+                CONSISTENT: "every ratio's point is above 1, some ratio CI contains 1 (the point agrees, the "
+                            "interval does not decide)",
                 INCONCLUSIVE: "some ratio CI contains 1"}[verdict]
     return {CONFIRMED: "our 90 % CI lies inside the claimed range (equivalent within its margin)",
             REFUTED: "our 95 % CI lies outside the claimed range",
+            CONSISTENT: "our point estimate lies inside the claimed range and our interval is wider than the range "
+                        "allows (the point agrees, the interval does not decide)"
+                        + (f": {deciding}" if deciding else ""),
             INCONCLUSIVE: "our CI straddles the claimed range's edge"
                           + (f": {deciding}" if deciding else "")}[verdict]
 
 
 def _decisive(cases: list, verdict: str):
-    """The case that decides: the first refuting one, the first inconclusive one, else the first."""
-    for want in (REFUTED, INCONCLUSIVE):
+    """The case that decides: the first refuting one, the first inconclusive one, the first consistent one, else
+    the first."""
+    for want in (REFUTED, INCONCLUSIVE, CONSISTENT):
         if verdict == want:
             return next(x for x in cases if x[4] == want)
     return cases[0]

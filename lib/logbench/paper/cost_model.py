@@ -60,10 +60,35 @@ def _missed_table(c: pd.DataFrame) -> pd.DataFrame:
                          "bound": m["binding"].to_numpy(), "the term it lacks": m["missing_term"].to_numpy()})
 
 
+RECORDS = "findings_record_regression.csv"
+
+
+def _records_table(t: pd.DataFrame) -> pd.DataFrame:
+    """The records fit's pooled slopes: a cost where its interval lies above 0, else the status it is (a slope at or
+    below 0 is no cost, whatever its interval), beside study 11's counted range."""
+    m = t[t["model"] == "main"].reset_index(drop=True)
+
+    def slope(r) -> str:
+        text = ci_text(r["estimate"], r["ci_low"], r["ci_high"], sig=2)
+        return text if r["status"] == "cost per record" else f"{r['status']} (slope {text})"
+
+    def counted(r) -> str:
+        if pd.isna(r["counted_low"]):
+            return "–"
+        span = number(r["counted_low"], 2) + ("" if r["counted_high"] == r["counted_low"]
+                                               else f"–{number(r['counted_high'], 2)}")
+        return span + (f" ({r['counted_note']})" if isinstance(r["counted_note"], str) and r["counted_note"] else "")
+
+    return pd.DataFrame({"fit": m["fit"], "records to": m["family"], "clients": m["clients"].astype(str),
+                         "runs": m["n"].astype(int).astype(str), "records per transaction to it": m["records_per_tx"],
+                         f"machine µs per record [{CI}]": m.apply(slope, axis=1),
+                         "counted µs per record (study 11)": m.apply(counted, axis=1)})
+
+
 def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
     """``doc['cost_model']``: its tables' paths ('' until 90_findings wrote them) and the reason it was not computed
     ('' where it was); the numbers its text states are registered with their provenance."""
-    doc["cost_model"] = {"summary": "", "rule": "", "missed": "", "not_computed": "", "processes": []}
+    doc["cost_model"] = {"summary": "", "rule": "", "missed": "", "records": "", "not_computed": "", "processes": []}
     paths = [processed_dir / f for f in (CELLS, SUMMARY, FACTORS, RULE)]
     if not all(p.exists() for p in paths):
         return
@@ -73,6 +98,11 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
         return
     doc["cost_model"]["summary"] = add_table(doc, gen, _summary_table(summary), "cost_model_summary")
     doc["cost_model"]["rule"] = add_table(doc, gen, _rule_table(rule), "cost_model_rule")
+    records = processed_dir / RECORDS
+    table = _records_table(pd.read_csv(records, keep_default_na=False, na_values={c: [""] for c in (
+        "estimate", "ci_low", "ci_high", "counted_low", "counted_high")})) if records.exists() else None
+    doc["cost_model"]["records"] = add_table(doc, gen, table, "record_regression") if table is not None and len(
+        table) else ""
     missed = _missed_table(cells)
     doc["cost_model"]["missed"] = add_table(doc, gen, missed, "cost_model_missed") if len(missed) else ""
     first = {"process": "loader"}

@@ -99,6 +99,14 @@ def family_entry(doc: dict, nums, key: str, engine: str, c: pd.DataFrame, fam: s
         add_estimate(nums, f"{fk}.typical", typical)
         nums.add(f"{fk}.typical.bytes", {"kind": "cell", "source": REGRESSION, "column": "bytes", "sig": 3,
                                          "where": typical})
+    # A coefficient at or below zero is no cost (issue 42): the bare line term is a line of zero bytes, an
+    # extrapolation; the paper says so beside its number instead of printing it in µs as what a line costs.
+    def below_zero(t: str) -> bool:
+        row = c[(c["model"] == "main") & (c["term"] == t)]
+        return bool(len(row)) and not float(row.iloc[0]["estimate"]) > 0
+
+    fe["line_below_zero"] = below_zero(term)
+    fe["typical_below_zero"] = bool(fe["typical"]) and below_zero(typical["term"])
     if len(c[(c["model"] == regression.WITHOUT_INFLUENTIAL) & (c["term"] == term)]):
         fe["robust"] = True
         add_estimate(nums, f"{fk}.robust", {"fit": key, "model": regression.WITHOUT_INFLUENTIAL, "term": term})

@@ -49,7 +49,9 @@ def effect_cell(configuration: str, baseline: str, effect: str, reach: float) ->
 def _fit_paragraph(c: pd.DataFrame, d: pd.Series) -> str:
     """One fit's paragraph: the cost of a line per destination family and per level, of a kB, the fit."""
     def est(r) -> str:
-        return ci_words(r["estimate"], r["ci_low"], r["ci_high"])
+        # a coefficient at or below zero is said to be no cost, never printed as what a line costs (issue 42)
+        text = ci_words(r["estimate"], r["ci_low"], r["ci_high"])
+        return text if r["estimate"] > 0 else f"{text}, at or below zero: no cost a line can have, not a finding"
 
     parts = [f"**{d['engine']}, environment {d['env_id']}** ({d['studies']}; {int(d['n'])} runs, "
              f"weighted R² = {cell_text(d['r2'], 2)}, {d['cov_type']} standard errors)"]

@@ -59,7 +59,8 @@ runs, and the main model is refitted without them (a sensitivity check).
 
 The package, one concern a module: :mod:`.observations` (the runs as the fit's rows: families, cells,
 weights), :mod:`.model` (the fits), :mod:`.tables` (coefficients, diagnostics, influential runs, residuals)
-and :mod:`.synthetic` (runs with a known cost). Callers import from the package.
+and :mod:`.synthetic` (runs with a known cost); :mod:`.per_record` is the fit in records (throughput against the
+log rate, a record's machine µs beside study 11's counted figure, issue 42). Callers import from the package.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ from .observations import (  # noqa: F401
     BYTES_PER_KB, CACHED, CELL_COLUMNS, DESTINATION_FAMILY, DISCARDED, FAMILIES, FAMILY_LABELS, FIT_COLUMNS,
     IO_BOUND, IO_REGIMES, PREPARED_COLUMNS, _destinations, _family_shares, _observations, _weights,
     destination_family, family_term, fit_regime, prepare, text_column, typical_record_bytes)
+from . import per_record  # noqa: F401
+from .per_record import record_costs  # noqa: F401
 from .synthetic import synthetic_runs  # noqa: F401
 from .tables import (  # noqa: F401
     COEFFICIENT_COLUMNS, DIAGNOSTIC_COLUMNS, TERM_UNITS, TYPICAL, _family_of, _term_label, coefficients,
