@@ -61,6 +61,10 @@ def read_spec(spec: dict, processed: Path):
         return CODE_CONSTANTS[spec["name"]]
     if kind == "div":
         return read_spec(spec["a"], processed) / read_spec(spec["b"], processed)
+    if kind == "mul":
+        return read_spec(spec["a"], processed) * read_spec(spec["b"], processed)
+    if kind == "inv":
+        return spec["factor"] / read_spec(spec["of"], processed)
     if kind == "scale":
         return read_spec(spec["of"], processed) * spec["factor"]
     path = processed / spec["source"]
@@ -74,6 +78,7 @@ def read_spec(spec: dict, processed: Path):
         return df[spec["column"]].iloc[0]
     col = df[spec["column"]] if spec.get("column") else df
     return {"count": lambda: len(df), "nunique": lambda: col.nunique(), "max": lambda: col.max(),
+            "min": lambda: col.min(),
             "median": lambda: col.median(), "first": lambda: col.iloc[0],
             "list": lambda: sorted(int(x) for x in col.unique()) if spec.get("int") else sorted(map(str, col.unique())),
             }[spec["agg"]]()
