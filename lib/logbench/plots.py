@@ -72,8 +72,8 @@ def wrapped(title: str, fig) -> str:
     does not wrap, so a long study or fit name ran past the edges of the PNG and the paper showed it cut."""
     import textwrap
 
-    # about 11 characters of the default title size per inch of figure
-    return "\n".join(textwrap.wrap(title, max(20, int(fig.get_figwidth() * 11)))) if title else title
+    # about 9 characters of the default title size per inch of figure (11 still cut a 7-inch figure's title)
+    return "\n".join(textwrap.wrap(title, max(20, int(fig.get_figwidth() * 9)))) if title else title
 
 
 def _panels(summary: pd.DataFrame, height: float):
