@@ -32,7 +32,11 @@ def processed(tmp_path):
                          "syslog_instructions_per_record": 0.0, "loader_syscalls_per_record": 1.0,
                          "daemon_syscalls_per_record": 1.0, "model": model, "loader_us_per_record": us * f,
                          "collector_us_per_record": 0.0, "syslog_us_per_record": 0.0, "us_per_record": us * f,
-                         "daemon_records_per_s": hold / f})
+                         "daemon_records_per_s": hold / f,
+                         # the fitted model's interval (from its factors'); the counted one has none
+                         **({"us_per_record_ci_low": 0.8 * us, "us_per_record_ci_high": 1.2 * us,
+                             "daemon_records_per_s_ci_low": hold / 1.25, "daemon_records_per_s_ci_high": hold * 1.25}
+                            if model == "fitted" else {})})
     _write(d, guide.RULE, rule)
     _write(d, guide.RECORD_COST, [
         {"engine": "postgresql", "configuration": c, "records_per_statement": 2.0,
@@ -92,6 +96,9 @@ def test_the_rule_is_worked_out_on_the_tables_numbers(processed, tmp_path):
     # 2 records × 3 µs (fitted) = 6 µs per statement; 5000 statements/s on 8 cores: 5000 × 6 / 8e6 = 0.375 %
     assert _value(nums, "guide.stderr.added", processed) == ("6.0", pytest.approx(6.0))
     assert nums.get("guide.stderr.records") == "2"  # a whole count prints as one
+    assert nums.get("guide.stderr.us_per_record_ci_low") == "2.4"
+    # and the added time at its ends: 2 records × 3.6 µs
+    assert _value(nums, "guide.stderr.added_ci_high", processed)[1] == pytest.approx(7.2)
     assert _value(nums, "guide.stderr.share", processed)[1] == pytest.approx(
         100 * guide.EXAMPLE_LOAD["statements_per_s"] * 6.0 / (guide.EXAMPLE_LOAD["cores"] * 1e6))
     assert _value(nums, "guide.syslog.added", processed)[1] == pytest.approx(20.0)
@@ -111,10 +118,11 @@ def test_the_per_destination_table_carries_intervals_and_n(processed, tmp_path):
     stderr = table.iloc[0]
     assert stderr["destination"] == "PG stderr" and stderr["records / statement"] == "2"
     assert stderr["instructions / record, writer [95 % CI] (n)"] == "20000 [19000, 21000] (n=3)"
-    assert stderr["µs / record, counted / fitted model"] == "1.5 / 3.0"
+    assert stderr["µs / record, counted model"] == "1.5"
+    assert stderr["… fitted model [95 % CI]"] == "3.0 [2.4, 3.6]"
     assert stderr["server CPU µs / record, timed [95 % CI] (n)"] == "11.0 [10.0, 12.0] (n=5)"
     assert table.iloc[1]["server CPU µs / record, timed [95 % CI] (n)"] == "–"  # not timed there
-    assert stderr["records/s one daemon core holds"] == "250000"  # the fitted model's
+    assert stderr["records/s one daemon core holds (fitted) [95 % CI]"] == "250000 [200000, 312500]"
 
 
 def test_the_remote_receiver_and_the_local_daemon_are_reported_apart(processed, tmp_path):

@@ -545,7 +545,8 @@ RULE_ROWS = (("postgresql", "stderr", "PostgreSQL, stderr to a file through the 
 RULE_COLUMNS = ["engine", "configuration", "what", "loader_instructions_per_record",
                 "collector_instructions_per_record", "syslog_instructions_per_record", "loader_syscalls_per_record",
                 "daemon_syscalls_per_record", "model", "loader_us_per_record", "collector_us_per_record",
-                "syslog_us_per_record", "us_per_record", "daemon_records_per_s"]
+                "syslog_us_per_record", "us_per_record", "us_per_record_ci_low", "us_per_record_ci_high",
+                "daemon_records_per_s", "daemon_records_per_s_ci_low", "daemon_records_per_s_ci_high"]
 
 
 @dataclass(frozen=True)
@@ -591,7 +592,7 @@ def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
                              host_cpu=_cpu_model(processed, HOST_BASELINE[0]),
                              calibration_cpu=_cpu_model(processed, "record_cost"))
     return CostModel(out[COLUMNS], summarise(out), factors[FACTOR_COLUMNS],
-                     rule(costs, cal, us_per_instruction, speed, fitted))
+                     rule(costs, cal, us_per_instruction, speed, fitted, factors))
 
 
 def summarise(out: pd.DataFrame) -> pd.DataFrame:
@@ -612,10 +613,17 @@ def summarise(out: pd.DataFrame) -> pd.DataFrame:
 
 
 def rule(costs: pd.DataFrame, cal: Calibration, us_per_instruction: float, speed: float,
-         fitted: dict[str, float]) -> pd.DataFrame:
+         fitted: dict[str, float], factors: pd.DataFrame | None = None) -> pd.DataFrame:
     """The DBA's table: per destination, the counted instructions and system calls per record (they transfer to
     another machine), the µs per record on this host (counted; fitted) and the records per second one core of its
-    daemon holds (a single-threaded collector or syslog daemon)."""
+    daemon holds (a single-threaded collector or syslog daemon). The fitted model's µs carry an interval: each
+    process's counted time times the ends of its factor's 95 % interval, summed (conservative: the ends taken
+    together); the counted model fits nothing and has none."""
+    ends = {}
+    if factors is not None and len(factors):
+        f = factors.set_index("process")
+        ends = {e: {p: float(f.loc[p, col]) if p in f.index and pd.notna(f.loc[p, col]) else fitted[p]
+                    for p in PROCESSES} for e, col in (("low", "ci_low"), ("high", "ci_high"))}
     c = costs.set_index(["engine", "configuration", "process"])
     rows = []
     for engine, conf, what in RULE_ROWS:
@@ -637,9 +645,18 @@ def rule(costs: pd.DataFrame, cal: Calibration, us_per_instruction: float, speed
         for model, f in (("counted", UNFITTED), ("fitted", fitted)):
             us = {p: per[p] * f[p] for p in PROCESSES}
             daemon_us = max(us["collector"], us["syslog"])
+            interval = {}
+            if model == "fitted" and ends:
+                lo = {p: per[p] * ends["low"][p] for p in PROCESSES}
+                hi = {p: per[p] * ends["high"][p] for p in PROCESSES}
+                d_lo, d_hi = max(lo["collector"], lo["syslog"]), max(hi["collector"], hi["syslog"])
+                # a daemon that is slower per record holds fewer records: the ends swap
+                interval = {"us_per_record_ci_low": sum(lo.values()), "us_per_record_ci_high": sum(hi.values()),
+                            "daemon_records_per_s_ci_low": 1e6 / d_hi if daemon_us > 0.01 and d_hi > 0 else np.nan,
+                            "daemon_records_per_s_ci_high": 1e6 / d_lo if daemon_us > 0.01 and d_lo > 0 else np.nan}
             rows.append({**base, "model": model, **{f"{p}_us_per_record": us[p] for p in PROCESSES},
                          "us_per_record": sum(us.values()),
-                         "daemon_records_per_s": 1e6 / daemon_us if daemon_us > 0.01 else np.nan})
+                         "daemon_records_per_s": 1e6 / daemon_us if daemon_us > 0.01 else np.nan, **interval})
     return pd.DataFrame(rows, columns=RULE_COLUMNS)
 
 

@@ -90,11 +90,14 @@ def per_destination(processed_dir: Path, rule: pd.DataFrame) -> pd.DataFrame:
         rows.append({"destination": r["what"],
                      "records / statement": _count(c["records_per_statement"].iloc[0]) if len(c) else "–",
                      f"instructions / record, writer [{CI}] (n)": inst,
-                     "µs / record, counted / fitted model": (number(r["us_per_record"], 2) + " / "
-                                                             + (number(f["us_per_record"], 2) if f is not None
-                                                                else "–")),
+                     "µs / record, counted model": number(r["us_per_record"], 2),
+                     f"… fitted model [{CI}]": (ci_text(f["us_per_record"], f.get("us_per_record_ci_low"),
+                                                        f.get("us_per_record_ci_high"), sig=2)
+                                                if f is not None else "–"),
                      f"server CPU µs / record, timed [{CI}] (n)": cpu,
-                     "records/s one daemon core holds": number(hold, 2) if pd.notna(hold) else "–"})
+                     f"records/s one daemon core holds (fitted) [{CI}]": (
+                         ci_text(hold, f.get("daemon_records_per_s_ci_low"), f.get("daemon_records_per_s_ci_high"),
+                                 sig=2) if pd.notna(hold) else "–")})
     return pd.DataFrame(rows)
 
 
@@ -124,7 +127,21 @@ def examples(g: dict, processed_dir: Path, rule: pd.DataFrame, nums) -> None:
         whole = float(rc_value(processed_dir, where)).is_integer()
         nums.add(f"{k}.records", {**records, **({"int": True} if whole else {"sig": 3})})
         nums.add(f"{k}.us_per_record", {**per, "sig": 2})
-        nums.add(f"{k}.daemon", {**_cell(RULE, {**where, "model": "fitted"}, "daemon_records_per_s"), "sig": 2})
+        fitted = {**where, "model": "fitted"}
+        nums.add(f"{k}.daemon", {**_cell(RULE, fitted, "daemon_records_per_s"), "sig": 2})
+        # the intervals from the fitted factors' (an older rule table has none: the text then prints the estimate)
+        if "us_per_record_ci_low" in rule.columns:
+            for col in ("us_per_record_ci_low", "us_per_record_ci_high", "daemon_records_per_s_ci_low",
+                        "daemon_records_per_s_ci_high"):
+                nums.add(f"{k}.{col}", {**_cell(RULE, fitted, col), "sig": 2}, optional=True)
+            # the added time and the share of the cores at the ends of the µs per record's interval
+            for end in ("ci_low", "ci_high"):
+                if f"{k}.us_per_record_{end}" not in nums.items:
+                    continue
+                at = {"kind": "mul", "a": records, "b": _cell(RULE, fitted, f"us_per_record_{end}")}
+                nums.add(f"{k}.added_{end}", {**at, "sig": 2})
+                nums.add(f"{k}.share_{end}", {"kind": "scale", "sig": 2, "of": at,
+                                              "factor": 100 * load["statements_per_s"] / (load["cores"] * 1e6)})
         # the example load's records per second, to set against the daemon's ceiling
         nums.add(f"{k}.records_per_s", {"kind": "scale", "factor": load["statements_per_s"], "of": records,
                                         **({"int": True} if whole else {"sig": 3})})
