@@ -451,7 +451,8 @@ def test_the_designs_comparison_is_read_from_notebook_00s_tables(tmp_path):
 def test_the_abstract_answers_in_shares_of_throughput_and_typical_lines(synthetic_build):
     """The abstract opens with the answer (issue 22 part 4): per destination the share of throughput kept at each
     number of clients per core, read from the study's summary cells, and the typical line's cost from the
-    regression of that study's environment; the machine named by what it is, not by its hash."""
+    regression of that study's environment (printed with the regression since issue 42: an orientation, not the
+    guide's cost); the machine named by what it is, not by its hash."""
     root, processed, pdf = synthetic_build
     doc = json.loads((root / "build" / "generated" / "numbers.json").read_text())
     [pg] = doc["headline"]  # the synthetic MariaDB data has no switchback table, which its headline reads
