@@ -181,3 +181,8 @@ def test_the_rule_and_factors_tables(committed):
     # a daemon's records per second is one core over its time per record
     files = r[(r["configuration"] == "stderr") & (r["model"] == "counted")].iloc[0]
     assert files["daemon_records_per_s"] == pytest.approx(1e6 / files["collector_us_per_record"])
+    # the fitted model's interval comes from its factors' intervals: it holds its estimate; the counted has none
+    fit = r[r["model"] == "fitted"]
+    assert (fit["us_per_record_ci_low"] <= fit["us_per_record"] + 1e-12).all()
+    assert (fit["us_per_record"] <= fit["us_per_record_ci_high"] + 1e-12).all()
+    assert r[r["model"] == "counted"]["us_per_record_ci_low"].isna().all()

@@ -61,6 +61,10 @@ def read_spec(spec: dict, processed: Path):
         return CODE_CONSTANTS[spec["name"]]
     if kind == "div":
         return read_spec(spec["a"], processed) / read_spec(spec["b"], processed)
+    if kind == "mul":
+        return read_spec(spec["a"], processed) * read_spec(spec["b"], processed)
+    if kind == "inv":
+        return spec["factor"] / read_spec(spec["of"], processed)
     if kind == "scale":
         return read_spec(spec["of"], processed) * spec["factor"]
     path = processed / spec["source"]
@@ -74,6 +78,7 @@ def read_spec(spec: dict, processed: Path):
         return df[spec["column"]].iloc[0]
     col = df[spec["column"]] if spec.get("column") else df
     return {"count": lambda: len(df), "nunique": lambda: col.nunique(), "max": lambda: col.max(),
+            "min": lambda: col.min(),
             "median": lambda: col.median(), "first": lambda: col.iloc[0],
             "list": lambda: sorted(int(x) for x in col.unique()) if spec.get("int") else sorted(map(str, col.unique())),
             }[spec["agg"]]()
@@ -446,7 +451,8 @@ def test_the_designs_comparison_is_read_from_notebook_00s_tables(tmp_path):
 def test_the_abstract_answers_in_shares_of_throughput_and_typical_lines(synthetic_build):
     """The abstract opens with the answer (issue 22 part 4): per destination the share of throughput kept at each
     number of clients per core, read from the study's summary cells, and the typical line's cost from the
-    regression of that study's environment; the machine named by what it is, not by its hash."""
+    regression of that study's environment (printed with the regression since issue 42: an orientation, not the
+    guide's cost); the machine named by what it is, not by its hash."""
     root, processed, pdf = synthetic_build
     doc = json.loads((root / "build" / "generated" / "numbers.json").read_text())
     [pg] = doc["headline"]  # the synthetic MariaDB data has no switchback table, which its headline reads

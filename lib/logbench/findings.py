@@ -81,7 +81,7 @@ def _spec(name: str):
 
 FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail",
             "anomalies", "claims_by_version", "cost_model", "cost_model_summary", "cost_model_factors",
-            "cost_model_rule", "models", "models_coverage", "record_regression")
+            "cost_model_rule", "cost_model_daemons", "models", "models_coverage", "record_regression")
 
 
 # --- step 1: the studies ------------------------------------------------------------------------------------
@@ -453,8 +453,10 @@ def version_claims(studies: dict[str, StudyData],
 
 
 def cost_model_findings(processed_dir: Path | str = paths.PROCESSED) -> dict[str, pd.DataFrame]:
-    """The cost model's tables (:mod:`logbench.costmodel`), named as findings_*.csv. Where an input table is
-    missing (a study not run yet) the tables are empty and the summary's one row says which."""
+    """The cost model's tables (:mod:`logbench.costmodel`), named as findings_*.csv, and the syslog daemons' timed
+    CPU with the remote receiver apart (:func:`logbench.costmodel.daemon_cpu`, read from study 02's runs alone).
+    Where an input table is missing (a study not run yet) the model's tables are empty and the summary's one row
+    says which."""
     try:
         m = costmodel.cost_model(processed_dir)
     except costmodel.MissingInput as e:
@@ -462,9 +464,10 @@ def cost_model_findings(processed_dir: Path | str = paths.PROCESSED) -> dict[str
                 "cost_model_summary": pd.DataFrame([{"model": "not computed", "fitted_on": str(e)}],
                                                    columns=costmodel.SUMMARY_COLUMNS),
                 "cost_model_factors": pd.DataFrame(columns=costmodel.FACTOR_COLUMNS),
-                "cost_model_rule": pd.DataFrame(columns=costmodel.RULE_COLUMNS)}
+                "cost_model_rule": pd.DataFrame(columns=costmodel.RULE_COLUMNS),
+                "cost_model_daemons": costmodel.daemon_cpu(processed_dir)}
     return {"cost_model": m.cells, "cost_model_summary": m.summary, "cost_model_factors": m.factors,
-            "cost_model_rule": m.rule}
+            "cost_model_rule": m.rule, "cost_model_daemons": costmodel.daemon_cpu(processed_dir)}
 
 
 def model_findings(processed_dir: Path | str = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -67,6 +67,15 @@ def _dodged(ax, data: pd.DataFrame, *, x: str, hue: str, mean: str, low: str, hi
     return xs, positions, palette
 
 
+def wrapped(title: str, fig) -> str:
+    """A title broken into lines the figure's width holds: a figure's title is one line of text that matplotlib
+    does not wrap, so a long study or fit name ran past the edges of the PNG and the paper showed it cut."""
+    import textwrap
+
+    # about 9 characters of the default title size per inch of figure (11 still cut a 7-inch figure's title)
+    return "\n".join(textwrap.wrap(title, max(20, int(fig.get_figwidth() * 9)))) if title else title
+
+
 def _panels(summary: pd.DataFrame, height: float):
     """One axes per server (variant), sharing the y axis: a version sweep's versions side by side."""
     parts = variants(summary)
@@ -101,7 +110,7 @@ def ratio_figure(summary: pd.DataFrame, *, baseline: str, reference: pd.DataFram
     ax0 = panels[0][0]
     ax0.set_ylabel(ylabel)
     if title:
-        fig.suptitle(title) if len(panels) > 1 else ax0.set_title(title)
+        fig.suptitle(wrapped(title, fig)) if len(panels) > 1 else ax0.set_title(wrapped(title, fig))
     handles, labels = ax0.get_legend_handles_labels()
     if has_reference:
         handles.append(plt.Line2D([], [], marker="D", ls="", markerfacecolor="none", markeredgecolor="0.3"))
@@ -124,7 +133,7 @@ def rate_figure(summary: pd.DataFrame, *, value: str, ylabel: str, baseline: str
         _dodged(ax, data, x=x, hue=hue, mean=f"{value}_mean", low=f"{value}_ci_low", high=f"{value}_ci_high")
     panels[0][0].set_ylabel(ylabel)
     if title:
-        fig.suptitle(title) if len(panels) > 1 else panels[0][0].set_title(title)
+        fig.suptitle(wrapped(title, fig)) if len(panels) > 1 else panels[0][0].set_title(wrapped(title, fig))
     panels[-1][0].legend(fontsize="small", ncol=2)
     fig.tight_layout()
     return fig
@@ -189,7 +198,7 @@ def regression_figure(points: pd.DataFrame, *, title: str = ""):
     ax.set_xlabel("runs (by configuration, clients)")
     ax.set_ylabel("Cook's distance")
     if title:
-        fig.suptitle(title)
+        fig.suptitle(wrapped(title, fig))
     fig.tight_layout()
     return fig
 
@@ -222,7 +231,7 @@ def cost_figure(per_clients: pd.DataFrame, *, pooled: pd.Series | None = None, f
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_ylabel(ylabel)
     if title:
-        ax.set_title(title)
+        ax.set_title(wrapped(title, fig))
     ax.legend(fontsize="small", loc="best")
     fig.tight_layout()
     return fig

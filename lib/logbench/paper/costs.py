@@ -12,7 +12,7 @@ from .. import regression
 from ..claims import StudyData, fmt_p
 from ..findings import FLOOR_FOR, FLOOR_WORDS, NOT_LINE_COST, cost_terms, fit_label, fit_slug
 from .tables import add_figure, add_table
-from ..formatting import CI, ci_text
+from ..formatting import CI, ci_text, number
 
 REGRESSION = "findings_regression.csv"
 REGRESSION_FIT = "findings_regression_fit.csv"
@@ -35,6 +35,45 @@ def costs_section(doc: dict, processed_dir: Path, gen: Path, nums, studies: dict
     for key in main_fits.assign(_order=list(zip(*order))).sort_values("_order")["fit"]:
         d = diag[(diag["fit"] == key) & (diag["model"] == "main")].iloc[0]
         doc["engines"].append(fit_entry(doc, gen, nums, key, d, coefs[coefs["fit"] == key], studies, figures_dir))
+    summary_table(doc, gen, nums, coefs, main_fits)
+
+
+def summary_table(doc: dict, gen: Path, nums, coefs: pd.DataFrame, main_fits: pd.DataFrame) -> None:
+    """Every fit in one table (the main text's; each fit's coefficients, figures and per-level costs go to the
+    appendix): its runs, weighted R², a typical line's cost per destination family and a kilobyte's, with their
+    intervals. A line cost whose interval lies below zero is printed as what it is, not as a cost: a transaction
+    cannot get cheaper by logging, so such a term says the fit is wrong, not that logging pays."""
+    doc["regression_summary"] = ""
+    if not len(doc["engines"]):
+        return
+    where = {"model": "main"}
+    nums.add("regression.r2.min", {"kind": "agg", "source": REGRESSION_FIT, "where": where, "column": "r2",
+                                   "agg": "min", "sig": 2})
+    nums.add("regression.r2.max", {"kind": "agg", "source": REGRESSION_FIT, "where": where, "column": "r2",
+                                   "agg": "max", "sig": 2})
+    nums.add("regression.fits", {"kind": "agg", "source": REGRESSION_FIT, "where": where, "agg": "count"})
+    rows = []
+    for e in doc["engines"]:
+        key = next(k for k in main_fits["fit"] if fit_slug(k) == e["key"])
+        d = main_fits[main_fits["fit"] == key].iloc[0]
+        c = coefs[(coefs["fit"] == key) & (coefs["model"] == "main")]
+        row = {"fit": e["label"], "runs": str(int(d["n"])), "weighted R²": number(d["r2"], 2)}
+        for fam in regression.FAMILIES:
+            t = c[c["term"] == regression.typical_term(fam)]
+            t = t if len(t) else c[c["term"] == regression.family_term(fam)]
+            if not len(t):
+                row[regression.FAMILY_LABELS[fam]] = "–"
+                continue
+            r = t.iloc[0]
+            text = ci_text(r["estimate"], r["ci_low"], r["ci_high"])
+            row[regression.FAMILY_LABELS[fam]] = text + (" (below 0: not a cost)" if r["ci_high"] < 0 else "")
+        kb = c[c["term"] == "kb_per_tx"]
+        row["a kB"] = ci_text(kb.iloc[0]["estimate"], kb.iloc[0]["ci_low"], kb.iloc[0]["ci_high"]) if len(kb) else "–"
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    # a family no fit has is no column
+    table = table.loc[:, [col for col in table.columns if (table[col] != "–").any()]]
+    doc["regression_summary"] = add_table(doc, gen, table, "regression_summary")
 
 
 def floors_section(doc: dict, processed_dir: Path, nums) -> None:

@@ -65,8 +65,11 @@ def record_cost_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None
         between = pd.read_csv(processed_dir / BETWEEN, keep_default_na=False, na_values=[""])
         between = between[between["metric"] == "instructions"]  # the calls and bytes stay in the notebook
         if not between.empty:
-            doc["record_cost"]["versions"] = add_table(doc, gen, _one_label(report.between_versions_table(between)),
-                                                       "record_cost_versions")
+            table = _one_label(report.between_versions_table(between))
+            if "builds compared" in table.columns:
+                # what a difference of builds means is the paragraph's, said once: each row names its two builds
+                table["builds compared"] = table["builds compared"].astype(str).str.split(": these builds").str[0]
+            doc["record_cost"]["versions"] = add_table(doc, gen, table, "record_cost_versions")
             doc["record_cost"]["version_servers"] = version_servers(between)
     src = processed_dir / FIGURES
     if not src.exists():

@@ -22,7 +22,7 @@ from .. import studies as studies_registry
 from ..claims import fmt, fmt_p
 from ..findings import load_studies
 from ..stats import CONFIDENCE
-from . import cost_model, costs, counted, per_study, sections, versions
+from . import cost_model, costs, counted, guide, per_study, sections, versions
 from .tables import GENERATED, add_figure, add_table, posts_table
 
 
@@ -80,12 +80,17 @@ CONSTANTS = {
 
 def resolve(spec: dict, load, constants: dict | None = None):
     """The value a spec points at. Kinds: cell (one row's column), agg (count/nunique/max/min/first/list over
-    rows), env (a key of a JSON record), constant, div (two specs), scale (a spec times a factor)."""
+    rows), env (a key of a JSON record), constant, div and mul (two specs), scale (a spec times a factor), inv (a
+    factor over a spec: µs per transaction from transactions per second)."""
     kind = spec["kind"]
     if kind == "constant":
         return (constants or CONSTANTS)[spec["name"]]
     if kind == "div":
         return resolve(spec["a"], load, constants) / resolve(spec["b"], load, constants)
+    if kind == "mul":
+        return resolve(spec["a"], load, constants) * resolve(spec["b"], load, constants)
+    if kind == "inv":
+        return spec["factor"] / resolve(spec["of"], load, constants)
     if kind == "scale":
         return resolve(spec["of"], load, constants) * spec["factor"]
     data = load(spec["source"])
@@ -162,6 +167,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
     costs.costs_section(doc, processed_dir, gen, nums, found, figures_dir)
     counted.record_cost_section(doc, processed_dir, gen, nums)
     cost_model.cost_model_section(doc, processed_dir, gen, nums)
+    guide.guide_section(doc, processed_dir, gen, nums)
     sections.claims_section(doc, processed_dir, gen, nums)
     headline.add(doc, nums, studies_registry.specs(), processed_dir)
     sections.anomaly_section(doc, processed_dir, gen, nums, found)

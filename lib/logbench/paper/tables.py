@@ -61,6 +61,11 @@ STUDY_TABLE_COLUMNS = (
 )
 
 
+# A study whose runs count something other than transactions in its "tps" column, by the cell column that says
+# so: pg_wal_level's import phase counts the rows pgbench -i loads, and its rows/s were printed as tps.
+THROUGHPUT_UNITS = {"phase": {"import": "rows/s (pgbench -i)"}}
+THROUGHPUT_HEADER = f"throughput [{CI}]"
+
 # The study table's column that says whether each ratio reads as an effect (stats.effect_reading).
 EFFECT_HEADER = "an effect? (CI and A/A)"
 
@@ -73,10 +78,17 @@ def study_table(summary: pd.DataFrame, baseline: str | None = None) -> pd.DataFr
     keys = [c for c in cell_columns(summary) if c not in keys] + keys
     out = pd.DataFrame({k: summary[k].astype(str) for k in keys})
     out["n"] = summary["n"].astype(int).astype(str)
+    units = {col: m for col, m in THROUGHPUT_UNITS.items()
+             if col in summary.columns and summary[col].astype(str).isin(m).any()}
+    if units:
+        col, m = next(iter(units.items()))
+        out["unit"] = [m.get(v, "tps") for v in summary[col].astype(str)]
     for stem, header, sig, factor in STUDY_TABLE_COLUMNS:
         mean = f"{stem}_mean" if f"{stem}_mean" in summary.columns else stem
         if mean not in summary.columns:
             continue
+        if stem == "tps" and units:
+            header = THROUGHPUT_HEADER
         low, high = f"{stem}_ci_low", f"{stem}_ci_high"
         out[header] = [ci_text(r[mean], r.get(low), r.get(high), sig, factor) for _, r in summary.iterrows()]
         if stem == "ratio" and baseline is not None:

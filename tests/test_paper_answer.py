@@ -1,0 +1,244 @@
+"""The paper's answer first (issue 42): the decision guide's numbers are the processed tables' (the rule worked out on
+them, never typed), the syslog daemons' CPU is read per daemon with the remote receiver apart, MariaDB's two designs
+stand side by side, and a study whose "tps" counts rows says so."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from logbench import costmodel, report
+from logbench.paper import guide
+from logbench.paper.numbers import resolve
+
+
+def _write(directory, name, rows):
+    pd.DataFrame(rows).to_csv(directory / name, index=False)
+
+
+@pytest.fixture
+def processed(tmp_path):
+    d = tmp_path / "processed"
+    d.mkdir()
+    # the cost model's per-destination rule: stderr 3 µs per record fitted, syslog 10; their daemons' ceilings
+    rule = []
+    for conf, what, us, hold in (("stderr", "PG stderr", 3.0, 250_000.0), ("syslog", "PG syslog", 10.0, 80_000.0)):
+        for model, f in (("counted", 0.5), ("fitted", 1.0)):
+            rule.append({"engine": "postgresql", "configuration": conf, "what": what,
+                         "loader_instructions_per_record": 20_000.0, "collector_instructions_per_record": 600.0,
+                         "syslog_instructions_per_record": 0.0, "loader_syscalls_per_record": 1.0,
+                         "daemon_syscalls_per_record": 1.0, "model": model, "loader_us_per_record": us * f,
+                         "collector_us_per_record": 0.0, "syslog_us_per_record": 0.0, "us_per_record": us * f,
+                         "daemon_records_per_s": hold / f,
+                         # the fitted model's interval (from its factors'); the counted one has none
+                         **({"us_per_record_ci_low": 0.8 * us, "us_per_record_ci_high": 1.2 * us,
+                             "daemon_records_per_s_ci_low": hold / 1.25, "daemon_records_per_s_ci_high": hold * 1.25}
+                            if model == "fitted" else {})})
+    _write(d, guide.RULE, rule)
+    _write(d, guide.RECORD_COST, [
+        {"engine": "postgresql", "configuration": c, "records_per_statement": 2.0,
+         "backend_instructions_per_record": 20_000.0, "backend_instructions_per_record_low": 19_000.0,
+         "backend_instructions_per_record_high": 21_000.0} for c in ("stderr", "syslog")])
+    _write(d, guide.RECORD_FIGURES, [
+        {"engine": "postgresql", "configuration": c, "counter": "cachegrind", "process": "backend",
+         "metric": "instructions", "n": 3} for c in ("stderr", "syslog")])
+    _write(d, guide.PER_RECORD, [
+        {"configuration": "stderr", "clients": 1, "server_cpu_us_per_record_mean": 11.0,
+         "server_cpu_us_per_record_ci_low": 10.0, "server_cpu_us_per_record_ci_high": 12.0,
+         "server_cpu_us_per_record_n": 5}])
+    _write(d, "pg_destinations.csv", [{"configuration": "none", "clients": k, "tps_mean": t}
+                                      for k, t in ((1, 40_000.0), (4, 60_000.0))])
+    _write(d, guide.CELLS, [
+        {"stem": "pg_destinations", "configuration": "stderr", "clients": k, "model": "fitted", "cores": 2,
+         "predicted_ratio": p, "ratio": m, "ratio_ci_low": m - 0.05, "ratio_ci_high": m + 0.05, "binding": b}
+        for k, p, m, b in ((1, 0.8, 0.7, "latency: the backend's added time"), (4, 0.5, 0.53, "CPU: the cores"))])
+    _write(d, guide.DAEMONS, [
+        {"stem": "pg_destinations", "configuration": "syslog", "clients": 1, "n": 5, "local_core_share": 0.7,
+         "local_core_share_ci_low": 0.6, "local_core_share_ci_high": 0.8, "receiver_core_share": math.nan,
+         "local_us_per_record": 12.5, "local_us_per_record_ci_low": 12.0, "local_us_per_record_ci_high": 13.0,
+         "local_records_per_s_one_core": 80_000.0},
+        {"stem": "pg_destinations", "configuration": "remote_syslog_udp", "clients": 1, "n": 5,
+         "local_core_share": 0.55, "local_core_share_ci_low": 0.5, "local_core_share_ci_high": 0.6,
+         "receiver_core_share": 0.42, "receiver_core_share_ci_low": 0.4, "receiver_core_share_ci_high": 0.44,
+         "local_us_per_record": 11.0, "local_us_per_record_ci_low": 10.0, "local_us_per_record_ci_high": 12.0,
+         "local_records_per_s_one_core": 90_909.0}])
+    for stem, env, r in (("mysql_slowlog", "block", 1.00), ("mysql_slowlog_switchback", "switch", 0.97)):
+        _write(d, f"{stem}.csv", [
+            {"regime": "cpu", "test": "oltp_point_select", "configuration": c, "clients": 1, "n": 3,
+             "ratio": (r if c == "slow_all" else (1.0 if c == "off" else math.nan)),
+             "ratio_ci_low": r - 0.3 if c == "slow_all" else math.nan,
+             "ratio_ci_high": r + 0.3 if c == "slow_all" else math.nan, "env_id": env}
+            for c in ("off", "slow_all")])
+    return d
+
+
+def _guide(processed, tmp_path):
+    doc, nums = {"tables": []}, report.Numbers(processed)
+    gen = tmp_path / "gen"
+    gen.mkdir()
+    guide.guide_section(doc, processed, gen, nums)
+    return doc["guide"], nums, gen
+
+
+def _value(nums, key, processed):
+    """The registered number, re-read from its spec."""
+    item = nums.items[key]
+    load = lambda source: pd.read_csv(processed / source)  # noqa: E731
+    return item["text"], resolve(item["spec"], load)
+
+
+def test_the_rule_is_worked_out_on_the_tables_numbers(processed, tmp_path):
+    g, nums, _ = _guide(processed, tmp_path)
+    assert [e["configuration"] for e in g["examples"]] == ["stderr", "syslog"]
+    # 2 records × 3 µs (fitted) = 6 µs per statement; 5000 statements/s on 8 cores: 5000 × 6 / 8e6 = 0.375 %
+    assert _value(nums, "guide.stderr.added", processed) == ("6.0", pytest.approx(6.0))
+    assert nums.get("guide.stderr.records") == "2"  # a whole count prints as one
+    assert nums.get("guide.stderr.us_per_record_ci_low") == "2.4"
+    # and the added time at its ends: 2 records × 3.6 µs
+    assert _value(nums, "guide.stderr.added_ci_high", processed)[1] == pytest.approx(7.2)
+    assert _value(nums, "guide.stderr.share", processed)[1] == pytest.approx(
+        100 * guide.EXAMPLE_LOAD["statements_per_s"] * 6.0 / (guide.EXAMPLE_LOAD["cores"] * 1e6))
+    assert _value(nums, "guide.syslog.added", processed)[1] == pytest.approx(20.0)
+    assert nums.get("guide.syslog.daemon") == "80000"
+    # the transaction without logging at the lowest level: 1e6 / 40000 tps = 25 µs
+    assert nums.get("guide.t0_1") == "25.0" and g["t0_clients"] == 1
+    # the fitted model's prediction beside the measured ratio, with the bound that set it, per level
+    assert [b["clients"] for b in g["bounds"]] == [1, 4]
+    assert nums.get("guide.bound.at1.binding") == "latency: the backend's added time"
+    assert nums.get("guide.bound.at4.ratio_ci_low") == "0.480"
+
+
+def test_the_per_destination_table_carries_intervals_and_n(processed, tmp_path):
+    g, _, gen = _guide(processed, tmp_path)
+    assert g["table"] == "generated/guide.csv"
+    table = pd.read_csv(gen / "guide.csv", dtype=str, keep_default_na=False)
+    stderr = table.iloc[0]
+    assert stderr["destination"] == "PG stderr" and stderr["records / statement"] == "2"
+    assert stderr["instructions / record, writer [95 % CI] (n)"] == "20000 [19000, 21000] (n=3)"
+    assert stderr["µs / record, counted model"] == "1.5"
+    assert stderr["… fitted model [95 % CI]"] == "3.0 [2.4, 3.6]"
+    assert stderr["server CPU µs / record, timed [95 % CI] (n)"] == "11.0 [10.0, 12.0] (n=5)"
+    assert table.iloc[1]["server CPU µs / record, timed [95 % CI] (n)"] == "–"  # not timed there
+    assert stderr["records/s one daemon core holds (fitted) [95 % CI]"] == "250000 [200000, 312500]"
+
+
+def test_the_remote_receiver_and_the_local_daemon_are_reported_apart(processed, tmp_path):
+    g, nums, _ = _guide(processed, tmp_path)
+    [r] = g["remote"]
+    assert nums.get(r["key"] + ".receiver.estimate") == "0.42" and nums.get(r["key"] + ".local.estimate") == "0.55"
+    [d] = g["daemon"]
+    assert nums.get(d["key"] + ".estimate") == "12.5" and nums.get(d["key"] + ".ceiling") == "80000"
+
+
+def test_mariadbs_two_designs_stand_side_by_side(processed, tmp_path):
+    g, _, gen = _guide(processed, tmp_path)
+    t = pd.read_csv(gen / "guide_mariadb_designs.csv", dtype=str, keep_default_na=False)
+    [row] = t.to_dict("records")
+    assert row["block design (the claims' verdicts) [95 % CI]"] == "1.00 [0.700, 1.30] (n=3)"
+    assert row["switchback (the abstract's headline) [95 % CI]"] == "0.970 [0.670, 1.27] (n=3)"
+    assert row["environments (block / switchback)"] == "block / switch"
+
+
+def test_without_the_cost_model_the_guide_says_so(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    g, nums, _ = _guide(empty, tmp_path)
+    assert not g["has_model"] and g["table"] == "" and g["examples"] == [] and not nums.items
+
+
+def test_daemon_cpu_reads_each_daemon_from_the_runs(tmp_path):
+    """Each run's CPU per daemon (local, remote) over its length, and per record: the local daemon over the records
+    the server sent, the receiver over those that arrived."""
+    runs = []
+    for rep, (local, remote) in enumerate(((2.0, 1.6), (2.2, 1.8))):
+        runs.append({"configuration": "remote_syslog_udp", "clients": 1, "warmup": False, "duration_s": 4,
+                     "log_records_expected": 100_000, "log_records_received": 80_000, "logger_cpu_s": local + remote,
+                     "env_id": "e", "extra": json.dumps({"logger_cpu_s_by_daemon": {"local": local, "remote": remote}})})
+        runs.append({"configuration": "syslog", "clients": 1, "warmup": False, "duration_s": 4,
+                     "log_records_expected": 100_000, "log_records_received": 100_000, "logger_cpu_s": 1.2,
+                     "env_id": "e", "extra": json.dumps({})})
+    # syslog and a file at once: the daemon takes the syslog half of the records
+    runs.append({"configuration": "syslog,csvlog", "clients": 1, "warmup": False, "duration_s": 4,
+                 "log_records_expected": 200_000, "log_records_received": 200_000, "logger_cpu_s": 2.0,
+                 "log_records_by_destination": json.dumps({"csvlog": 100_000, "syslog": 100_000}), "env_id": "e",
+                 "extra": json.dumps({"logger_cpu_s_by_daemon": {"local": 2.0, "remote": 0.0}})})
+    runs.append({"configuration": "stderr", "clients": 1, "warmup": False, "duration_s": 4,
+                 "log_records_expected": 1, "log_records_received": 1, "logger_cpu_s": 0.0, "env_id": "e",
+                 "extra": "{}"})
+    pd.DataFrame(runs).to_csv(tmp_path / "pg_destinations_runs.csv", index=False)
+    d = costmodel.daemon_cpu(tmp_path).set_index("configuration")
+    assert list(d.index) == ["remote_syslog_udp", "syslog", "syslog,csvlog"]  # syslog arms only
+    assert d.loc["syslog,csvlog", "local_us_per_record"] == pytest.approx(1e6 * 2.0 / 100_000)
+    assert math.isnan(d.loc["syslog,csvlog", "receiver_core_share"])  # no receiver: its 0 is no measurement
+    r = d.loc["remote_syslog_udp"]
+    assert r["n"] == 2 and r["local_core_share"] == pytest.approx(2.1 / 4)
+    assert r["receiver_core_share"] == pytest.approx(1.7 / 4)
+    assert r["local_us_per_record"] == pytest.approx(1e6 * 2.1 / 100_000)
+    assert r["receiver_us_per_record"] == pytest.approx(1e6 * 1.7 / 80_000)
+    s = d.loc["syslog"]  # no split recorded and no receiver: the one figure is the local daemon's
+    assert s["local_core_share"] == pytest.approx(0.3) and math.isnan(s["receiver_core_share"])
+    assert s["local_records_per_s_one_core"] == pytest.approx(1e6 / 12.0)
+
+
+def test_an_import_phase_counts_rows_not_transactions():
+    summary = pd.DataFrame({"phase": ["import", "oltp"], "configuration": ["minimal", "minimal"], "clients": [2, 2],
+                            "n": [5, 5], "tps_mean": [1_000_000.0, 2000.0], "tps_ci_low": [900_000.0, 1900.0],
+                            "tps_ci_high": [1_100_000.0, 2100.0], "ratio": [1.0, 1.0]})
+    t = report.study_table(summary)
+    assert list(t["unit"]) == ["rows/s (pgbench -i)", "tps"]
+    assert "throughput [95 % CI]" in t.columns and "tps [95 % CI]" not in t.columns
+    assert "unit" not in report.study_table(summary.assign(phase="oltp")).columns
+
+
+def test_the_committed_datas_answer_is_the_rule_applied_to_its_tables(tmp_path):
+    """On the committed processed data (once 90_findings wrote the cost model's tables): each worked example is the
+    counted records per statement times the fitted µs per record, and the share of the cores the rule's."""
+    from logbench import paths
+
+    if not (paths.PROCESSED / guide.RULE).exists():
+        pytest.skip("the cost model's tables are not in data/processed: run `make findings`")
+    g, nums, _ = _guide(paths.PROCESSED, tmp_path)
+    rule = pd.read_csv(paths.PROCESSED / guide.RULE)
+    rc = pd.read_csv(paths.PROCESSED / guide.RECORD_COST)
+    assert g["examples"], "no worked example from the committed tables"
+    for e in g["examples"]:
+        conf = e["configuration"]
+        us = rule[(rule["configuration"] == conf) & (rule["model"] == "fitted")]["us_per_record"].iloc[0]
+        r = rc[(rc["engine"] == "postgresql") & (rc["configuration"] == conf)]["records_per_statement"].iloc[0]
+        assert nums.items[e["key"] + ".added"]["value"] == pytest.approx(r * us)
+        load = guide.EXAMPLE_LOAD
+        assert nums.items[e["key"] + ".share"]["value"] == pytest.approx(
+            100 * load["statements_per_s"] * r * us / (load["cores"] * 1e6))
+
+
+def test_no_table_or_text_of_the_paper_is_set_below_8_pt():
+    """Issue 42: the claims table was set at 6 pt; every size the source states is 8 pt or more (the body is 10.5)."""
+    from logbench import paths
+
+    source = (paths.PAPER / "logbench.typ").read_text()
+    import re
+
+    sizes = [float(x) for x in re.findall(r"size:\s*([\d.]+)pt", source)]
+    assert sizes and min(sizes) >= 8, sorted(set(sizes))
+
+
+def test_the_paper_builds_without_the_cost_models_tables(tmp_path):
+    """The committed data before 90_findings wrote the cost model's tables (study 11's counts there, the model's
+    tables not): the paper builds, and the guide says what it waits for instead of referring to tables it lacks."""
+    import shutil
+    import subprocess
+
+    from logbench import paths
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext is not installed")
+    processed = tmp_path / "processed"
+    shutil.copytree(paths.PROCESSED, processed)
+    for f in processed.glob("findings_cost_model*.csv"):
+        f.unlink()
+    pdf = report.build(processed, paths.FIGURES, tmp_path / "build")
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert "The decision guide needs the cost model" in " ".join(text.split())
