@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -373,7 +374,24 @@ class ServerLogSink:
     def count_since(self, offset: int) -> Count:
         data = self.log.since(offset)
         lines = data.splitlines()
-        return Count(count_records(lines, self.records), len(lines), len(data))
+        return Count(count_records(entries(lines), self.records), len(lines), len(data))
+
+
+# A log entry starts with its time (csvlog's first column; the study's stderr prefix starts with %m) or is one JSON
+# object (jsonlog); a statement with line breaks continues on lines of its own, where a csvlog entry's application
+# name or a stderr entry's "duration:" would otherwise be on another line than the statement's marker.
+_ENTRY = re.compile(rb"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|\{)")
+
+
+def entries(lines: list[bytes]) -> list[bytes]:
+    """Physical lines joined into the server's log entries (a continuation joins the entry before it)."""
+    out: list[bytes] = []
+    for line in lines:
+        if out and not _ENTRY.match(line):
+            out[-1] += b"\n" + line
+        else:
+            out.append(line)
+    return out
 
 
 @contextlib.contextmanager

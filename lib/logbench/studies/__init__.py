@@ -76,16 +76,18 @@ def user_server_specs() -> tuple[StudySpec, ...]:
 
 def spec(name: str) -> StudySpec:
     """The spec of study ``name``; KeyError naming the known ones otherwise."""
-    try:
-        return _modules()[name].SPEC
-    except KeyError:
-        raise KeyError(f"no study {name!r}; known: {', '.join(_modules())}") from None
+    return module(name).SPEC
 
 
 def module(name: str) -> ModuleType:
-    """The module (or package) of study ``name`` (its define/run/summary/findings)."""
-    spec(name)
-    return _modules()[name]
+    """The module (or package) of study ``name`` (its define/run/summary/findings), a study on a user's server
+    included."""
+    if name in ON_USER_SERVERS:
+        return importlib.import_module(f"{__name__}.{name}")
+    try:
+        return _modules()[name]
+    except KeyError:
+        raise KeyError(f"no study {name!r}; known: {', '.join((*_modules(), *ON_USER_SERVERS))}") from None
 
 
 # What a study package ships (pyproject's package-data beside its modules): an editor's swap or backup file

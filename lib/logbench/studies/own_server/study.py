@@ -69,7 +69,7 @@ def load_text(study: OwnServerStudy) -> str:
             "ways and restoring it after")
 
 
-@common.declare(PROFILES)
+@common.declare(PROFILES, without=("publish",))
 def define(profile: str = "standard", server: str = "", database: str | None = None,
            scripts: list[str] | None = None, query_mode: str = "simple", arms: list[str] | None = None,
            destination: str = "csvlog", slow_ms: int = 100, sample_rate: float = 0.1, scale: int | None = None,
@@ -81,6 +81,9 @@ def define(profile: str = "standard", server: str = "", database: str | None = N
     and ``scripts`` (``file`` or ``file@weight``): the user's load, both or neither (neither: the built-in
     select-only load in a database the study creates and drops); ``confirm``: the study puts load on the server
     and switches its logging: True, or an answer at the terminal, before it runs."""
+    if shared.pop("publish", False):
+        raise ParameterError("publish", True, "False: data/processed holds the suite's committed runs on its own "
+                             "servers; a run on your server stays in its output_dir")
     d = common.profile_lookup(profile, PROFILES)
     dsn = own.Dsn(server)
     params.choice("query_mode", query_mode, QUERY_MODES)
