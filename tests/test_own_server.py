@@ -348,3 +348,27 @@ def test_a_statement_on_several_lines_is_one_entry():
              b'  statement: SELECT 1",,,,,,,,,"logbench-own-server","client backend"', b'{"timestamp":"x"}']
     assert len(own.entries(lines)) == 3
     assert own.count_records(own.entries(lines), study_mod.records_of("min_duration_0", "simple", 1)) == 2
+
+
+@pytest.mark.integration
+@needs_root
+def test_notebook_on_a_handed_server_keeps_the_password_out(server, before, tmp_path):
+    import sys
+
+    import nbformat
+    import papermill
+
+    out = tmp_path / "out"
+    executed = tmp_path / "12_own_server.out.ipynb"
+    papermill.execute_notebook(str(paths.NOTEBOOKS / "12_own_server.ipynb"), str(executed), progress_bar=False,
+                               parameters={"profile": "smoke", "server": dsn(server), "confirm": True,
+                                           "output_dir": str(out)}, cwd=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "logbench.answer", "--html", str(executed)], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Logging on your own PostgreSQL" in r.stdout and "A/A ratio" in r.stdout and "out/runs.jsonl" in r.stdout
+    text = "".join(str(c.get("outputs", "")) for c in nbformat.read(executed, as_version=4).cells)
+    assert "min_duration_0" in text and "records read: file" in text
+    assert executed.with_suffix(".html").exists()
+    assert files_holding(tmp_path, PASSWORD) == []
+    assert state(server) == before

@@ -225,9 +225,11 @@ class Switcher:
         for name, value in differ.items():
             if name not in known:
                 self.original[name] = current[name]
-                self.result.changes.append(Change(name, auto.get(name), value))
-                self.say(f"first change of {name} (before: {current[name]!r}"
-                         + (f", ALTER SYSTEM entry {auto[name]!r})" if name in auto else ", no ALTER SYSTEM entry)"))
+                change = Change(name, auto.get(name), value)
+                self.result.changes.append(change)
+                # said before the change is sent: after a SIGKILL, this line is how to put it back by hand
+                self.say(f"changing {name} (now {current[name]!r}); to restore it by hand: "
+                         f"{capture_pg.restore_statement(change)}; SELECT pg_reload_conf();")
             stmt = capture_pg.set_statement(Change(name, None, value))
             self.run(lambda c, stmt=stmt: c.execute(stmt))
         t0 = time.perf_counter()
