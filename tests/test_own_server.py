@@ -240,7 +240,22 @@ def test_refusals_before_anything_changes(server, before, tmp_path):
         c.execute(f"CREATE ROLE plain LOGIN PASSWORD '{PASSWORD}'")
     e = refused(server=dsn(server, "plain"))
     assert "GRANT ALTER SYSTEM ON PARAMETER log_min_duration_statement TO \"plain\";" in e.grants
-    assert "ALTER ROLE \"plain\" CREATEDB;" in e.grants and "GRANT pg_read_server_files TO \"plain\";" in e.grants
+    assert "ALTER ROLE \"plain\" CREATEDB;" in e.grants and not any("pg_read_server_files" in g for g in e.grants)
+    # ... and with exactly those, it runs (and restores) as that user
+    with server.connect() as c:
+        for g in e.grants:
+            c.execute(g)
+    study = study_mod.define(profile="smoke", server=dsn(server, "plain"), repeats=1, confirm=True,
+                             output_dir=str(tmp_path / "plain"))
+    found = state(server)
+    runs = study_mod.run(study).runs
+    assert (runs[runs["configuration"] == "min_duration_0"]["log_loss"] == 0).all()
+    assert state(server) == found
+    # a remote server's log, without pg_read_server_files: not counted, and said why
+    with own.Switcher(own.Dsn(dsn(server, "plain"))) as sw:
+        log = own.ServerLog(sw, "stderr", local=False)
+        assert log.how == "" and "pg_read_binary_file is not granted" in log.why_not
+    assert state(server) == found
     # the built-in load's database exists already: never written into
     with server.connect() as c:
         c.execute(f"CREATE DATABASE {study_mod.BUILTIN_DB}")
@@ -371,4 +386,28 @@ def test_notebook_on_a_handed_server_keeps_the_password_out(server, before, tmp_
     assert "min_duration_0" in text and "records read: file" in text
     assert executed.with_suffix(".html").exists()
     assert files_holding(tmp_path, PASSWORD) == []
+    assert state(server) == before
+
+
+@pytest.mark.integration
+@needs_root
+@pytest.mark.parametrize("destination", ["stderr", "jsonlog"])
+def test_every_file_destination_counted(server, before, tmp_path, destination):
+    study = study_mod.define(profile="smoke", server=dsn(server), destination=destination, repeats=1,
+                             query_mode="prepared", confirm=True, output_dir=str(tmp_path / "out"))
+    runs = study_mod.run(study).runs
+    logged = runs[runs["configuration"] == "min_duration_0"]
+    assert (logged["log_records_expected"] > 100).all() and (logged["log_loss"] == 0).all(), logged
+    assert state(server) == before
+
+
+@pytest.mark.integration
+@needs_root
+def test_a_failing_load_restores_everything(server, before, tmp_path, monkeypatch):
+    from conftest import fail_the_load_tool_at
+
+    fail_the_load_tool_at(monkeypatch, 3)
+    study = study_mod.define(profile="smoke", server=dsn(server), confirm=True, output_dir=str(tmp_path / "out"))
+    with pytest.raises(RuntimeError, match="injected failure"):
+        study_mod.run(study)
     assert state(server) == before

@@ -161,11 +161,12 @@ def refusals(conn: psycopg.Connection, *, settings: Mapping[str, str], destinati
 
 def missing_grants(conn: psycopg.Connection, changed: list[str], create_database: bool) -> list[str]:
     """The capture tool's grants for ``changed`` (switch, restore, reload, find the log) and the study's own: SET on
-    the settings its quiet session fixes, reading the log files, creating its database."""
+    the settings its quiet session fixes, creating its database. Reading the log through SQL
+    (pg_read_server_files) is not among them: without it a remote server's records go uncounted, and the study
+    says so rather than refusing."""
     grants = capture_pg.missing_grants(conn, changed)
     role = _role(conn)
     own = [(f"has_parameter_privilege('{p}', 'SET')", f"SET ON PARAMETER {p}") for p in QUIET_SETTINGS]
-    own.append(("pg_has_role('pg_read_server_files', 'USAGE')", "pg_read_server_files"))
     checks = ", ".join(c for c, _ in own)
     held = conn.execute(f"SELECT {checks}").fetchone()
     grants += [f"GRANT {what} TO {role};" for (_, what), ok in zip(own, held) if not ok]
