@@ -411,3 +411,29 @@ def test_a_failing_load_restores_everything(server, before, tmp_path, monkeypatc
     with pytest.raises(RuntimeError, match="injected failure"):
         study_mod.run(study)
     assert state(server) == before
+
+
+@pytest.mark.integration
+@needs_root
+def test_what_cannot_be_restored_is_said_with_the_statements(server, before, capsys):
+    from logbench.errors import SettingError
+
+    sw = own.Switcher(own.Dsn(dsn(server)), restore_timeout=1.0)
+    with pytest.raises(SettingError, match="not restored.*log_min_duration_statement"):
+        with sw:
+            sw.apply({"log_min_duration_statement": "0"})
+            pid = sw.session.conn.info.backend_pid
+
+            def refuse():
+                raise psycopg.OperationalError("the test refuses to reconnect")
+
+            sw.session.connect = refuse
+            with server.connect() as c:
+                c.execute("SELECT pg_terminate_backend(%s)", [pid])
+    err = capsys.readouterr().err
+    assert "could NOT restore" in err and "ALTER SYSTEM SET log_min_duration_statement = '250';" in err
+    assert "SELECT pg_reload_conf();" in err
+    with server.connect() as c:  # as the message says
+        c.execute("ALTER SYSTEM SET log_min_duration_statement = '250'")
+        c.execute("SELECT pg_reload_conf()")
+    assert wait_for(lambda: state(server) == before, 5)

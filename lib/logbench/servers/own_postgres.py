@@ -202,8 +202,12 @@ class Switcher:
         self.session.open()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, value, tb) -> None:
         self.restore()
+        if kind is None and not self.result.ok:
+            # a run that otherwise finished must not look finished while the server keeps the study's settings
+            raise SettingError("settings not restored (the statements that restore them are printed above): "
+                               + ", ".join(self.result.not_restored))
 
     def run(self, fn: Callable[[psycopg.Connection], object]) -> object:
         """``fn(connection)`` on the control session, reconnecting while the server can be reached again (a
@@ -259,10 +263,6 @@ class Switcher:
         finally:
             self.session.close()
             self.session = None
-
-    def pending_statements(self) -> list[str]:
-        """What restores every change made so far, to run by hand (the -v note before the first change)."""
-        return [capture_pg.restore_statement(c) + ";" for c in self.result.changes] + ["SELECT pg_reload_conf();"]
 
 
 # -- the log the server writes ---------------------------------------------------------------------------

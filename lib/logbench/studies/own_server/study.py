@@ -167,7 +167,8 @@ def start(study: OwnServerStudy, stack: contextlib.ExitStack) -> tuple[object, d
     # the destination's file exists once the baseline's settings are in effect: the log reader is chosen then
     switcher.apply(study.configuration(BASELINE).settings)
     log = own.ServerLog(switcher, study.destination, local=postmaster is not None)
-    reporter.say(f"records counted {'from the server log file here' if log.how == 'file' else 'through SQL (pg_read_binary_file)' if log.how == 'sql' else 'NOT: ' + log.why_not}")
+    reporter.say("records counted " + {"file": "from the server's log file here",
+                                       "sql": "through SQL (pg_read_binary_file)"}.get(log.how, f"NOT: {log.why_not}"))
     env = environment.collect(
         server_version=version, tools={"pgbench": pgb.version()},
         extra={"backend": "own", "server": where, "server_on_this_host": postmaster is not None,
