@@ -437,3 +437,17 @@ def test_what_cannot_be_restored_is_said_with_the_statements(server, before, cap
         c.execute("ALTER SYSTEM SET log_min_duration_statement = '250'")
         c.execute("SELECT pg_reload_conf()")
     assert wait_for(lambda: state(server) == before, 5)
+
+
+@pytest.mark.integration
+@needs_root
+def test_command_line_refuses_a_busy_server_and_says_why(server, before, tmp_path):
+    import sys
+
+    with psycopg.connect(**server.conninfo) as busy:
+        busy.execute("SELECT 1")  # open transaction: an active session
+        r = subprocess.run([sys.executable, "-m", "logbench", "run", "own_server", "-p", "profile", "smoke", "-p",
+                            "server", dsn(server), "--output-dir", str(tmp_path / "out"), "--yes"],
+                           capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "refusing, nothing was changed" in r.stderr and "max_active" in r.stderr, r.stderr
+    assert state(server) == before
