@@ -22,6 +22,7 @@ usage:
   e.g.  bash run.sh study                          # 02, standard profile (~15 min)
         bash run.sh study 04 -p clients "[1, 8]"   # another study, other parameters
         bash run.sh study -p profile smoke         # seconds: does everything work here?
+        bash run.sh study 12 -p server "host=db1 user=postgres" --yes   # on your own server (README)
 
 Every study takes -p profile smoke|standard|full, clients, repeats, duration, warmup, seed, backend
 (local|container|auto), idle_state, target_halfwidth, output_dir, and publish (False: your results stay
@@ -58,6 +59,12 @@ case "${1:-}" in
       nb=$(notebook_of "$1") || { usage; exit 2; }
       shift
     fi
+    # --yes: the study on your own server (12) may put its load on it (its parameter confirm)
+    args=()
+    for a in "$@"; do
+      if [ "$a" = --yes ]; then args+=(-p confirm True); else args+=("$a"); fi
+    done
+    set -- "${args[@]}"
     bash scripts/setup.sh
     mkdir -p results
     export PATH="$here/.venv/bin:$PATH"

@@ -37,7 +37,7 @@ def disagreements(spec) -> list[str]:
 
 
 def test_every_notebook_offers_what_its_study_declares():
-    found = [line for spec in studies.specs() for line in disagreements(spec)]
+    found = [line for spec in (*studies.specs(), *studies.user_server_specs()) for line in disagreements(spec)]
     assert not found, "notebook and study disagree:\n" + "\n".join(sorted(found))
 
 
@@ -55,7 +55,8 @@ def unpassed(spec) -> list[str]:
 
 
 def test_every_offered_parameter_reaches_define():
-    found = [line for spec in studies.specs() if spec.notebook for line in unpassed(spec)]
+    found = [line for spec in (*studies.specs(), *studies.user_server_specs()) if spec.notebook
+             for line in unpassed(spec)]
     assert not found, "offered but not passed to define():\n" + "\n".join(found)
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 from . import paths, stats
 from .design import VARIANT_SEP
 from .settings import aa_name
-from .studies import common, specs
+from .studies import common, specs, user_server_specs
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def export_html(notebook: Path) -> Path:
 
 def _spec_of_notebook(input_path: str):
     base = Path(input_path).name
-    for s in specs():
+    for s in (*specs(), *user_server_specs()):
         if s.notebook == base:
             return s
     return None
@@ -145,7 +145,7 @@ def locate(target: Path) -> Located:
     if study_json is None:
         raise LookupError(f"{target}: neither an executed notebook nor a study's output directory (no study.json)")
     described = json.loads(study_json.read_text())
-    known = {s.name for s in specs()}
+    known = {s.name for s in (*specs(), *user_server_specs())}
     name = described["name"]
     while name not in known and "_" in name:  # a part's name (instrument_series) -> its study's
         name = name.rsplit("_", 1)[0]
@@ -218,7 +218,7 @@ def answer(target: Path, *, html: Path | None = None) -> str:
     loc = locate(target)
     if html is not None:
         loc = replace(loc, html=Path(html))
-    spec = next(s for s in specs() if s.name == loc.name)
+    spec = next(s for s in (*specs(), *user_server_specs()) if s.name == loc.name)
     baseline = spec.baseline.rpartition(VARIANT_SEP)[2]
     lines = [f"== {spec.title} ({loc.name}, {loc.profile or '?'} profile"
              + (", published to data/processed" if loc.publish else "") + ")"]

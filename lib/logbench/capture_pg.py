@@ -154,13 +154,13 @@ def _is_lost(e: BaseException) -> bool:
     return isinstance(e, (psycopg.OperationalError, psycopg.InterfaceError))
 
 
-def _settings(conn: psycopg.Connection, names: list[str]) -> dict[str, str]:
+def current_settings(conn: psycopg.Connection, names: list[str]) -> dict[str, str]:
     # reset_val, not setting: the helper's session has its own log_min_duration_statement (QUIET); reset_val is
     # what the configuration gives every other session, updated by a reload as setting is where nothing SET it.
     return dict(conn.execute("SELECT name, reset_val FROM pg_settings WHERE name = ANY(%s)", [names]).fetchall())
 
 
-def _auto_conf(conn: psycopg.Connection) -> dict[str, str]:
+def auto_conf(conn: psycopg.Connection) -> dict[str, str]:
     """What ``postgresql.auto.conf`` holds now (read from the file, reloaded or not)."""
     return dict(conn.execute(
         "SELECT name, setting FROM pg_file_settings WHERE sourcefile = current_setting('data_directory') "
@@ -229,7 +229,7 @@ def check(conn: psycopg.Connection) -> None:
                        f"SYSTEM: connect as a superuser (-U postgres) or ALTER ROLE {role} SUPERUSER")
     elif superuser != "on":
         # WATCHED's values are visible to every role: the grants named are those of this server's changes
-        grants = missing_grants(conn, [c.name for c in plan(_settings(conn, WATCHED), {})[0]])
+        grants = missing_grants(conn, [c.name for c in plan(current_settings(conn, WATCHED), {})[0]])
         if grants:
             reasons.append(f"user {user!r} is not a superuser and lacks grants the capture uses (to change and "
                            "restore the logging settings, reload, and find the log files); as a superuser run:\n"
@@ -277,7 +277,7 @@ def capture(connect: Connect, seconds: float, *, verbose: bool = False, log: Cal
 
     def restore() -> None:
         try:
-            _restore(session, result, {n: current[n] for n in wanted}, say, restore_timeout, settle_timeout)
+            restore_changes(session, result, {n: current[n] for n in wanted}, say, restore_timeout, settle_timeout)
         finally:
             with contextlib.suppress(Exception):
                 result.files = written(files_before, session.run(_log_dir), folder)
@@ -306,8 +306,8 @@ def _discover(first: psycopg.Connection, result: StatementLogResult,
               say: Callable[[str], None]) -> tuple[dict[str, str], list[Change], str]:
     """The server's logging settings now (by name), the changes the capture makes, and the server's log folder;
     sets the result's format, prefix and count of overriding role/database settings, and says what it found."""
-    current = _settings(first, _DISCOVER)
-    auto = _auto_conf(first)
+    current = current_settings(first, _DISCOVER)
+    auto = auto_conf(first)
     for n in WATCHED:
         say(f"Discovering {n}={current[n]!r}" + ("" if n not in auto else " (set by ALTER SYSTEM)"))
     folder = current["log_directory"]
@@ -344,7 +344,7 @@ def _settle(session: Session[psycopg.Connection], wanted: dict[str, str], fmt: s
     """Until the reload has reached this session, and the collector writes the capture's format."""
     deadline = time.monotonic() + timeout
     while True:
-        now = session.run(lambda conn: _settings(conn, list(wanted)))
+        now = session.run(lambda conn: current_settings(conn, list(wanted)))
         opened = session.run(lambda conn: conn.execute("SELECT pg_current_logfile(%s)", [fmt]).fetchone()[0])
         if now == wanted and opened is not None:
             return
@@ -354,7 +354,7 @@ def _settle(session: Session[psycopg.Connection], wanted: dict[str, str], fmt: s
         time.sleep(0.02)
 
 
-def _restore(session: Session[psycopg.Connection], result: StatementLogResult, effective: dict[str, str],
+def restore_changes(session: Session[psycopg.Connection], result: StatementLogResult, effective: dict[str, str],
              say: Callable[[str], None], timeout: float, settle_timeout: float) -> None:
     deadline = time.monotonic() + timeout
     for c in reversed(result.changes):
@@ -376,13 +376,13 @@ def _restore(session: Session[psycopg.Connection], result: StatementLogResult, e
         return
     # Trust, but verify: the file holds what it held, and the server uses what it used before.
     try:
-        auto = session.run(_auto_conf, deadline=deadline)
+        auto = session.run(auto_conf, deadline=deadline)
         settle = time.monotonic() + settle_timeout
         names = [c.name for c in result.changes if c.name in result.restored]
-        now = session.run(lambda conn: _settings(conn, names), deadline=deadline)
+        now = session.run(lambda conn: current_settings(conn, names), deadline=deadline)
         while any(now[n] != effective[n] for n in names) and time.monotonic() < settle:
             time.sleep(0.02)
-            now = session.run(lambda conn: _settings(conn, names), deadline=deadline)
+            now = session.run(lambda conn: current_settings(conn, names), deadline=deadline)
         for c in result.changes:
             if c.name not in result.restored:
                 continue

@@ -26,20 +26,26 @@ from pathlib import Path
 import yaml
 
 from . import progress, studies
+from .capture_pg import Refused
 from .errors import ParameterError
 from .studies.declaration import Parameter, conforms, default_of, type_text
 
 PROG = "python -m logbench"
 
 
+def _specs() -> tuple:
+    # the registry's, then those run on a user's own server (outside the registry: no committed run)
+    return (*studies.specs(), *studies.user_server_specs())
+
+
 def study_names() -> list[str]:
-    return [s.name for s in studies.specs()]
+    return [s.name for s in _specs()]
 
 
 def studies_text() -> str:
-    """One line per study: name, notebook, title (the registry's order)."""
+    """One line per study: name, notebook, title (the registry's order, then the studies on a user's server)."""
     width = max(map(len, study_names()))
-    return "\n".join(f"  {s.name:<{width}}  {s.notebook:<28} {s.title}" for s in studies.specs())
+    return "\n".join(f"  {s.name:<{width}}  {s.notebook:<28} {s.title}" for s in _specs())
 
 
 def parameters(name: str) -> dict[str, Parameter]:
@@ -155,6 +161,8 @@ def _main_parser() -> argparse.ArgumentParser:
     r.add_argument("study", nargs="?")
     r.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
     r.add_argument("--output-dir")
+    # a study that puts load on a user's server asks for it (its parameter confirm)
+    r.add_argument("--yes", action="store_true")
     r.add_argument("-h", "--help", action="store_true")
     return ap
 
@@ -173,8 +181,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Inside papermill the progress lines go to a file run.sh tails; here the terminal is the place.
     os.environ.setdefault(progress.ENV, "/dev/stderr")
     try:
-        run(args.study, args.parameter, args.output_dir)
+        run(args.study, [*args.parameter, *([("confirm", "True")] if args.yes else [])], args.output_dir)
     except ParameterError as e:
         print(f"{PROG} run: {e}", file=sys.stderr)
+        return 2
+    except Refused as e:  # a user's server it must not touch: nothing was changed
+        print(f"{PROG} run: refusing, nothing was changed:\n" + "\n".join(f"  - {r}" for r in e.reasons),
+              file=sys.stderr)
         return 2
     return 0

@@ -41,18 +41,21 @@ from types import ModuleType
 
 from .common import StudySpec
 
-__all__ = ["StudySpec", "module", "sources", "spec", "specs"]
+__all__ = ["ON_USER_SERVERS", "StudySpec", "module", "sources", "spec", "specs", "user_server_specs"]
 
 # The skeleton every study shares (common re-exports its modules), not studies.
 _NOT_STUDIES = {"common", "__main__", "beside", "output", "parameters", "running", "spec", "summaries", "texts",
                 "variants"}
+# Studies run on a user's own server: no committed run, no post, no smoke run without that server, so none of the
+# registry's readers (the workflow, the paper, the findings, nbval) can take them; the answer finds them here.
+ON_USER_SERVERS = ("own_server",)
 
 
 @lru_cache(maxsize=1)
 def _modules() -> dict[str, ModuleType]:
     found = {}
     for info in pkgutil.iter_modules(__path__):
-        if info.name in _NOT_STUDIES:
+        if info.name in _NOT_STUDIES or info.name in ON_USER_SERVERS:
             continue
         mod = importlib.import_module(f"{__name__}.{info.name}")
         if isinstance(getattr(mod, "SPEC", None), StudySpec):
@@ -66,18 +69,25 @@ def specs() -> tuple[StudySpec, ...]:
     return tuple(m.SPEC for m in _modules().values())
 
 
+def user_server_specs() -> tuple[StudySpec, ...]:
+    """The specs of the studies that run on a user's own server (:data:`ON_USER_SERVERS`)."""
+    return tuple(importlib.import_module(f"{__name__}.{n}").SPEC for n in ON_USER_SERVERS)
+
+
 def spec(name: str) -> StudySpec:
     """The spec of study ``name``; KeyError naming the known ones otherwise."""
-    try:
-        return _modules()[name].SPEC
-    except KeyError:
-        raise KeyError(f"no study {name!r}; known: {', '.join(_modules())}") from None
+    return module(name).SPEC
 
 
 def module(name: str) -> ModuleType:
-    """The module (or package) of study ``name`` (its define/run/summary/findings)."""
-    spec(name)
-    return _modules()[name]
+    """The module (or package) of study ``name`` (its define/run/summary/findings), a study on a user's server
+    included."""
+    if name in ON_USER_SERVERS:
+        return importlib.import_module(f"{__name__}.{name}")
+    try:
+        return _modules()[name]
+    except KeyError:
+        raise KeyError(f"no study {name!r}; known: {', '.join((*_modules(), *ON_USER_SERVERS))}") from None
 
 
 # What a study package ships (pyproject's package-data beside its modules): an editor's swap or backup file

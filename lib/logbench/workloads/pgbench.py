@@ -67,6 +67,20 @@ def parse_output(text: str) -> dict[str, float | int | str]:
 _PROGRESS = re.compile(r"^progress: ([\d.]+) s, ([\d.]+) tps", re.MULTILINE)
 
 
+_SCRIPT = re.compile(r"^SQL script (\d+): .*?^ - (\d+) transactions", re.MULTILINE | re.DOTALL)
+
+
+def transactions_per_script(text: str, scripts: int) -> tuple[int, ...]:
+    """Each script's transactions from pgbench's summary (it reports them per script when there are several);
+    one script: all of them."""
+    if scripts == 1:
+        return (int(parse_output(text)["transactions"]),)
+    found = {int(m.group(1)): int(m.group(2)) for m in _SCRIPT.finditer(text)}
+    if sorted(found) != list(range(1, scripts + 1)):
+        raise ToolError(f"pgbench's summary lacks the transactions of its {scripts} scripts:\n{text[-1500:]}")
+    return tuple(found[i] for i in range(1, scripts + 1))
+
+
 def parse_progress(text: str) -> tuple[float, ...]:
     """tps per interval from pgbench -P lines on stderr (``progress: 3.0 s, 1234.5 tps, lat ...``)."""
     return tuple(float(m.group(2)) for m in _PROGRESS.finditer(text))
@@ -114,14 +128,22 @@ class PgbenchResult:
     wall_seconds: float
     # tps of each progress interval (pgbench -P), empty unless asked for: the noise study's time series
     progress_tps: tuple[float, ...] = ()
+    # transactions of each of the user's scripts, in their order (empty for the built-in load)
+    per_script: tuple[int, ...] = ()
 
 
 class Pgbench:
     """Drives the machine's pgbench against one server (given by libpq connection parameters)."""
 
-    def __init__(self, binary: Path, conninfo: dict[str, object]):
+    def __init__(self, binary: Path, conninfo: dict[str, object], *, scripts: tuple[tuple[str, int], ...] = (),
+                 env: dict[str, str] | None = None):
+        """``scripts``: (file, weight) pairs run instead of the built-in select-only (``-f file@weight``, with
+        ``-n``: pgbench would vacuum its own tables first); ``env``: more libpq variables for the child alone
+        (a user's PGPASSWORD, PGPASSFILE, PGSSLMODE: passed to pgbench, never written anywhere)."""
         self.binary = Path(binary)
+        self.scripts = tuple(scripts)
         self.env = {
+            **(env or {}),
             "PGHOST": str(conninfo["host"]), "PGPORT": str(conninfo["port"]),
             "PGUSER": str(conninfo["user"]), "PGDATABASE": str(conninfo["dbname"]),
             "PATH": "/usr/bin:/bin",
@@ -141,7 +163,9 @@ class Pgbench:
     def command(self, clients: int, duration: float, mode: str, *, log_prefix: Path | None = None,
                 sampling_rate: float = 0.0, progress: int = 0) -> list[str]:
         # -j follows -c as in the post; -n: the select-only test needs no vacuum.
-        argv = [str(self.binary), "-n", "-S", "-M", mode, "-c", str(clients), "-j", str(clients), "-T", str(int(duration))]
+        load = [a for f, w in self.scripts for a in ("-f", f"{f}@{w}")] if self.scripts else ["-S"]
+        argv = [str(self.binary), "-n", *load, "-M", mode, "-c", str(clients), "-j", str(clients), "-T",
+                str(int(duration))]
         if progress:
             argv += ["-P", str(int(progress))]
         if log_prefix is not None and sampling_rate > 0:
@@ -188,6 +212,7 @@ class Pgbench:
             latency_p50_ms=float(pct[0]), latency_p95_ms=float(pct[1]), latency_p99_ms=float(pct[2]),
             latency_samples=int(lat.size), initial_connection_ms=float(parsed.get("initial_connection_ms", np.nan)),
             wall_seconds=wall, progress_tps=parse_progress(stderr) if progress else (),
+            per_script=transactions_per_script(stdout, len(self.scripts)) if self.scripts else (),
         )
 
 
