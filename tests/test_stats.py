@@ -179,10 +179,77 @@ def test_runs_that_cannot_be_paired_fall_back_to_fieller():
 
     one = _blocks({"a": [90.0, 95.0], "none": [100.0]})  # one pair only
     assert paired_ratio_ci(one[one.configuration == "a"], one[one.configuration == "none"], "tps", "repeat") is None
-    twice = _blocks({"a": [90.0, 95.0, 93.0], "none": [100.0, 98.0, 99.0]}).assign(repeat=[0, 0, 1, 0, 1, 2])
-    a, b = twice[twice.configuration == "a"], twice[twice.configuration == "none"]
-    assert paired_ratio_ci(a, b, "tps", "repeat") is None  # block 0 holds two runs of one side
+    assert cell_ratio(one[one.configuration == "a"], one[one.configuration == "none"], "tps", "repeat")[1] == INDEPENDENT
+    # three runs of each side, but only block 0 holds both: one block in common is no pair to spare
+    apart = _blocks({"a": [90.0, 95.0, 93.0], "none": [100.0, 98.0, 99.0]}).assign(repeat=[0, 0, 1, 0, 2, 2])
+    a, b = apart[apart.configuration == "a"], apart[apart.configuration == "none"]
+    assert paired_ratio_ci(a, b, "tps", "repeat") is None
     assert cell_ratio(a, b, "tps", "repeat")[1] == INDEPENDENT
+
+
+def _layout_blocks() -> pd.DataFrame:
+    """Three blocks of a declared layout with baseline_runs=2, aa_runs=2: a and its two baselines per block."""
+    rows = {0: {"a": [90.0], "none": [100.0, 104.0], "none_again": [101.0, 99.0]},
+            1: {"a": [80.0], "none": [90.0, 86.0], "none_again": [88.0, 92.0]},
+            2: {"a": [86.0], "none": [95.0, 97.0], "none_again": [96.0, 93.0]}}
+    return pd.DataFrame([{"configuration": c, "clients": 1, "repeat": k, "tps": v}
+                         for k, block in rows.items() for c, vals in block.items() for v in vals])
+
+
+def test_a_block_with_two_baseline_runs_pairs_with_their_geometric_mean_on_the_blocks_degrees_of_freedom():
+    """The block's baseline is the geometric mean of its two runs; one log-ratio per block; t on blocks - 1 =
+    2 degrees of freedom (the runs of a block share its drift: they are not 6 independent pairs)."""
+    from scipy import stats as sps
+
+    from logbench.stats import PAIRED, cell_ratio
+
+    r = _layout_blocks()
+    e, how = cell_ratio(r[r.configuration == "a"], r[r.configuration == "none"], "tps", "repeat")
+    logs = [math.log(90 / math.sqrt(100 * 104)), math.log(80 / math.sqrt(90 * 86)), math.log(86 / math.sqrt(95 * 97))]
+    m = sum(logs) / 3
+    sd = math.sqrt(sum((x - m) ** 2 for x in logs) / 2)
+    half = sps.t.ppf(0.975, 2) * sd / math.sqrt(3)
+    assert how == PAIRED and e.n == 3
+    assert e.value == pytest.approx(math.exp(m), rel=1e-12)
+    assert (e.low, e.high) == (pytest.approx(math.exp(m - half), rel=1e-12), pytest.approx(math.exp(m + half), rel=1e-12))
+
+
+def test_the_aa_control_repeated_within_blocks_pairs_both_sides_by_their_block_means():
+    from scipy import stats as sps
+
+    from logbench.stats import PAIRED, cell_ratio
+
+    r = _layout_blocks()
+    e, how = cell_ratio(r[r.configuration == "none_again"], r[r.configuration == "none"], "tps", "repeat")
+    logs = [0.5 * (math.log(101 * 99) - math.log(100 * 104)), 0.5 * (math.log(88 * 92) - math.log(90 * 86)),
+            0.5 * (math.log(96 * 93) - math.log(95 * 97))]
+    m = sum(logs) / 3
+    half = sps.t.ppf(0.975, 2) * math.sqrt(sum((x - m) ** 2 for x in logs) / 2) / math.sqrt(3)
+    assert how == PAIRED and e.n == 3
+    assert (e.value, e.low, e.high) == (pytest.approx(math.exp(m), rel=1e-12), pytest.approx(math.exp(m - half), rel=1e-12),
+                                        pytest.approx(math.exp(m + half), rel=1e-12))
+
+
+def test_whole_block_drift_with_repeated_baselines_leaves_the_ratio_exact():
+    """Each block at its own speed, the baseline's two runs equal within it: the ratio is exact within blocks."""
+    from logbench.stats import PAIRED, cell_ratio
+
+    speed = [100.0, 140.0, 70.0, 120.0]
+    r = pd.DataFrame([{"configuration": c, "clients": 1, "repeat": k, "tps": f * s}
+                      for k, s in enumerate(speed) for c, f in (("a", 0.8), ("none", 1.0), ("none", 1.0))])
+    e, how = cell_ratio(r[r.configuration == "a"], r[r.configuration == "none"], "tps", "repeat")
+    assert how == PAIRED and e.n == 4
+    assert (e.value, e.low, e.high) == (pytest.approx(0.8), pytest.approx(0.8), pytest.approx(0.8))
+
+
+def test_a_summary_of_a_layout_with_two_baseline_runs_has_per_cell_intervals():
+    from logbench.stats import PAIRED, summarise
+
+    s = summarise(_layout_blocks(), by=["configuration", "clients"], baseline="none", block="repeat")
+    s = s.set_index("configuration")
+    assert s.loc["a", "ratio_method"] == PAIRED and s.loc["none_again", "ratio_method"] == PAIRED
+    assert s.loc["a", "ratio_ci_low"] < s.loc["a", "ratio"] < s.loc["a", "ratio_ci_high"]
+    assert s.loc["none", "n"] == 6 and s.loc["a", "baseline_n"] == 6
 
 
 def test_summarise_says_how_each_ratio_was_made():

@@ -11,7 +11,9 @@ says honestly when the denominator is too uncertain for a bounded interval
 In the block design every block runs every configuration once, the baseline among them, in a random order, so
 a configuration's ratio is estimated within blocks (:func:`paired_ratio_ci`): the mean of the per-block
 log-ratios with a t interval, which removes what moves a whole block (the host's drift between blocks) and
-keeps the order's randomization as the interval's justification. It narrows an interval where drift between
+keeps the order's randomization as the interval's justification. A declared block layout that runs the baseline
+(or its A/A control) more than once per block gives each block one log-ratio, of the geometric means of its runs
+(:func:`block_levels`): the blocks stay the units, so the degrees of freedom stay the blocks'. It narrows an interval where drift between
 blocks dominates and widens it where it does not (its t has n - 1 degrees of freedom, Welch's more): on study
 02's runs of 2026-11-24/25 the A/A half-width at 1 client went from 12.8 % (Fieller) to 3.9 %, on the re-run of
 the evening of 2026-11-25 the median A/A half-width of 02 went from 9.0 % to 10.7 % and of study 05 (3 blocks)
@@ -133,19 +135,39 @@ def ratio_ci(x, y, confidence: float = CONFIDENCE) -> Estimate:
 PAIRED, INDEPENDENT = "paired by block (t on log-ratios)", "Fieller (independent means)"
 
 
+def block_levels(runs: pd.DataFrame, value: str, block: str) -> pd.Series:
+    """One side's level in each block: its run's ``value``, or where a block layout repeats it (``baseline_runs``,
+    ``aa_runs`` > 1) the geometric mean of its runs there (scipy's gmean), which is the mean the log-ratio needs.
+    A single run is taken as it is rather than through exp(log(x)), so a block of one run per side gives
+    exactly the log-ratio it always has (the committed summaries stay the same to the last bit), and the blocks
+    keep the order of their first run, the order the sums over them have always run in. NaN where a repeated
+    side has a value <= 0 (no geometric mean)."""
+    def level(x: pd.Series) -> float:
+        if len(x) == 1:
+            return float(x.iloc[0])
+        x = x.to_numpy(dtype=float)
+        return float(stats.gmean(x)) if (x > 0).all() else math.nan
+
+    v = runs[[block, value]].dropna()
+    return v.groupby(block, sort=False)[value].agg(level)
+
+
 def paired_ratio_ci(cell: pd.DataFrame, ref: pd.DataFrame, value: str, block: str,
                     confidence: float = CONFIDENCE) -> Estimate | None:
-    """The ratio of ``cell``'s ``value`` to ``ref``'s within blocks: exp of the mean log-ratio of the runs that
-    share a ``block`` (one run of each side per block), with a Student-t interval; n counts the pairs. None
-    where it cannot be made (fewer than two pairs, a block holding two runs of one side, a value <= 0): the
-    caller then uses :func:`ratio_ci` on the independent means."""
-    a = cell[[block, value]].dropna()
-    b = ref[[block, value]].dropna()
-    if a[block].duplicated().any() or b[block].duplicated().any():
-        return None
-    m = a.merge(b, on=block, suffixes=("", "_ref"))
-    x, y = m[value].to_numpy(dtype=float), m[f"{value}_ref"].to_numpy(dtype=float)
-    if x.size < 2 or (x <= 0).any() or (y <= 0).any():
+    """The ratio of ``cell``'s ``value`` to ``ref``'s within blocks: exp of the mean over blocks of the log-ratio
+    of the two sides' levels in each block (:func:`block_levels`), with a Student-t interval on n - 1 degrees
+    of freedom, n counting the blocks both sides ran in. None where it cannot be made (fewer than two such
+    blocks, a value <= 0): the caller then uses :func:`ratio_ci` on the independent means.
+
+    A block holding several runs of one side (a declared block layout with ``baseline_runs`` or ``aa_runs``
+    > 1) contributes one log-ratio, of its geometric means: the blocks, not the runs, are the independent
+    units (drift is shared within a block and the order is randomized per block), so the degrees of freedom
+    are the blocks' and repeating the baseline narrows the interval only through a less noisy block level,
+    never by counting correlated runs as independent ones."""
+    m = block_levels(cell, value, block).rename("x").to_frame().join(
+        block_levels(ref, value, block).rename("y"), how="inner")
+    x, y = m["x"].to_numpy(dtype=float), m["y"].to_numpy(dtype=float)
+    if x.size < 2 or not (x > 0).all() or not (y > 0).all():
         return None
     e = mean_ci(np.log(x / y), confidence)
     return Estimate(math.exp(e.value), math.exp(e.low), math.exp(e.high), e.n)
