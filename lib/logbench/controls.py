@@ -15,10 +15,14 @@ cpuidle entries and residency per idle state (summed over CPUs), and steal time;
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 import struct
 import threading
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ParameterError
@@ -315,3 +319,145 @@ class ContextSwitches:
     @property
     def involuntary(self) -> int:
         return self._total(1)
+
+
+# -- the settle condition (issue 40) ----------------------------------------------------------------------------
+# What one run leaves behind (a syslog daemon draining its queue, the page cache a logging run dirtied being
+# written back) slows the next run, whichever arm it is: a fixed pause either wastes time or is too short. A study
+# that declares a settle condition waits, before each run counts, until the machine is back where it was before
+# the first run: Dirty + Writeback in /proc/meminfo at the reference level and the log daemons' CPU time no
+# longer advancing faster than it did then.
+
+MEMINFO = Path("/proc/meminfo")
+# The load tools here report once a second (pgbench -P 1, sysbench --report-interval=1, the switchback's seconds:
+# switchback.REPORT_INTERVAL_S): the shortest time in which what a run leaves behind is seen at all.
+LOAD_REPORT_INTERVAL_S = 1.0
+
+
+def dirty_writeback_kb(meminfo: str) -> int:
+    """Dirty + Writeback of a /proc/meminfo text, in kB: page cache not yet on disk and being written now."""
+    got = {}
+    for line in meminfo.splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("Dirty", "Writeback"):
+            got[key] = int(rest.split()[0])
+    if len(got) != 2:
+        raise ValueError(f"/proc/meminfo without Dirty and Writeback: {sorted(got)} only")
+    return got["Dirty"] + got["Writeback"]
+
+
+def read_dirty_kb(path: Path = MEMINFO) -> int:
+    return dirty_writeback_kb(Path(path).read_text())
+
+
+@dataclass(frozen=True)
+class Settle:
+    """A study's settle condition (its profile's ``"settle"``; None: no settle step, the runs follow each other
+    as they always have).
+
+    - ``limit_s``: the longest wait before a run; a run whose wait reaches it runs anyway, and its record says
+      so (``extra["settle"]["settled"]``): stopping a study because the host stays busy would lose the block.
+    - ``poll_s``: seconds between readings; the daemons' CPU rate is taken over one poll.
+    - ``dirty_tolerance_kb``: how far above the reference Dirty + Writeback may stay (the page cache never stands
+      still to the kB: the server's own checkpoints and the journal write a little all the time).
+    - ``cpu_tolerance``: the daemons' CPU seconds per second allowed above their reference rate.
+    """
+
+    limit_s: float
+    poll_s: float = 0.25
+    dirty_tolerance_kb: int = 4096
+    cpu_tolerance: float = 0.01
+
+    def __post_init__(self):
+        def number(v: object) -> bool:
+            return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+
+        if not (number(self.limit_s) and self.limit_s > 0):
+            raise ParameterError("settle.limit_s", self.limit_s, "seconds > 0")
+        if not (number(self.poll_s) and 0 < self.poll_s <= self.limit_s):
+            raise ParameterError("settle.poll_s", self.poll_s, f"seconds > 0 and <= limit_s ({self.limit_s})")
+        for name in ("dirty_tolerance_kb", "cpu_tolerance"):
+            if not (number(getattr(self, name)) and getattr(self, name) >= 0):
+                raise ParameterError(f"settle.{name}", getattr(self, name), "a number >= 0")
+
+    def check(self, report_interval_s: float = LOAD_REPORT_INTERVAL_S) -> None:
+        """ParameterError unless the limit lasts at least one report of the load tool: a shorter wait cannot
+        outlast what the previous run's last reported second left behind."""
+        if self.limit_s < report_interval_s:
+            raise ParameterError("settle.limit_s", self.limit_s,
+                                 f"seconds >= the load tool's report interval ({report_interval_s:g} s)")
+
+    def as_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+def settle_condition(declared: object) -> Settle | None:
+    """A profile's ``"settle"`` (None, a :class:`Settle` or a mapping of its fields) as a Settle."""
+    if declared is None or isinstance(declared, Settle):
+        return declared
+    if not isinstance(declared, Mapping):
+        raise ParameterError("settle", declared, "None or a mapping of limit_s, poll_s, dirty_tolerance_kb, "
+                             "cpu_tolerance")
+    unknown = set(declared) - {f.name for f in dataclasses.fields(Settle)}
+    if unknown:
+        raise ParameterError("settle", declared, "keys limit_s, poll_s, dirty_tolerance_kb, cpu_tolerance only; "
+                             "not " + ", ".join(sorted(unknown)))
+    return Settle(**declared)
+
+
+@dataclass(frozen=True)
+class SettleReference:
+    """The quiet machine a settle waits for: Dirty + Writeback (kB) and the daemons' CPU rate (s/s; NaN: no
+    daemon to watch), measured before the first run."""
+
+    dirty_kb: float
+    cpu_rate: float
+
+
+@dataclass(frozen=True)
+class Settled:
+    """One wait: how long it took, whether the condition held (False: the limit was reached), the last reading."""
+
+    seconds: float
+    settled: bool
+    dirty_kb: float
+    cpu_rate: float
+
+    def as_record(self, reference: SettleReference) -> dict[str, object]:
+        return {"settled": self.settled, "dirty_kb": self.dirty_kb, "cpu_rate": self.cpu_rate,
+                "reference_dirty_kb": reference.dirty_kb, "reference_cpu_rate": reference.cpu_rate}
+
+
+def _rate(cpu0: float, cpu1: float, dt_s: float) -> float:
+    return (cpu1 - cpu0) / dt_s if dt_s > 0 else math.nan
+
+
+def settle_reference(condition: Settle, read_dirty, read_cpu, *, clock=time.monotonic,
+                     sleep=time.sleep) -> SettleReference:
+    """The reference, read over one poll on the idle machine (servers up, no load yet). ``read_dirty``: kB;
+    ``read_cpu``: the daemons' cumulative CPU seconds (NaN: none)."""
+    t0, cpu0 = clock(), read_cpu()
+    sleep(condition.poll_s)
+    t1, cpu1 = clock(), read_cpu()
+    return SettleReference(float(read_dirty()), _rate(cpu0, cpu1, t1 - t0))
+
+
+def settle(condition: Settle, reference: SettleReference, read_dirty, read_cpu, *, clock=time.monotonic,
+           sleep=time.sleep) -> Settled:
+    """Wait until Dirty + Writeback is within ``dirty_tolerance_kb`` of the reference and the daemons' CPU rate
+    over the last poll within ``cpu_tolerance`` of theirs, or ``limit_s`` has passed. A daemon CPU reading of
+    NaN (no daemon, or the reference had none) leaves the page cache as the only condition. The first reading
+    comes one poll in: an idle daemon is one whose CPU time did not move for a while, not at one instant."""
+    t0 = clock()
+    t_prev, cpu_prev = t0, read_cpu()
+    while True:
+        sleep(condition.poll_s)
+        now, cpu = clock(), read_cpu()
+        rate = _rate(cpu_prev, cpu, now - t_prev)
+        dirty = float(read_dirty())
+        quiet_cpu = (rate != rate or reference.cpu_rate != reference.cpu_rate
+                     or rate <= reference.cpu_rate + condition.cpu_tolerance)
+        clean = dirty <= reference.dirty_kb + condition.dirty_tolerance_kb
+        if (clean and quiet_cpu) or now - t0 >= condition.limit_s:
+            return Settled(now - t0, bool(clean and quiet_cpu), dirty, rate)
+        t_prev, cpu_prev = now, cpu

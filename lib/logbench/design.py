@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import stats
-from .controls import IDLE_STATES, PLACEMENTS
+from .controls import IDLE_STATES, LOAD_REPORT_INTERVAL_S, PLACEMENTS, Settle, settle_condition
 from .errors import ParameterError
 from .settings import AA_SUFFIX, aa_name  # noqa: F401  (aa_name is part of this module's interface)
 
@@ -221,6 +221,7 @@ class Study:
     placement: str = "none"           # "none" | "split": server and load tool on separate CPUs (controls.Placement)
     publish: bool = False             # True: the committed results, written to data/processed (studies.common)
     block_layout: BlockLayout | None = None  # a declared block layout (BlockLayout); None: one run of every pair, random
+    settle: Settle | None = None      # a declared settle condition (controls.Settle); None: runs follow each other at once
 
     def __post_init__(self):
         if self.placement not in PLACEMENTS:
@@ -233,6 +234,9 @@ class Study:
             if self.block_layout.aa_runs and not self.aa_control:
                 raise ParameterError("block_layout.aa_runs", self.block_layout.aa_runs, "0 when aa_control is False")
             check_layout(self.plan(), self.baseline_map, self.block_layout)
+        if self.settle is not None:
+            object.__setattr__(self, "settle", settle_condition(self.settle))
+            self.settle.check(LOAD_REPORT_INTERVAL_S)
 
     def resolved(self) -> "Study":
         """The study as it will run: what ``define()`` leaves to the run (which backend 'auto' means,

@@ -89,6 +89,7 @@ def execute(study: Study, bench: Bench, env_id: str, *, progress: bool = True,
     try:
         with IdleState(study.idle_state) as idle, Placement(study.placement) as place:
             execution.controls = (idle, place)
+            execution.settle_reference()
             t0 = time.monotonic()
             for number, runs in _blocks(plan):
                 execution.block(number, runs)
@@ -137,6 +138,17 @@ class _Execution:
         self.warmup_blocks = max([study.warmup_blocks] + [-p.block for p in self.ran if p.block < 0])
         self.what = "starting"
         self.controls: tuple[IdleState, Placement] | None = None  # the whole execution's, set once held
+        self.settle: _Settle | None = None  # the study's settle condition with its reference, once measured
+
+    def settle_reference(self) -> None:
+        """Where a study declares a settle condition: the machine's quiet level, read now, before the first run
+        of this execution (servers up, no load), which every later wait returns to. A resumed study reads it
+        again: the machine it resumes on is the one its remaining runs must return to."""
+        if self.study.settle is None:
+            return
+        read_cpu = _daemon_cpu(self.bench)
+        ref = controls.settle_reference(self.study.settle, controls.read_dirty_kb, read_cpu)
+        self.settle = _Settle(self.study.settle, ref, read_cpu)
 
     def one(self, planned: PlannedRun) -> None:
         """Run one planned run, append its record, count it."""
@@ -144,13 +156,13 @@ class _Execution:
         idle, place = self.controls
         own = self.bench.controls_of(self.study.configuration(planned.configuration))
         if own is None:
-            run = _one(self.study, self.bench, planned, self.env_id, idle.in_force, place)
+            run = _one(self.study, self.bench, planned, self.env_id, idle.in_force, place, self.settle)
         else:
             # A study whose controls are its factors (the noise study) sets them per run, so both
             # states interleave in one schedule; each is released before the next run.
             idle_mode, placement = own
             with IdleState(idle_mode) as run_idle, Placement(placement) as run_place:
-                run = _one(self.study, self.bench, planned, self.env_id, run_idle.in_force, run_place)
+                run = _one(self.study, self.bench, planned, self.env_id, run_idle.in_force, run_place, self.settle)
         records.append(self.path, run)
         self.counter.finished()
         self.ran.append(planned)
@@ -258,8 +270,27 @@ def _write_json(path: Path, value: object, key: str | None) -> None:
     path.write_text(json.dumps(value, indent=1))
 
 
+@dataclasses.dataclass(frozen=True)
+class _Settle:
+    condition: controls.Settle
+    reference: controls.SettleReference
+    read_cpu: object  # () -> the log daemons' cumulative CPU seconds
+
+    def wait(self) -> controls.Settled:
+        return controls.settle(self.condition, self.reference, controls.read_dirty_kb, self.read_cpu)
+
+
+def _daemon_cpu(bench: Bench):
+    """The log daemons' cumulative CPU seconds (utime + stime from /proc/<pid>/stat, as the run records read
+    them): the syslog daemons and the server's own log collector where it has one (its reading is NaN without)."""
+    def read() -> float:
+        col = bench.collector_cpu()
+        return bench.logger_cpu() + (col if col == col else 0.0)
+    return read
+
+
 def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_state: str = "",
-         place: Placement | None = None) -> records.Run:
+         place: Placement | None = None, settle: _Settle | None = None) -> records.Run:
     # The A/A control reaches the bench as the baseline itself; only the record keeps its name.
     cfg = study.bench_configuration(planned.configuration)
     as_run = dataclasses.replace(planned, configuration=cfg.name)
@@ -268,6 +299,10 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
     if place is not None:
         place.pin_server(server_pid)
     sinks = bench.sinks(cfg)
+    # After the switch (a restart writes too) and before the warm-up: the wait drains what the previous run
+    # left behind, the warm-up then brings this run's own arm to its steady state (its own dirty pages
+    # included), which a wait after it would drain again and leave to the measured seconds.
+    settled = settle.wait() if settle is not None else None
     if study.warmup > 0:
         bench.warm(as_run, study.warmup)
         # The warm-up's records may still be in a syslog daemon's queue; they must not count for this run.
@@ -309,7 +344,9 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         idle_state=idle_state, cpuidle_driver=controls.cpuidle_driver(), cpuidle_usage=controls.cpuidle_usage(machine),
         steal_s=steal, server_ctx_involuntary=ctx.involuntary, server_ctx_voluntary=ctx.voluntary,
         high_steal=controls.high_steal(steal, float(machine.get("monotonic_s", secs))),
+        settle_s=settled.seconds if settled is not None else math.nan,
         extra={**m.extra, "placement": place.in_force if place is not None else "none",
+               **({"settle": settled.as_record(settle.reference)} if settled is not None else {}),
                **({"logger_cpu_s_by_daemon": parts} if parts else {}),
                **({"collector_cpu_s": col_cpu} if not math.isnan(col_cpu) else {}),
                **({"collector_ctx_voluntary": col_vol, "collector_ctx_involuntary": col_invol}

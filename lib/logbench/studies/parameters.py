@@ -58,6 +58,8 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
     # a block layout is the study's declaration (its profile's "block_layout"), not a parameter a user passes;
     # not "layout", which is study 02's switchback window layout
     layout = design.block_layout(profiles[profile].get("block_layout"))
+    # so is a settle condition (its profile's "settle"); without one the runs follow each other as they always have
+    settle = design.settle_condition(profiles[profile].get("settle"))
     return dict(
         name=name, engine=spec.engine, profile=profile,
         clients=params.int_list("clients", d("clients", clients)),
@@ -71,6 +73,7 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
         publish=publish,
         **controls,
         **({"block_layout": layout} if layout is not None else {}),
+        **({"settle": settle} if settle is not None else {}),
     )
 
 
