@@ -158,3 +158,23 @@ def test_without_a_settle_condition_runs_record_none_and_old_records_load(tmp_pa
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "runs.jsonl").write_text(json.dumps(old) + "\n")
     assert math.isnan(records.load(tmp_path / "old" / "runs.jsonl")["settle_s"].iloc[0])
+
+
+@pytest.mark.integration
+def test_a_real_smoke_study_with_settle_on_records_each_runs_wait(tmp_path):
+    """A real PostgreSQL writing stderr through its log collector: every run waited, within the limit, and says
+    whether the page cache and the collector came back to the level read before the first run."""
+    import dataclasses
+
+    from logbench.studies import pg_destinations as study_mod
+
+    study = study_mod.define(profile="smoke", destinations=["stderr"], clients=[1], repeats=1, backend="local",
+                             output_dir=tmp_path)
+    study = dataclasses.replace(study, settle=Settle(limit_s=10, poll_s=0.25))
+    runs = study_mod.run(study, progress=False).runs
+    assert len(runs) and runs["settle_s"].between(0.25 - 1e-9, 10 + 0.25 + 1).all()
+    for e in runs["extra"]:
+        assert isinstance(e["settle"]["settled"], bool) and e["settle"]["reference_dirty_kb"] >= 0
+    # the record on disk carries it too (a new field, for these new runs)
+    first = json.loads((tmp_path / "runs.jsonl").read_text().splitlines()[0])
+    assert first["settle_s"] == runs["settle_s"].iloc[0]
