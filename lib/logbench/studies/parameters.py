@@ -56,7 +56,10 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
     # A named profile's runs are a study of their own in the records and the processed files (common.stem).
     name = stem(spec.name, profile)
     # a block layout is the study's declaration (its profile's "layout"), not a parameter a user passes
-    layout = design.block_layout(profiles[profile].get("layout"))
+    declared = profiles[profile].get("layout")
+    # a text "layout" is the switchback design's (its windows' order: switchback.design.LAYOUTS), read from the
+    # profile by the engine's switchback fields; only a mapping declares a block layout
+    layout = design.block_layout(None if isinstance(declared, str) else declared)
     return dict(
         name=name, engine=spec.engine, profile=profile,
         clients=params.int_list("clients", d("clients", clients)),
