@@ -221,6 +221,9 @@ class Study:
     placement: str = "none"           # "none" | "split": server and load tool on separate CPUs (controls.Placement)
     publish: bool = False             # True: the committed results, written to data/processed (studies.common)
     layout: BlockLayout | None = None  # a declared block layout (BlockLayout); None: one run of every pair, random
+    # a finished run to render instead of measuring: None (measure), "committed", or a run directory
+    # (studies.recorded; the run then starts nothing)
+    recorded: str | None = None
 
     def __post_init__(self):
         if self.placement not in PLACEMENTS:

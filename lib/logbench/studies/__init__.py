@@ -44,8 +44,8 @@ from .common import StudySpec
 __all__ = ["StudySpec", "module", "sources", "spec", "specs"]
 
 # The skeleton every study shares (common re-exports its modules), not studies.
-_NOT_STUDIES = {"common", "__main__", "beside", "output", "parameters", "running", "spec", "summaries", "texts",
-                "variants"}
+_NOT_STUDIES = {"common", "__main__", "beside", "output", "parameters", "recorded", "running", "spec", "summaries",
+                "texts", "variants"}
 
 
 @lru_cache(maxsize=1)
