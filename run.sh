@@ -26,7 +26,8 @@ usage:
 
 Every study takes -p profile smoke|standard|full, clients, repeats, duration, warmup, seed, backend
 (local|container|auto), idle_state, target_halfwidth, output_dir, and publish (False: your results stay
-under results/; True only for the committed reference run, into data/processed/). Studies and their
+under results/; True only for the committed reference run, into data/processed/); where a notebook offers it,
+recorded (committed, or a run directory: render that run, measure nothing). Studies and their
 own parameters (all of them, with units and allowed values: .venv/bin/papermill --help-notebook NOTEBOOK):
 TXT
   local py=python3

@@ -134,3 +134,13 @@ def test_a_profile_declares_the_layout(tmp_path):
     assert fields["block_layout"] == BlockLayout(2, 1, "williams")
     del profiles["smoke"]["block_layout"]
     assert "block_layout" not in parameters.study_fields(s, "smoke", profiles, output_dir=tmp_path)
+
+
+def test_every_committed_run_defines_with_its_profile():
+    """A switchback profile's "layout" is text (its windows' order, "permutation"): no block layout, no error; the
+    committed runs of the versions and switchback profiles define as they did before block layouts."""
+    from logbench import jobs, studies
+
+    for run in jobs.committed_runs():
+        study = studies.module(run.study).define(**{k: v for k, v in run.parameters.items() if k != "publish"})
+        assert getattr(study, "block_layout", None) is None, run.stem

@@ -21,7 +21,8 @@ def disagreements(spec) -> list[str]:
     declared = studies.module(spec.name).define.declaration.offered()
     cell = papermill.inspect_notebook(str(paths.NOTEBOOKS / spec.notebook))
     nb = spec.notebook
-    out = [f"{nb}: does not offer {n} (define() takes it)" for n in declared if n not in cell]
+    optional = studies.module(spec.name).define.declaration.optional
+    out = [f"{nb}: does not offer {n} (define() takes it)" for n in declared if n not in cell and n not in optional]
     for name, found in cell.items():
         p = declared.get(name)
         if p is None:
@@ -50,8 +51,11 @@ def unpassed(spec) -> list[str]:
     calls = [c for c in ast.walk(ast.parse(code)) if isinstance(c, ast.Call)
              and getattr(c.func, "attr", None) == "define"]
     passed = {k.arg for k in calls[0].keywords if isinstance(k.value, ast.Name) and k.value.id == k.arg}
+    cell = papermill.inspect_notebook(str(paths.NOTEBOOKS / spec.notebook))
+    # an optional parameter the cell leaves out is not there to pass (define()'s default holds)
     return [f"{spec.notebook}: {n}" for n in declaration.offered()
-            if n not in declaration.notebook_only and n not in passed]
+            if n not in declaration.notebook_only and n not in passed
+            and not (n in declaration.optional and n not in cell)]
 
 
 def test_every_offered_parameter_reaches_define():

@@ -135,7 +135,7 @@ def _bench(study):
     return NoisyBench({c.name: 1000.0 for c in study.planned_configurations}, {})
 
 
-def test_the_runner_waits_before_each_run_and_records_settle_s(tmp_path, monkeypatch):
+def test_the_runner_waits_before_each_run_and_records_quiet_s(tmp_path, monkeypatch):
     from test_layout_schedule import _study
 
     # every run leaves 50 MB dirty that one poll later is written back
@@ -143,7 +143,7 @@ def test_the_runner_waits_before_each_run_and_records_settle_s(tmp_path, monkeyp
     monkeypatch.setattr(controls, "read_dirty_kb", lambda: next(levels))
     study = _study(tmp_path, clients=(1,), repeats=2, settle={"limit_s": 3, "poll_s": 0.01})
     runs = runner.execute(study, _bench(study), "env")
-    assert len(runs) == len(study.plan()) and (runs["settle_s"] >= 0.01).all() and (runs["settle_s"] < 3).all()
+    assert len(runs) == len(study.plan()) and (runs["quiet_s"] >= 0.01).all() and (runs["quiet_s"] < 3).all()
     assert all(e["settle"]["settled"] and e["settle"]["reference_dirty_kb"] == 0 for e in runs["extra"])
 
 
@@ -152,12 +152,12 @@ def test_without_a_settle_condition_runs_record_none_and_old_records_load(tmp_pa
 
     study = _study(tmp_path, clients=(1,), repeats=1)
     runs = runner.execute(study, _bench(study), "env")
-    assert runs["settle_s"].isna().all() and not any("settle" in e for e in runs["extra"])
+    assert runs["quiet_s"].isna().all() and not any("settle" in e for e in runs["extra"])
     old = {k: v for k, v in json.loads((tmp_path / "runs.jsonl").read_text().splitlines()[0]).items()
-           if k != "settle_s"}
+           if k != "quiet_s"}
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "runs.jsonl").write_text(json.dumps(old) + "\n")
-    assert math.isnan(records.load(tmp_path / "old" / "runs.jsonl")["settle_s"].iloc[0])
+    assert math.isnan(records.load(tmp_path / "old" / "runs.jsonl")["quiet_s"].iloc[0])
 
 
 @pytest.mark.integration
@@ -172,9 +172,9 @@ def test_a_real_smoke_study_with_settle_on_records_each_runs_wait(tmp_path):
                              output_dir=tmp_path)
     study = dataclasses.replace(study, settle=Settle(limit_s=10, poll_s=0.25))
     runs = study_mod.run(study, progress=False).runs
-    assert len(runs) and runs["settle_s"].between(0.25 - 1e-9, 10 + 0.25 + 1).all()
+    assert len(runs) and runs["quiet_s"].between(0.25 - 1e-9, 10 + 0.25 + 1).all()
     for e in runs["extra"]:
         assert isinstance(e["settle"]["settled"], bool) and e["settle"]["reference_dirty_kb"] >= 0
     # the record on disk carries it too (a new field, for these new runs)
     first = json.loads((tmp_path / "runs.jsonl").read_text().splitlines()[0])
-    assert first["settle_s"] == runs["settle_s"].iloc[0]
+    assert first["quiet_s"] == runs["quiet_s"].iloc[0]

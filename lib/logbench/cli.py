@@ -29,6 +29,7 @@ from . import progress, studies
 from .capture_pg import Refused
 from .errors import ParameterError
 from .studies.declaration import Parameter, conforms, default_of, type_text
+from .studies.parameters import HELP
 
 PROG = "python -m logbench"
 
@@ -76,8 +77,8 @@ def study_help(name: str) -> str:
              f"{spec.title} (notebook {spec.notebook}). Parameters (None: the profile's value):", ""]
     for n, p in parameters(name).items():
         lines.append(f"  {n} ({type_text(p.type)}, default {default_of(p, spec)!r})")
-        if helps.get(n):
-            lines.append(f"      {helps[n]}")
+        if helps.get(n) or HELP.get(n):
+            lines.append(f"      {helps.get(n) or HELP[n]}")
     lines += ["", "--output-dir DIR is -p output_dir DIR: the run's raw records; its processed tables go to "
               "DIR/processed unless processed_dir says otherwise."]
     return "\n".join(lines)
@@ -145,8 +146,12 @@ def run(name: str, pairs: Sequence[Sequence[str]] = (), output_dir: str | None =
     study = module.define(**given(name, pairs, output_dir))
     t0 = time.monotonic()
     result = module.run(study)
-    print(f"{name} ({study.profile} profile) measured in {progress.duration(time.monotonic() - t0)}\n"
-          f"  raw records       {_listing(run_directory(study))}\n"
+    recorded = getattr(study, "recorded", None)
+    # a render measured nothing: its records are the finished run's, as run_study loaded them
+    raw = getattr(result, "study", study) if recorded is not None else study
+    print(f"{name} ({study.profile} profile) {'rendered from ' + recorded if recorded else 'measured'} in "
+          f"{progress.duration(time.monotonic() - t0)}\n"
+          f"  raw records       {_listing(run_directory(raw))}\n"
           f"  processed tables  {_listing(study.processed_dir)}")
     return result
 

@@ -222,6 +222,9 @@ class Study:
     publish: bool = False             # True: the committed results, written to data/processed (studies.common)
     block_layout: BlockLayout | None = None  # a declared block layout (BlockLayout); None: one run of every pair, random
     settle: Settle | None = None      # a declared settle condition (controls.Settle); None: runs follow each other at once
+    # a finished run to render instead of measuring: None (measure), "committed", or a run directory
+    # (studies.recorded; the run then starts nothing)
+    recorded: str | None = None
 
     def __post_init__(self):
         if self.placement not in PLACEMENTS:

@@ -50,6 +50,17 @@ class StudyRun:
         return studies.sources(self.study)
 
     @property
+    def renders(self) -> bool:
+        """Whether its notebook offers ``recorded`` (logbench.studies.recorded): it can be rendered from the
+        committed run instead of measured (the workflow's ``rendered`` target)."""
+        import re
+
+        nb = json.loads((paths.NOTEBOOKS / self.notebook).read_text())
+        cell = next((c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+        # the cell's own declaration, as papermill reads it: a line "recorded: ... = ..." or "recorded = ..."
+        return cell is not None and re.search(r"^recorded\s*[:=]", "".join(cell["source"]), re.M) is not None
+
+    @property
     def committed_notebook(self) -> Path:
         """Where the executed notebook of a committed run is kept: the notebook itself for the main run,
         ``notebooks/runs/<notebook stem>.<profile>.ipynb`` for an extra one (a record, not under nbval)."""

@@ -81,7 +81,8 @@ class Run:
     server_ctx_involuntary: int = -1  # the server's process tree, during the run; -1: not recorded
     server_ctx_voluntary: int = -1
     high_steal: bool = False  # steal above controls.HIGH_STEAL_FRACTION: flagged and shown, never dropped
-    settle_s: float = float("nan")  # seconds waited for the study's settle condition before the run; NaN: none declared
+    quiet_s: float = float("nan")  # seconds waited for the study's declared settle condition before the run; NaN: none
+    # declared (not "settle_s": MariaDB's records already name their purge-history wait so)
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> str:

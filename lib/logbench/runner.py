@@ -344,7 +344,7 @@ def _one(study: Study, bench: Bench, planned: PlannedRun, env_id: str, idle_stat
         idle_state=idle_state, cpuidle_driver=controls.cpuidle_driver(), cpuidle_usage=controls.cpuidle_usage(machine),
         steal_s=steal, server_ctx_involuntary=ctx.involuntary, server_ctx_voluntary=ctx.voluntary,
         high_steal=controls.high_steal(steal, float(machine.get("monotonic_s", secs))),
-        settle_s=settled.seconds if settled is not None else math.nan,
+        quiet_s=settled.seconds if settled is not None else math.nan,
         extra={**m.extra, "placement": place.in_force if place is not None else "none",
                **({"settle": settled.as_record(settle.reference)} if settled is not None else {}),
                **({"logger_cpu_s_by_daemon": parts} if parts else {}),

@@ -12,7 +12,7 @@ from pathlib import Path
 from . import module, specs
 
 # Parameters every study notebook has besides SHARED: named once in the usage text, not per study.
-COMMON_PARAMETERS = ("profile", "backend", "image", "output_dir", "processed_dir", "publish", "seed")
+COMMON_PARAMETERS = ("profile", "backend", "image", "output_dir", "processed_dir", "publish", "seed", "recorded")
 
 
 def own_parameters(name: str) -> list[str]:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .parameters import LIBRARY_ONLY, SHARED, shared_parameters
+from .parameters import LIBRARY_ONLY, NOTEBOOK_OPTIONAL, SHARED, shared_parameters
 from .spec import StudySpec
 
 @dataclass(frozen=True)
@@ -44,6 +44,8 @@ class Declaration:
     notebook_only: Mapping[str, Parameter] = field(default_factory=dict)
     # PROFILES keys that are no parameter: a profile's fixed values (no one sets them)
     settings: frozenset[str] = frozenset()
+    # offered parameters a notebook may leave out (parameters.NOTEBOOK_OPTIONAL): define()'s default then holds
+    optional: frozenset[str] = frozenset()
 
     def offered(self) -> dict[str, Parameter]:
         """The parameters the study's notebook is to declare in its parameters cell."""
@@ -68,7 +70,7 @@ def declare(profiles: Mapping[str, Mapping[str, object]], *, hidden: tuple[str, 
         library_only = {n for n in LIBRARY_ONLY if n in found and found[n].shared}
         decl = Declaration(
             study=define.__module__, parameters=found, hidden=frozenset(hidden) | library_only,
-            settings=frozenset(settings),
+            settings=frozenset(settings), optional=frozenset(n for n in NOTEBOOK_OPTIONAL if n in found),
             notebook_only={n: Parameter(n, t, d) for n, (t, d) in (notebook_only or {}).items()})
         check(decl, profiles)
         define.declaration = decl

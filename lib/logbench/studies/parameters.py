@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import design, params
 from ..errors import ParameterError
+from . import recorded as recorded_run
 from .output import output_path, processed_path, stem
 from .spec import StudySpec
 
@@ -34,13 +35,15 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
                  processed_dir: str | Path | None = None, publish: bool = False, idle_state: str | None = None,
                  aa_control: bool | None = None, target_halfwidth: float | str | None = None,
                  time_budget_s: float | None = None, max_repeats: int | None = None, placement: str | None = None,
-                 **unknown: object) -> dict[str, object]:
+                 recorded: str | None = None, **unknown: object) -> dict[str, object]:
     """The :class:`~logbench.design.Study` fields every study shares, checked (ParameterError otherwise).
 
     ``whole_seconds``: duration and warm-up are whole seconds (the load tool takes no fractions).
     The noise controls and adaptive repeats (None: the profile's value) are checked by the Study itself.
     Its signature declares the shared parameters (names, types, defaults: :func:`shared_parameters`).
     ``publish``: True only for the committed results (writes data/processed, see :func:`processed_path`).
+    ``recorded``: None to measure; "committed" or a run directory to render that finished run instead
+    (:mod:`.recorded`: nothing starts, the processed tables come from its records).
     """
     if unknown:
         name = sorted(unknown)[0]
@@ -71,6 +74,7 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
         output_dir=(out := output_path(name, profile, output_dir)),
         processed_dir=processed_path(profile, processed_dir, publish=publish, output_dir=out),
         publish=publish,
+        recorded=recorded_run.check(recorded),
         **controls,
         **({"block_layout": layout} if layout is not None else {}),
         **({"settle": settle} if settle is not None else {}),
@@ -94,3 +98,10 @@ SHARED = tuple(shared_parameters())
 # Shared parameters define() takes that no notebook offers: hooks for tests and for code that builds a study
 # (instrument's series runs without the A/A control; tests/test_adaptive.py's warm-up blocks).
 LIBRARY_ONLY = ("warmup_blocks", "aa_control")
+# Shared parameters a notebook may leave out of its parameters cell (define()'s default then holds): ``recorded``
+# goes into a committed notebook only with a test that its render from the committed tables reproduces them
+# (tests/test_recorded.py), since a code-cell edit makes the workflow re-run the study.
+NOTEBOOK_OPTIONAL = ("recorded",)
+# The help of a shared parameter that a notebook's cell may not carry (its comment is the help elsewhere: cli).
+HELP = {"recorded": 'None: measure; "committed": render the committed run from data/processed instead (nothing '
+                    'starts); or a run directory (runs.jsonl, environment.json) to render that run'}

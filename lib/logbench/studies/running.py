@@ -51,6 +51,8 @@ def run_study(study: Study, start: Callable[[Study, contextlib.ExitStack], tuple
     """
     from .. import progress as channel
 
+    if getattr(study, "recorded", None) is not None:
+        return render(study, tables)
     study = study.resolved()
     reporter = channel.Reporter(study.name)
     with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
@@ -66,6 +68,10 @@ def run_study(study: Study, start: Callable[[Study, contextlib.ExitStack], tuple
     result = StudyResult(study, runs, env, tuple(switches))
     if study.processed_dir is not None:
         records.write_processed(study.name, Path(study.processed_dir), env, tables(result))
+        if study.publish:
+            from .recorded import keep
+
+            keep(study, Path(study.processed_dir))
         reporter.say(f"processed tables in {study.processed_dir}")
     return result
 
@@ -92,3 +98,29 @@ def first_environment(env: Mapping) -> Mapping:
     (its cores, its tools, a default environment id) is the same in each."""
     return next(iter(_environments(env).values()))
 
+
+
+def render(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFrame]]) -> StudyResult:
+    """:func:`run_study` without the measurement: the finished run ``study.recorded`` names (a run directory, or
+    "committed": the committed run of its stem) loaded as the run would have handed it over, its processed tables
+    written as a run writes them. A committed render never writes over the committed tables from the rounded numbers
+    of their runs table: only a committed run that kept its records (recorded.keep) is rendered onto them again."""
+    import copy
+
+    from .. import paths
+    from . import recorded
+
+    directory = recorded.source(study)
+    runs, env, switches = recorded.load(directory)
+    # what reads the run directory (a switchback run's pilot.json) finds the recorded one
+    study = copy.copy(study)
+    object.__setattr__(study, "output_dir", directory)
+    result = StudyResult(study, runs, env, switches)
+    onto_rounded = (study.recorded == recorded.COMMITTED and study.processed_dir is not None
+                    and Path(study.processed_dir).resolve() == paths.PROCESSED.resolve()
+                    and not (paths.PROCESSED / f"{study.name}_{recorded.KEPT}").is_file())
+    if study.processed_dir is not None and not onto_rounded:
+        records.write_processed(study.name, Path(study.processed_dir), env, tables(result))
+        if study.publish:
+            recorded.keep(study, Path(study.processed_dir))
+    return result

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ToolError
+from ..errors import ParameterError, ToolError
+from .workload import SELECT_ONLY, Workload
 
 QUERY_MODES = ("simple", "prepared")
 # Statement-log records the select-only script produces with log_min_duration_statement = 0:
@@ -34,7 +35,7 @@ SETUP_STATEMENTS = 2
 
 def expected_records(mode: str, transactions: int, clients: int) -> int:
     """Statement records a fully logged run of the select-only script writes (counted exactly, tested)."""
-    return transactions * RECORDS_PER_TRANSACTION[mode] + clients * RECORDS_PER_CONNECTION[mode]
+    return Workload.pgbench(SELECT_ONLY, mode).records(transactions, clients)
 
 _PATTERNS = {
     "transactions": r"number of transactions actually processed:\s+(\d+)",
@@ -161,11 +162,16 @@ class Pgbench:
         return time.perf_counter() - t0
 
     def command(self, clients: int, duration: float, mode: str, *, log_prefix: Path | None = None,
-                sampling_rate: float = 0.0, progress: int = 0) -> list[str]:
+                sampling_rate: float = 0.0, progress: int = 0, workload: Workload | None = None) -> list[str]:
+        """``workload``: the script (default: the select-only built-in, pgbench -S) over protocol ``mode``."""
+        w = workload or Workload.pgbench(SELECT_ONLY, mode)
+        if w.protocol != mode:
+            raise ParameterError("workload.protocol", w.protocol, f"{mode!r}, the run's query mode")
         # -j follows -c as in the post; -n: the select-only test needs no vacuum.
-        load = [a for f, w in self.scripts for a in ("-f", f"{f}@{w}")] if self.scripts else ["-S"]
-        argv = [str(self.binary), "-n", *load, "-M", mode, "-c", str(clients), "-j", str(clients), "-T",
-                str(int(duration))]
+        # a user's scripts (file@weight) where given, else the workload's (the select-only built-in: pgbench -S)
+        load = [a for f, weight in self.scripts for a in ("-f", f"{f}@{weight}")] if self.scripts else w.script_args()
+        argv = [str(self.binary), "-n", *load, "-M", mode, "-c", str(clients), "-j", str(clients),
+                "-T", str(int(duration))]
         if progress:
             argv += ["-P", str(int(progress))]
         if log_prefix is not None and sampling_rate > 0:

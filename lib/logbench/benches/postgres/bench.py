@@ -15,6 +15,7 @@ from ...servers import postgres as pgserver
 from ...servers.syslog import SyslogPair
 from ...settings import Configuration
 from ...workloads.pgbench import Pgbench
+from ...workloads.workload import SELECT_ONLY, Workload
 from ..backend import filesystem_of
 from .destinations import _MARK, STDERR_DIRECT, STDERR_DIRECT_SINK
 from .study import PgStudy
@@ -23,7 +24,7 @@ class PgBench(Bench):
     """The PostgreSQL half of the runner's loop (see :class:`logbench.runner.Bench`)."""
 
     engine = "postgresql"
-    workload = "pgbench -S"
+    workload = Workload.pgbench(SELECT_ONLY).label  # "pgbench -S", as every run recorded it
     # pgbench -P interval (s) of measured runs; 0: none. The noise study's per-second series.
     progress = 0
 
