@@ -178,9 +178,10 @@ def test_the_postmaster_killed_mid_run_fails_the_study_clearly(tmp_path):
 
 def test_the_private_rsyslog_killed_mid_run_shows_as_loss_or_fails(tmp_path):
     """The local rsyslogd killed: PostgreSQL's syslog() then goes nowhere. Never a hang, never a
-    complete-looking run: every later run with a syslog destination records loss, or the study fails. 2 s runs:
-    a dead daemon receives nothing however long a run is, and the nine runs after the kill are this test's time."""
-    study = Study(tmp_path, repeats=2)
+    complete-looking run: every later run with a syslog destination records loss, or the study fails. 1 s runs (the
+    smoke profile's): a dead daemon receives nothing however long a run is, and the nine runs after the kill are
+    this test's time."""
+    study = Study(tmp_path, repeats=2, duration=1)
     try:
         t0 = time.monotonic()
         study.daemon("rsyslog-local.conf").kill()
@@ -199,9 +200,9 @@ def test_the_private_rsyslog_killed_mid_run_shows_as_loss_or_fails(tmp_path):
 def test_a_study_stopped_by_ctrl_c_resumes_where_it_stopped(tmp_path):
     """Ctrl-C (SIGINT to papermill's process group, as a terminal sends it) stops the study and leaves nothing
     (stop_and_check); run again with the same output_dir: the same schedule, the recorded runs skipped, the rest
-    run; other parameters are refused, saying what differs. 2 blocks of 2 s runs: the resume, not the runs, is
-    tested."""
-    study = Study(tmp_path, repeats=2)
+    run; other parameters are refused, saying what differs. 2 blocks of 1 s runs (the smoke profile's): the
+    resume, not the runs, is tested."""
+    study = Study(tmp_path, repeats=2, duration=1)
     try:
         stop_and_check(study, "ctrl-c")
     finally:
@@ -209,7 +210,7 @@ def test_a_study_stopped_by_ctrl_c_resumes_where_it_stopped(tmp_path):
     before = study.runs()
     schedule = json.loads((study.out / "plan.json").read_text())
     assert 0 < len(before) < len(schedule)
-    other = subprocess.run(argv(tmp_path, repeats=3), env=ENV, capture_output=True, text=True,
+    other = subprocess.run(argv(tmp_path, repeats=3, duration=1), env=ENV, capture_output=True, text=True,
                            timeout=600)
     assert other.returncode != 0 and "repeats: 2 recorded, 3 now" in other.stdout + other.stderr
     again = subprocess.run(study.argv, env=ENV, capture_output=True, text=True, timeout=600)

@@ -59,8 +59,11 @@ def _snakemake(work) -> list[str]:
             # the runs and their gathering; the findings and the paper on them are checked below, in-process
             # (tests/test_workflow.py runs the findings notebook and the paper through the workflow)
             *(f"results/smoke/processed/{name}.csv" for name in STUDIES),
-            # a small cluster answers at once: the plugin's first status check after 5 s, not 40
-            "--slurm-init-seconds-before-status-checks", "5", "--keep-going",
+            # a small cluster answers at once: the plugin's first status check after 1 s, not 40. The plugin waits
+            # 10 s longer after each check that finds no job finished and goes back to this after one that does:
+            # a job's end is seen ~10-20 s after it ends (5 s here saw the resumed job 45 s after its submission,
+            # 1 s sees it at 33 s; the jobs end ~25 s after submission)
+            "--slurm-init-seconds-before-status-checks", "1", "--keep-going",
             "--config", "profile=smoke", "studies=[" + ", ".join(STUDIES) + "]", "hosts=[" + ", ".join(HOSTS) + "]",
             "host_resources={" + ", ".join(f"{h}: {{slurm_partition: {p}}}" for h, (p, _) in HOSTS.items()) + "}",
             # one logging configuration each beside the baseline: the machinery is under test here, not the
