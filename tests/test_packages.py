@@ -78,6 +78,7 @@ PROGRAMS = {
     "postgres": (lambda: _pg("postgres"), "servers/postgres.py: the local PostgreSQL server"),
     "initdb": (lambda: _pg("initdb"), "servers/postgres.py: the data directory"),
     "pgbench": (lambda: _pg("pgbench"), "workloads/pgbench.py: the PostgreSQL load"),
+    "pg_basebackup": (lambda: _pg("pg_basebackup"), "test_own_server.py: a standby, refused"),
     "pg_test_timing": (lambda: _pg("pg_test_timing"), "environment.py: timer overhead in the environment record"),
     "mariadbd": (_mariadbd, "servers/mariadb.py: the local MariaDB server"),
     "mariadb-install-db": (_install_db, "servers/mariadb.py: the data directory"),
