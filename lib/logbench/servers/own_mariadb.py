@@ -27,6 +27,7 @@ import contextlib
 import datetime as dt
 import os
 import posixpath
+import re
 import shlex
 import time
 from collections.abc import Callable, Mapping
@@ -184,8 +185,9 @@ def refusals(conn: pymysql.Connection, *, max_active: int, create_database: str 
                            "or a staging copy")
     except pymysql.MySQLError as e:
         if e.args and e.args[0] in ER_ACCESS:
-            grants.append(f"GRANT {'SLAVE MONITOR' if kind == 'mariadb' and version >= '10.5' else 'REPLICATION CLIENT'}"
-                          f" ON *.* TO {account};")
+            # MariaDB 10.5 split the privilege SHOW SLAVE STATUS needs out of REPLICATION CLIENT
+            split = kind == "mariadb" and tuple(int(x) for x in re.findall(r"\d+", version)[:2]) >= (10, 5)
+            grants.append(f"GRANT {'SLAVE MONITOR' if split else 'REPLICATION CLIENT'} ON *.* TO {account};")
         else:
             raise
     held = {r[0].upper() for r in query(conn, "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES "
@@ -217,7 +219,9 @@ def refusals(conn: pymysql.Connection, *, max_active: int, create_database: str 
                                             [database]):
         reasons.append(f"database {database!r} does not exist on this server (or this user cannot see it)")
     if grants:
-        has = [r[0] for r in query(conn, "SHOW GRANTS")]
+        # SHOW GRANTS carries the password's hash: not a password, yet no business of a message that may be kept
+        has = [re.sub(r"\s+IDENTIFIED\s+(BY|VIA|WITH)\b.*$", "", r[0], flags=re.I | re.S)
+               for r in query(conn, "SHOW GRANTS")]
         reasons.append(f"user {account} lacks privileges the study uses (to switch and restore the logging settings, "
                        "see every session, read mysql.slow_log, create its database); it holds:\n"
                        + "\n".join(f"      {g};" for g in has) + "\n    as an administrator run:\n"
