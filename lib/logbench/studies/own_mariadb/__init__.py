@@ -13,13 +13,14 @@ Every variable it changed is restored (the capture tool's restore), also on Ctrl
 connection.
 
 Not in the registry of the suite's studies, like study 12 (``own_server``); its analysis is the one they share
-(:mod:`logbench.studies.on_user_server`). ``spec`` <- ``study``.
+(:mod:`logbench.studies.on_user_server`). ``spec`` <- ``analysis`` <- ``study``.
 """
 
 from __future__ import annotations
 
+from .analysis import processed_tables, records_per_transaction, summary, switch_delays
 from .spec import ARMS, BASELINE, BUILTIN_DB, NAME, PROFILES, SPEC, OwnMariaDBStudy
-from .study import arm_settings, define, load_text, processed_tables, run, start
+from .study import arm_settings, define, load_text, run, start
 
 __all__ = ["ARMS", "BASELINE", "BUILTIN_DB", "NAME", "PROFILES", "SPEC", "OwnMariaDBStudy", "arm_settings", "define",
-           "load_text", "processed_tables", "run", "start"]
+           "load_text", "processed_tables", "records_per_transaction", "run", "start", "summary", "switch_delays"]

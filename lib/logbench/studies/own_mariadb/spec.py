@@ -69,7 +69,7 @@ class OwnMariaDBStudy(Study):
 
 SPEC = common.StudySpec(
     name=NAME, engine="mariadb", title="Logging on your own MariaDB/MySQL", post="", baseline=BASELINE,
-    notebook="12_own_server.ipynb", seed=20261128, committed={}, smoke=(), measures_logging=True, paper_order=121)
+    notebook="13_own_mariadb.ipynb", seed=20261128, committed={}, smoke=(), measures_logging=True, paper_order=121)
 
 __all__ = ["ARMS", "BASELINE", "BUILTIN_DB", "BUILTIN_TEST", "DESTINATIONS", "NAME", "OFF", "PROFILES", "SPEC",
            "OwnMariaDBStudy"]

@@ -16,6 +16,7 @@ from ...servers import own_mariadb as own
 from ...settings import Configuration, Settings
 from ...workloads.sysbench import sysbench_binary
 from .. import common, on_user_server
+from .analysis import processed_tables
 from .spec import ARMS, BASELINE, BUILTIN_DB, BUILTIN_TEST, DESTINATIONS, OFF, PROFILES, SPEC, OwnMariaDBStudy
 
 # Options of sysbench's that the study sets itself (a user's own would point the load elsewhere or hide its numbers).
@@ -149,10 +150,6 @@ def start(study: OwnMariaDBStudy, stack: contextlib.ExitStack) -> tuple[object, 
         extra={"backend": "own", "flavor": kind, "server": where, "server_on_this_host": pid is not None,
                "log_read": log.how or f"not counted: {log.why_not}", "log_files": files})
     return bench, env
-
-
-def processed_tables(result: common.StudyResult):
-    return on_user_server.processed_tables(result, BASELINE, list(ARMS), "set_global")
 
 
 def run(study: OwnMariaDBStudy, *, progress: bool = True) -> common.StudyResult:
