@@ -279,3 +279,30 @@ def test_what_cannot_be_restored_is_said_with_the_statements(server, before, cap
     assert "could NOT restore" in err and "SET GLOBAL long_query_time = 2.000000;" in err
     server.query("SET GLOBAL long_query_time = 2.000000")
     assert state(server) == before
+
+
+@pytest.mark.integration
+def test_notebook_on_a_handed_server_keeps_the_password_out(server, before, tmp_path):
+    import subprocess
+    import sys
+
+    import nbformat
+    import papermill
+
+    from logbench import paths
+
+    out = tmp_path / "out"
+    executed = tmp_path / "13_own_mariadb.out.ipynb"
+    papermill.execute_notebook(str(paths.NOTEBOOKS / "13_own_mariadb.ipynb"), str(executed), progress_bar=False,
+                               parameters={"profile": "smoke", "server": spec(server), "repeats": 1, "confirm": True,
+                                           "arms": ["none", "slow_table"], "output_dir": str(out)},
+                               cwd=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "logbench.answer", "--html", str(executed)], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Logging on your own MariaDB/MySQL" in r.stdout and "A/A ratio" in r.stdout
+    text = "".join(str(c.get("outputs", "")) for c in nbformat.read(executed, as_version=4).cells)
+    assert "slow_table" in text and "records read: file" in text
+    assert executed.with_suffix(".html").exists()
+    assert files_holding(tmp_path, PASSWORD) == []
+    assert state(server) == before
