@@ -177,7 +177,10 @@ def capture(connect: Connect, seconds: float, *, directory: str | None = None, v
     return result
 
 
-def restore_changes(session: Session[pymysql.Connection], result: CaptureResult, say: Callable[[str], None], timeout: float) -> None:
+def restore_changes(session: Session[pymysql.Connection], result: CaptureResult, say: Callable[[str], None],
+                    timeout: float) -> None:
+    """Every change back in reverse order (reconnecting until ``timeout``), then read back; what failed is in
+    ``result.not_restored``. The capture and the study on a user's MariaDB restore with it."""
     deadline = time.monotonic() + timeout
     for c in reversed(result.changes):
         say(f"Restoring {c.name}={c.before}")

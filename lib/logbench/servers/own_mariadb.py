@@ -130,8 +130,8 @@ class Server:
             cfg = configparser.RawConfigParser(allow_no_value=True, strict=False)
             cfg.read(p["defaults_file"])
             password = (cfg.get("client", "password", fallback="") or "").strip().strip("'\"")
-        args = ["--db-driver=mysql", f"--mysql-user={conn.user.decode() if isinstance(conn.user, bytes) else conn.user}",
-                f"--mysql-db={database}"]
+        user = conn.user.decode() if isinstance(conn.user, bytes) else conn.user
+        args = ["--db-driver=mysql", f"--mysql-user={user}", f"--mysql-db={database}"]
         if conn.unix_socket:
             args.append(f"--mysql-socket={conn.unix_socket}")
         else:

@@ -135,8 +135,8 @@ def start(study: OwnMariaDBStudy, stack: contextlib.ExitStack) -> tuple[object, 
         argv[3:3] = ["--tables=1", f"--table-size={study.table_size}"]
         r = subprocess.run([*argv, "prepare"], capture_output=True, text=True, timeout=3600)
         if r.returncode != 0:
-            raise ToolError("sysbench prepare failed:\n" + (r.stderr + r.stdout).replace(password or "\0", "(not shown)")
-                            [-2000:])
+            said = (r.stderr + r.stdout).replace(password, "(not shown)") if password else r.stderr + r.stdout
+            raise ToolError("sysbench prepare failed:\n" + said[-2000:])
     # the study's own files and every statement reaching the slow log, once, before the baseline; restored last
     switcher.apply({**files, **{k: v for k, v in own.EVERY_STATEMENT.items() if k in current}})
     switcher.apply(study.configuration(BASELINE).settings)
