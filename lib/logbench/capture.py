@@ -45,7 +45,8 @@ from .servers.mariadb import CONNECTION_LOST, make_quiet, same_value, slow_file_
 Connect = Callable[[], pymysql.Connection]
 
 __all__ = ["EXIT_BAD_USAGE", "EXIT_FAILED", "EXIT_NOT_RESTORED", "EXIT_OK", "CaptureInterrupted", "CaptureResult",
-           "Change", "capture", "capture_file_name", "count_records", "main", "plan"]
+           "Change", "capture", "capture_file_name", "count_records", "execute", "is_lost", "main", "plan",
+           "restore_changes", "variables"]
 
 
 @dataclass(kw_only=True)
@@ -67,7 +68,7 @@ def _flavor(conn: pymysql.Connection) -> str:
         return "mariadb" if "mariadb" in cur.fetchone()[0].lower() else "mysql"
 
 
-def _variables(conn: pymysql.Connection, names: list[str]) -> dict[str, str]:
+def variables(conn: pymysql.Connection, names: list[str]) -> dict[str, str]:
     with conn.cursor() as cur:
         cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ",".join(["%s"] * len(names)) + ")", names)
         return {k.lower(): v for k, v in cur.fetchall()}
@@ -100,7 +101,7 @@ def plan(current: dict[str, str], file: str) -> list[Change]:
     return [Change(n, current[n], v) for n, v in wanted if n in current and not same_value(v, current[n])]
 
 
-def _is_lost(e: BaseException) -> bool:
+def is_lost(e: BaseException) -> bool:
     if isinstance(e, pymysql.err.OperationalError):
         return (e.args[0] if e.args and isinstance(e.args[0], int) else 0) in CONNECTION_LOST
     return isinstance(e, (pymysql.err.InterfaceError, OSError))
@@ -108,11 +109,11 @@ def _is_lost(e: BaseException) -> bool:
 
 def _session(connect: Connect, result: CaptureResult, say: Callable[[str], None]) -> Session[pymysql.Connection]:
     """One quiet connection that reconnects when the server drops it."""
-    return Session(connect, result, say, is_open=lambda c: c.open, is_lost=_is_lost,
+    return Session(connect, result, say, is_open=lambda c: c.open, is_lost=is_lost,
                    on_open=lambda c: make_quiet(c, result.flavor))
 
 
-def _execute(sql: str) -> Callable[[pymysql.Connection], None]:
+def execute(sql: str) -> Callable[[pymysql.Connection], None]:
     def run(conn: pymysql.Connection) -> None:
         with conn.cursor() as cur:
             cur.execute(sql)
@@ -141,7 +142,7 @@ def capture(connect: Connect, seconds: float, *, directory: str | None = None, v
     make_quiet(first, flavor)
     names = ["slow_query_log", "slow_query_log_file", "long_query_time", "log_output", "log_slow_rate_limit",
              "log_slow_min_examined_row_limit", "min_examined_row_limit"]
-    current = _variables(first, names)
+    current = variables(first, names)
     for n in ("slow_query_log", "slow_query_log_file", "long_query_time"):
         say(f"Discovering {n}={current.get(n)}")
     when = (now or (lambda: dt.datetime.now(dt.timezone.utc)))()
@@ -160,13 +161,13 @@ def capture(connect: Connect, seconds: float, *, directory: str | None = None, v
         for c in changes:
             result.changes.append(c)
             say(f"Setting {c.name}={c.during}")
-            session.run(_execute(f"SET GLOBAL {c.name} = {sql_literal(c.during)}"))
+            session.run(execute(f"SET GLOBAL {c.name} = {sql_literal(c.during)}"))
         say("Flushing slow query log")
-        session.run(_execute("FLUSH SLOW LOGS"))
+        session.run(execute("FLUSH SLOW LOGS"))
 
     def restore() -> None:
         try:
-            _restore(session, result, say, restore_timeout)
+            restore_changes(session, result, say, restore_timeout)
         finally:
             session.close()
 
@@ -176,23 +177,26 @@ def capture(connect: Connect, seconds: float, *, directory: str | None = None, v
     return result
 
 
-def _restore(session: Session[pymysql.Connection], result: CaptureResult, say: Callable[[str], None], timeout: float) -> None:
+def restore_changes(session: Session[pymysql.Connection], result: CaptureResult, say: Callable[[str], None],
+                    timeout: float) -> None:
+    """Every change back in reverse order (reconnecting until ``timeout``), then read back; what failed is in
+    ``result.not_restored``. The capture and the study on a user's MariaDB restore with it."""
     deadline = time.monotonic() + timeout
     for c in reversed(result.changes):
         say(f"Restoring {c.name}={c.before}")
         try:
-            session.run(_execute(f"SET GLOBAL {c.name} = {sql_literal(c.before)}"), deadline=deadline)
+            session.run(execute(f"SET GLOBAL {c.name} = {sql_literal(c.before)}"), deadline=deadline)
             result.restored.append(c.name)
         except Exception as e:  # noqa: BLE001 - every failure is reported below, none may stop the others
             result.not_restored[c.name] = str(e)
     if result.changes:
         say("Flushing logs during restore")
         with contextlib.suppress(Exception):
-            session.run(_execute("FLUSH SLOW LOGS"), deadline=deadline)
+            session.run(execute("FLUSH SLOW LOGS"), deadline=deadline)
     # Trust, but verify: read back what the server now has.
     if result.restored:
         try:
-            now = _variables(session.open(), [c.name for c in result.changes])
+            now = variables(session.open(), [c.name for c in result.changes])
             for c in result.changes:
                 if c.name in result.restored and not same_value(c.before, now.get(c.name, "")):
                     result.restored.remove(c.name)

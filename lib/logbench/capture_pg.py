@@ -49,8 +49,9 @@ from dataclasses import dataclass, field
 import psycopg
 import psycopg.sql
 
-from .capturing import (EXIT_BAD_USAGE, EXIT_FAILED, EXIT_NOT_RESTORED, EXIT_OK, CaptureInterrupted, Change,
-                        Outcome, Session, hold, interrupted_status, shout)
+# Refused is re-exported: the PostgreSQL capture and the studies on a user's server raise the same refusal.
+from .capturing import (EXIT_BAD_USAGE, EXIT_FAILED, EXIT_NOT_RESTORED, EXIT_OK, CaptureInterrupted, Change,  # noqa: F401
+                        Outcome, Refused, Session, hold, interrupted_status, shout)
 from .servers.postgres import sql_literal
 
 Connect = Callable[[], psycopg.Connection]
@@ -67,16 +68,6 @@ WATCHED = ["log_destination", "log_line_prefix", "lc_messages", "log_min_duratio
 QUIET = "SET log_min_duration_statement = -1"
 _DISCOVER = WATCHED + ["logging_collector", "log_directory", "data_directory", "log_statement", "log_duration",
                        "log_min_duration_sample", "log_statement_sample_rate", "log_transaction_sample_rate"]
-
-
-class Refused(Exception):
-    """The server cannot be captured safely as it is; nothing was changed. ``reasons`` says why, one a line;
-    ``grants``: the GRANT statements a non-superuser lacks (empty otherwise)."""
-
-    def __init__(self, reasons: list[str], grants: list[str] | None = None):
-        super().__init__("; ".join(reasons))
-        self.reasons = reasons
-        self.grants = grants or []
 
 
 @dataclass(frozen=True)

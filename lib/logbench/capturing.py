@@ -47,6 +47,16 @@ class Outcome:
         return not self.not_restored
 
 
+class Refused(Exception):
+    """The server cannot be captured (or measured) safely as it is; nothing was changed. ``reasons`` says why, one a
+    line; ``grants``: the GRANT statements the user lacks (empty otherwise)."""
+
+    def __init__(self, reasons: list[str], grants: list[str] | None = None):
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+        self.grants = grants or []
+
+
 class CaptureInterrupted(KeyboardInterrupt):
     """The capture was cut short by a signal; restoring ran first. ``result`` says what happened."""
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 from . import progress, studies
-from .capture_pg import Refused
+from .capturing import Refused
 from .errors import ParameterError
 from .studies.declaration import Parameter, conforms, default_of, type_text
 from .studies.parameters import HELP

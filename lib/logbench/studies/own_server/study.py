@@ -4,7 +4,6 @@ nothing connected; ``run`` connects, refuses a server it must not touch before c
 from __future__ import annotations
 
 import contextlib
-import sys
 from pathlib import Path
 
 from ... import environment, params, progress as channel
@@ -15,7 +14,7 @@ from ...servers import postgres as pgserver
 from ...settings import Configuration, RecordShape, Settings
 from ...workloads import user_scripts
 from ...workloads.pgbench import Pgbench
-from .. import common
+from .. import common, on_user_server
 from .analysis import processed_tables
 from .spec import (APP, ARMS, BASELINE, BUILTIN_DB, COUNTED_ONLY, FILE_DESTINATIONS, OFF, PROFILES, QUERY_MODES, SPEC,
                    OwnServerStudy)
@@ -118,12 +117,7 @@ def define(profile: str = "standard", server: str = "", database: str | None = N
                            database=database or BUILTIN_DB, builtin=database is None, scripts=parsed,
                            query_mode=query_mode, scale=n_scale, destination=destination, max_active=max_active,
                            pg_bindir=str(bindir), slow_ms=slow_ms, sample_rate=sample_rate)
-    if not confirm:
-        ask = f"This study will run {load_text(study)}."
-        if not sys.stdin.isatty():
-            raise ParameterError("confirm", confirm, f"True (--yes) once you agree: {ask}")
-        if input(f"{ask}\nRun it? [y/N] ").strip().lower() not in ("y", "yes"):
-            raise ParameterError("confirm", "no", f"yes at the prompt, or True: {ask}")
+    on_user_server.confirmed(confirm, load_text(study))
     return study
 
 

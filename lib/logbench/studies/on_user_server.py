@@ -1,0 +1,67 @@
+"""What the studies on a user's own server share, whatever the engine (:data:`logbench.studies.ON_USER_SERVERS`):
+the confirmation before putting load on somebody's server, and the analysis of their runs (each arm's throughput
+ratio to the baseline within blocks with the A/A control, records due and counted per statement, the switches'
+delays). Each engine's study (``own_server``, ``own_mariadb``) imports these; neither imports the other."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .. import records
+from ..errors import ParameterError
+from . import common
+
+ALSO = ("latency_mean_ms", "log_loss", "log_records_received", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s")
+
+
+def confirmed(confirm: bool, load: str) -> None:
+    """The study runs ``load`` on the user's server and switches its logging: go on only with ``confirm`` or a yes
+    at a terminal (a notebook or a batch job without ``confirm`` is refused: nobody is there to ask)."""
+    if confirm:
+        return
+    ask = f"This study will run {load}."
+    if not sys.stdin.isatty():
+        raise ParameterError("confirm", confirm, f"True (--yes) once you agree: {ask}")
+    if input(f"{ask}\nRun it? [y/N] ").strip().lower() not in ("y", "yes"):
+        raise ParameterError("confirm", "no", f"yes at the prompt, or True: {ask}")
+
+
+def summary(runs: pd.DataFrame, baseline: str, arms: Sequence[str]) -> pd.DataFrame:
+    return common.summary_per_variant(runs, baseline, ALSO, list(arms))
+
+
+def records_per_transaction(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per arm and clients: the records the server's log received per transaction and per statement the load
+    sent, and those due (where every statement is logged), measured runs only."""
+    r = records.measured(runs)
+    r = r.assign(statements=r["extra"].map(lambda e: e.get("statements", np.nan)).astype(float))
+    g = r.groupby(["configuration", "clients"], sort=False)
+    out = pd.DataFrame({
+        "runs": g.size(),
+        "received per transaction": g.apply(lambda x: x["log_records_received"].sum() / x["transactions"].sum()),
+        "received per statement": g.apply(lambda x: x["log_records_received"].sum() / x["statements"].sum()),
+        "due per statement": g.apply(lambda x: x["log_records_expected"].sum() / x["statements"].sum()
+                                     if x["log_records_expected"].sum() else np.nan),
+        "loss (mean)": g["log_loss"].mean(),
+    })
+    return out.reset_index()
+
+
+def switch_delays(runs: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """Per arm switched to: how long a switch of ``kind`` (reload, set_global) took until the server reported the
+    arm's values (ms)."""
+    r = runs[runs["switch"] == kind]
+    if not len(r):
+        return pd.DataFrame(columns=["configuration", "switches", "median ms", "max ms"])
+    g = r.groupby("configuration", sort=False)["switch_s"]
+    return pd.DataFrame({"switches": g.size(), "median ms": 1000 * g.median(), "max ms": 1000 * g.max()}).reset_index()
+
+
+def processed_tables(result: common.StudyResult, baseline: str, arms: Sequence[str],
+                     switch_kind: str) -> dict[str, pd.DataFrame]:
+    return {"summary": summary(result.runs, baseline, arms), "runs": records.flatten(result.runs),
+            "records": records_per_transaction(result.runs), "switches": switch_delays(result.runs, switch_kind)}

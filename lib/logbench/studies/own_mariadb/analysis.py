@@ -1,0 +1,24 @@
+"""The MariaDB study's analysis: the one every study on a user's server shares
+(:mod:`logbench.studies.on_user_server`), over this study's arms and its switches by SET GLOBAL."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import common, on_user_server as shared
+from .spec import ARMS, BASELINE
+
+records_per_transaction = shared.records_per_transaction
+
+
+def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
+    return shared.summary(runs, baseline, list(ARMS))
+
+
+def switch_delays(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per arm switched to: from the first SET GLOBAL until SHOW GLOBAL VARIABLES reported the arm's values (ms)."""
+    return shared.switch_delays(runs, "set_global")
+
+
+def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
+    return shared.processed_tables(result, BASELINE, list(ARMS), "set_global")
