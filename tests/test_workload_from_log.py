@@ -129,6 +129,11 @@ def test_missing_empty_and_statementless_logs_are_refused_naming_the_log(tmp_pat
         with pytest.raises(ParameterError) as e:
             from_log.derive(log, prefix=PREFIX)
         assert e.value.parameter == "log", log
+    # PostgreSQL 17's prepared statements: pgBadger 12 reads no bind value from its "Parameters:" detail line and
+    # leaves "aid =;", which no script may replay
+    with pytest.raises(ParameterError, match="bind values") as e:
+        from_log.derive(FIXTURES / "versions" / "pg17_min_duration_0_prepared.csv")
+    assert e.value.parameter == "log"
     with pytest.raises(ParameterError) as e:
         from_log.derive(FIXTURES / "pg15_min_duration_0_simple.csv", destination="eventlog")
     assert e.value.parameter == "format"
@@ -197,6 +202,10 @@ def test_derived_workload_replays_the_captured_mix(server, tmp_path):
         scripts, info = from_log.derive(log, top=4, destination=cap.format, prefix=cap.prefix)
         assert [s.parameters for s in scripts] == ["range", "range", "sampled", "sampled"]
         assert not any(s.normalized.startswith("update") for s in scripts)
+        # the write only when asked (this database is the test's own)
+        with_writes, winfo = from_log.derive(log, top=5, destination=cap.format, prefix=cap.prefix, writes=True)
+        [update] = [s for s in with_writes if s.normalized.startswith("update")]
+        assert not update.read_only and update.parameters == "range" and winfo["writes"] is True
         by_table = {s.normalized: s for s in scripts}
         accounts = by_table["select abalance from pgbench_accounts where aid = ?;"]
         assert accounts.parameters == "range" and 1 <= accounts.ranges[0].low < accounts.ranges[0].high <= 100000

@@ -67,6 +67,9 @@ _CONSTANT = r"(?:[eE]?'(?:[^']|'')*'|-?\d+|0x[0-9a-fA-F]+|null|\$\d+)"
 _INTEGER = re.compile(r"'?(-?\d+)'?")
 _INT64 = 2**63 - 1
 
+# An operator with no operand after it: pgBadger put an empty string where a bind value was, as pgBadger 12 does
+# for PostgreSQL 17's detail line "Parameters: $1 = ..." (capitalized since 17; it reads "parameters:").
+_LOST_VALUE = re.compile(r"(=|<>|!=|<|>|\blike|\bin)\s*(;|\)|,|\band\b|\bor\b|\blimit\b|$)")
 _READ_START = re.compile(r"^\(*\s*(select|with|table|values)\b")
 # Written, locked or with a side effect, as far as the normalized text shows (string literals are already "?"
 # there, so a word inside one cannot trip this).
@@ -263,6 +266,11 @@ def derive(log: str | Path, *, top: int = 10, destination: str | None = None, pr
         raise ParameterError("log", str(log), "a log with at least one read-only statement (or writes=True, for a "
                              "database the study created)")
     chosen = eligible[:top]
+    lost = [r["normalized"] for r in chosen if _LOST_VALUE.search(r["normalized"])]
+    if lost:
+        raise ParameterError("log", str(log), f"a log whose bind values pgBadger reads; {pgbadger.tool_version()} "
+                             f"lost them in {lost[0]!r} (PostgreSQL 17 and later write 'Parameters:', which it does "
+                             "not read): capture a load in the simple protocol, or a pgBadger that reads it")
     patterns = [pattern(r["normalized"]) for r in chosen]
     executions: list[list[tuple[str, re.Match]]] = [[] for _ in chosen]
     for q in pgbadger.all_queries([path], dest, prefix=prefix):
