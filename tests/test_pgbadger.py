@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from logbench.studies.pg_digest import pgbadger
+from logbench.workloads import pgbadger
 from logbench.benches import postgres as pg
 from logbench.logsinks import wait_quiet
 from logbench.studies import pg_audit_timing as audit_mod

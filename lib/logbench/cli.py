@@ -12,6 +12,11 @@ a notebook's code cells alone: :func:`logbench.jobs.source_hash`).
 A value is read as YAML (``-p clients "[1, 8]"``, ``-p publish true``); ``None`` is None, as papermill's ``-p``
 reads it. Where the declared type says so, a single value is a one-element list (``-p clients 4``) and numbers
 are strings (``-p versions "[13, 15]"``). Exit status 2: an unknown study or a bad parameter, nothing started.
+
+    python -m logbench workload-from-log LOG [--top N] [--out DIR]   # pgbench scripts from a captured log
+
+derives a user's workload for study 12 from a statement log :mod:`logbench.capture_pg` captured
+(:mod:`logbench.workloads.from_log`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from .capturing import Refused
 from .errors import ParameterError
 from .studies.declaration import Parameter, conforms, default_of, type_text
 from .studies.parameters import HELP
+from .workloads import from_log
 
 PROG = "python -m logbench"
 
@@ -169,10 +175,16 @@ def _main_parser() -> argparse.ArgumentParser:
     # a study that puts load on a user's server asks for it (its parameter confirm)
     r.add_argument("--yes", action="store_true")
     r.add_argument("-h", "--help", action="store_true")
+    # its own options and help: main() hands it its arguments before this parser sees them
+    sub.add_parser("workload-from-log", help="pgbench scripts of the top statements of a captured statement log "
+                   f"(`{PROG} workload-from-log --help`)", add_help=False)
     return ap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["workload-from-log"]:
+        return from_log.main(argv[1:])
     args = _main_parser().parse_args(argv)
     if args.help or args.study is None:
         if args.study is None:

@@ -15,17 +15,16 @@ the ranked digest the processed table. PostgreSQL's log has no rows examined, so
 (study 09) cannot be applied here; the plans' difference shows in the time per execution.
 
 The study is a package (issue 24): ``spec`` (its declarations, own statements, profiles, study type, the paper's
-table and numbers), ``pgbadger`` (pgBadger run on a captured log and its JSON read: this study's tool alone),
-``analysis`` (from pgBadger's report to the notebook's tables and findings), ``study`` (define / run). Layered
-spec <- analysis <- study, no cycle; what it shares with study 09 (the study type's common fields, the own
-statements' load, the checked capture) is :mod:`logbench.studies.digesting`. The capture helper stays
-:mod:`logbench.capture_pg` (a command of its own, for any server). What the registry, the notebook and the tests
-call is re-exported here, every name the module had.
+table and numbers), ``analysis`` (from pgBadger's report to the notebook's tables and findings), ``study``
+(define / run). Layered spec <- analysis <- study, no cycle; what it shares with study 09 (the study type's common
+fields, the own statements' load, the checked capture) is :mod:`logbench.studies.digesting`. The capture helper
+stays :mod:`logbench.capture_pg` (a command of its own, for any server); pgBadger run on a captured log and its
+JSON read is :mod:`logbench.workloads.pgbadger`, shared with the workload derived from a captured log. What the
+registry, the notebook and the tests call is re-exported here.
 """
 
 from __future__ import annotations
 
-from . import pgbadger
 from .analysis import finding, load_processed, own_counts, ranked, ranked_queries, statement_table, which_statement
 from .spec import (BACKENDS, INDEXED_TABLE, NAME, OWN_ORDER, OWN_STATEMENTS, PAPER_NUMBERS, POST, PROFILES,
                    QUERY_MODE, SPEC, PgDigestResult, PgDigestStudy, paper_table)
@@ -34,5 +33,5 @@ from .study import define, run
 __all__ = [
     "BACKENDS", "INDEXED_TABLE", "NAME", "OWN_ORDER", "OWN_STATEMENTS", "PAPER_NUMBERS", "POST", "PROFILES",
     "QUERY_MODE", "SPEC", "PgDigestResult", "PgDigestStudy", "define", "finding", "load_processed", "own_counts",
-    "paper_table", "pgbadger", "ranked", "ranked_queries", "run", "statement_table", "which_statement",
+    "paper_table", "ranked", "ranked_queries", "run", "statement_table", "which_statement",
 ]

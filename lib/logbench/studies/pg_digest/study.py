@@ -20,9 +20,9 @@ from ... import capture_pg, environment, params, paths
 from ...benches import postgres as pg
 from ...servers.postgres import LocalPostgres, find_bindir
 from ...settings import Settings
+from ...workloads import pgbadger
 from ...workloads.pgbench import Pgbench, parse_output
 from .. import common, digesting
-from . import pgbadger
 from .analysis import ranked_queries
 from .spec import (BACKENDS, INDEXED_TABLE, NAME, OWN_ORDER, OWN_STATEMENTS, PROFILES, QUERY_MODE, SPEC,
                    PgDigestResult, PgDigestStudy)

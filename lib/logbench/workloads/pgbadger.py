@@ -3,7 +3,8 @@
 :func:`run` runs ``pgbadger`` (Debian's package of the same name, in ``scripts/apt-packages.txt``) with its
 JSON output on log files in one of the formats PostgreSQL writes (stderr's file, csvlog, jsonlog, or a
 syslog file) and returns the report; :func:`query_count` reads the number of queries it counted, the
-number a test sets beside our own record counting (``logsinks``).
+number a test sets beside our own record counting (``logsinks``). Study 10's digest and the workload derived
+from a captured log (:mod:`.from_log`) both read a log through it, so it sits here, below the studies.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ... import environment
-from ...errors import ToolError
+from .. import environment
+from ..errors import ToolError
 
 TOOL = "pgbadger"
 # PostgreSQL's name of a destination -> pgBadger's --format. A syslog file in rsyslog's RSYSLOG_FileFormat
@@ -77,3 +78,29 @@ def counts_by_query(report: dict) -> dict[str, int]:
         for query, info in queries.items():
             out[query] = out.get(query, 0) + int(info["count"])
     return out
+
+
+# --query-numbering heads each dumped query with this line: a query's own text may span lines, so the heading,
+# not the line or the semicolon, is what separates two of them.
+_NUMBERED = "# Query #"
+
+
+def all_queries(files: Sequence[Path | str], destination: str, *, prefix: str | None = None,
+                timeout: float = 600.0) -> list[str]:
+    """Every statement of ``files`` as pgBadger reads it (``--dump-all-queries``), in log order, bind parameters
+    put in their placeholders' places: what a digest's normalized query stands for, execution by execution."""
+    with tempfile.TemporaryDirectory(prefix="logbench-pgbadger-") as tmp:
+        out = Path(tmp) / "queries.txt"
+        argv = command(files, destination, prefix=prefix, outputs=[out], pid_dir=tmp)
+        argv[1:1] = ["--dump-all-queries", "--query-numbering"]
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        if r.returncode != 0 or not out.is_file():
+            raise ToolError(f"`{' '.join(argv)}` failed ({r.returncode}): {r.stderr[-2000:]}")
+        text = out.read_text(errors="replace")
+    queries: list[str] = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith(_NUMBERED):
+            queries.append("")
+        elif queries:
+            queries[-1] += line
+    return [q.strip() for q in queries if q.strip()]
