@@ -6,32 +6,30 @@ the study's log file or ``mysql.slow_log`` received in each run."""
 from __future__ import annotations
 
 import dataclasses
-import math
 
-from ..bench import Bench
 from ..design import PlannedRun
 from ..errors import ToolError
 from ..records import Measurement
-from ..servers import process
 from ..servers.mariadb_logs import slow_entry
 from ..servers.own_mariadb import GeneralFileSink, SlowFileSink, SlowLog, SlowTableSink, Switcher
 from ..settings import Configuration
 from ..workloads.sysbench import RunningSysbench
 from .mariadb import measurement, measurement_extra, run_seed, statements_sent
+from .on_user_server import OnUserServerBench
 
 REDACTED = "--mysql-password=(not shown)"
 
 
-class OwnMariaDBBench(Bench):
+class OwnMariaDBBench(OnUserServerBench):
     engine = "mariadb"
-    backend = "own"
     query_mode = "text"  # --db-ps-mode=disable: every statement one slow-log entry and one general-log line
 
     def __init__(self, study, switcher: Switcher, argv: list[str], password: str, log: SlowLog,
                  server_version: str, server_pid: int | None):
         self.study, self.switcher, self.log = study, switcher, log
         self.argv, self.password = argv, password
-        self.server_version, self.pid = server_version, server_pid
+        self.server_version = server_version
+        self.pid = self.server_process = server_pid
         self.scale = study.table_size
         self.workload = "sysbench " + study.test_name
         self.switches: list[tuple[str, float]] = []
@@ -90,17 +88,3 @@ class OwnMariaDBBench(Bench):
     def loss_defined(self, configuration: Configuration) -> bool:
         return bool(self.sinks(configuration))
 
-    def server_cpu(self) -> float:
-        return process.tree_cpu_seconds(self.pid) if self.pid is not None else math.nan
-
-    def server_pid(self) -> int | None:
-        return self.pid
-
-    def logger_cpu(self) -> float:
-        return 0.0
-
-    def effective_settings(self, configuration: Configuration) -> dict:
-        return configuration.settings.as_dict()
-
-    def log_dir_fs(self) -> str:
-        return self.log.how or "unread"

@@ -4,28 +4,25 @@ reload (each switch timed), runs pgbench with the user's scripts (or the built-i
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
-from ..bench import Bench
 from ..design import PlannedRun
 from ..records import Measurement
-from ..servers import process
 from ..servers.own_postgres import ServerLog, ServerLogSink, Switcher
 from ..settings import Configuration
 from ..workloads.pgbench import Pgbench
 from ..workloads.user_scripts import Script
+from .on_user_server import OnUserServerBench
 
 
-class OwnPgBench(Bench):
+class OwnPgBench(OnUserServerBench):
     engine = "postgresql"
-    backend = "own"
 
     def __init__(self, study, switcher: Switcher, pgbench: Pgbench, scripts: tuple[Script, ...], log: ServerLog,
                  server_version: str, postmaster: int | None):
         self.study, self.switcher, self.pgbench, self.scripts, self.log = study, switcher, pgbench, scripts, log
         self.server_version = server_version
-        self.postmaster = postmaster
+        self.postmaster = self.server_process = postmaster
         self.query_mode = study.query_mode
         self.scale = study.scale
         self.workload = ("pgbench " + " ".join(f"-f {Path(s.path).name}@{s.weight}" for s in scripts)
@@ -68,17 +65,3 @@ class OwnPgBench(Bench):
         # an arm that logs a subset (a threshold, a sample) has no number due: its records are counted, not checked
         return bool(self.log.how) and any(r.per_statement or r.per_transaction for r in configuration.records)
 
-    def server_cpu(self) -> float:
-        return process.tree_cpu_seconds(self.postmaster) if self.postmaster is not None else math.nan
-
-    def server_pid(self) -> int | None:
-        return self.postmaster
-
-    def logger_cpu(self) -> float:
-        return 0.0
-
-    def effective_settings(self, configuration: Configuration) -> dict:
-        return configuration.settings.as_dict()
-
-    def log_dir_fs(self) -> str:
-        return self.log.how or "unread"
