@@ -53,6 +53,31 @@ def study_process(script: str):
                             stderr=subprocess.STDOUT, start_new_session=True)
 
 
+def interrupted_mid_load(script: str, loading, sig: int) -> tuple[int, str]:
+    """``script`` run as :func:`study_process`, signalled with ``sig`` half a second after ``loading()`` says its
+    load runs (its whole session: what a terminal's Ctrl-C reaches); its exit status and output."""
+    import time
+
+    proc = study_process(script)
+    try:
+        assert wait_for(lambda: loading() or proc.poll() is not None, 60)
+        assert proc.poll() is None, proc.stdout.read().decode(errors="replace")
+        time.sleep(0.5)
+        os.killpg(proc.pid, sig)
+        output = proc.communicate(timeout=60)[0].decode(errors="replace")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, output
+
+
+def files_holding(root, secret: str) -> list[str]:
+    """Every file under ``root`` whose bytes hold ``secret`` (a password no file a run writes may keep)."""
+    from pathlib import Path
+
+    return [str(p) for p in Path(root).rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+
+
 def processes_naming(program: str, marker: str) -> list[str]:
     """The command lines of the running ``program`` processes (as this host sees them: a container's too) that name
     ``marker`` (a work directory): what a test checks is gone after a study."""

@@ -3,11 +3,9 @@ would be (TCP, a user with a password the study did not set), real sysbench; the
 and leaves ``SHOW GLOBAL VARIABLES`` as it found it, also after SIGINT / SIGTERM mid-load and a killed connection;
 every refusal before anything changes; no password in any file a run writes."""
 
-import os
 import shutil
 import signal
 import tempfile
-import time
 from pathlib import Path
 
 import pymysql
@@ -21,7 +19,7 @@ from logbench.servers import own_mariadb as own
 from logbench.settings import Settings
 from logbench.studies import own_mariadb as study_mod
 
-from conftest import in_thread, processes_naming, study_process, wait_for
+from conftest import files_holding, in_thread, interrupted_mid_load, processes_naming, wait_for
 
 PASSWORD = "Qz7-own-mariadb-secret-0815"
 # what a run must leave as it found it
@@ -103,9 +101,6 @@ def before(server, monkeypatch):
     for name, value in found[0].items():  # leave the server as the next test expects it, whatever this one did
         server.query(f"SET GLOBAL {name} = {mdb.sql_literal(value)}")
 
-
-def files_holding(root: Path, secret: str) -> list[str]:
-    return [str(p) for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
 
 @pytest.mark.integration
@@ -221,21 +216,12 @@ def _loading(server) -> bool:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_mid_load_restores_everything(server, before, tmp_path, sig):
     out = tmp_path / "out"
-    proc = study_process(f"""
+    returncode, output = interrupted_mid_load(f"""
         from logbench.studies import own_mariadb as s
         s.run(s.define(profile="smoke", server={spec(server)!r}, arms=["none", "slow_file"], duration=30,
                        confirm=True, output_dir={str(out)!r}))
-    """)
-    try:
-        assert wait_for(lambda: _loading(server) or proc.poll() is not None, 60)
-        assert proc.poll() is None, proc.stdout.read().decode(errors="replace")
-        time.sleep(0.5)
-        os.killpg(proc.pid, sig)
-        output = proc.communicate(timeout=60)[0].decode(errors="replace")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode != 0 and "could NOT restore" not in output, output
+    """, lambda: _loading(server), sig)
+    assert returncode != 0 and "could NOT restore" not in output, output
     assert "KeyboardInterrupt" in output
     assert state(server) == before
     assert processes_naming("sysbench", study_mod.BUILTIN_DB) == []

@@ -3,7 +3,6 @@ would be (the study did not start it), real pgbench; the study switches, measure
 settings as ``pg_file_settings`` and ``SHOW`` showed them, also after SIGINT / SIGTERM mid-load and a killed
 connection; every refusal before anything changes; no password in any file a run writes."""
 
-import os
 import shutil
 import signal
 import subprocess
@@ -25,7 +24,7 @@ from logbench.studies import pg_destinations
 from logbench.workloads import pgbench as pgbench_mod
 from logbench.workloads import user_scripts
 
-from conftest import in_thread, needs_root, processes_naming, study_process, wait_for
+from conftest import files_holding, in_thread, interrupted_mid_load, needs_root, processes_naming, wait_for
 
 PASSWORD = "Xy9-own-server-secret-4711"
 # what a run must leave as it found it: the logging settings in use, and the configuration files' entries
@@ -146,9 +145,6 @@ def before(server, monkeypatch):
         c.execute("ALTER SYSTEM RESET ALL")
         c.execute("SELECT pg_reload_conf()")
 
-
-def files_holding(root: Path, secret: str) -> list[str]:
-    return [str(p) for p in root.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
 
 @pytest.mark.integration
@@ -311,21 +307,12 @@ def _started(server) -> bool:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_mid_load_restores_everything(server, before, tmp_path, sig):
     out = tmp_path / "out"
-    proc = study_process(f"""
+    returncode, output = interrupted_mid_load(f"""
         from logbench.studies import own_server as s
         s.run(s.define(profile="smoke", server={dsn(server)!r}, arms=["none", "min_duration_0"], duration=30,
                        confirm=True, output_dir={str(out)!r}))
-    """)
-    try:
-        assert wait_for(lambda: _started(server) or proc.poll() is not None, 60)
-        assert proc.poll() is None, proc.stdout.read().decode(errors="replace")
-        time.sleep(0.5)
-        os.killpg(proc.pid, sig)
-        output = proc.communicate(timeout=60)[0].decode(errors="replace")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode != 0 and "could NOT restore" not in output, output
+    """, lambda: _started(server), sig)
+    assert returncode != 0 and "could NOT restore" not in output, output
     assert "KeyboardInterrupt" in output
     assert state(server) == before
     assert processes_naming("pgbench", str(out)) == [] and not _started(server)

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from .errors import SettingError
+
 # Exit statuses of the command lines (an interrupted but restored capture exits 128 + the signal's number).
 EXIT_OK, EXIT_FAILED, EXIT_NOT_RESTORED, EXIT_BAD_USAGE = 0, 1, 2, 64
 
@@ -203,3 +205,50 @@ def shout(tool: str, result: Outcome, statements: list[str], note: str) -> None:
     lines.append(f"!!! ({note})")
     lines.append("!" * 78)
     print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+# -- a server the study did not start: switched by a study, every change put back ----------------------------
+
+@dataclass(frozen=True)
+class Switch:
+    kind: str  # how the settings reached the server: the engine's switch ("reload", "set_global"), or "none"
+    seconds: float  # from the switch (a reload; the first SET GLOBAL) until the server reported every value
+
+
+class Restoring:
+    """What the own-server studies' switchers share whatever the engine: a control :class:`Session` that
+    reconnects, and on exit every changed setting put back (``_restore_changes``, the engine's) or shouted with its
+    statements. A subclass has ``session``, ``result``, ``say``, ``restore_timeout``, ``tool`` and
+    ``restart_note`` (what a restart does to a setting left changed)."""
+
+    tool: str
+    restart_note: str
+
+    def _restore_changes(self) -> None:
+        raise NotImplementedError
+
+    def __exit__(self, kind, value, tb) -> None:
+        self.restore()
+        if kind is None and not self.result.ok:
+            # a run that otherwise finished must not look finished while the server keeps the study's settings
+            raise SettingError("settings not restored (the statements that restore them are printed above): "
+                               + ", ".join(self.result.not_restored))
+
+    def run(self, fn: Callable[[Any], object]) -> object:
+        """``fn(connection)`` on the control session, reconnecting while the server can be reached again (a
+        killed session, a restarted pooler) within ``restore_timeout``."""
+        return self.session.run(fn, deadline=time.monotonic() + self.restore_timeout)
+
+    def restore(self) -> None:
+        """Every changed setting back, verified; the rest shouted with its statements."""
+        if self.session is None:
+            return
+        try:
+            if self.result.changes:
+                self.say("restoring " + ", ".join(c.name for c in self.result.changes))
+                self._restore_changes()
+            if not self.result.ok:
+                shout(self.tool, self.result, self.result.restore_statements(), self.restart_note)
+        finally:
+            self.session.close()
+            self.session = None

@@ -37,7 +37,7 @@ from pathlib import Path
 import pymysql
 
 from .. import capture as cap
-from ..capturing import Change, Session, shout
+from ..capturing import Change, Restoring, Session, Switch
 from ..errors import ParameterError, SettingError
 from ..logsinks import Count
 from .mariadb import make_quiet, same_value, slow_log_entries, sql_literal
@@ -238,15 +238,13 @@ def refusals(conn: pymysql.Connection, *, max_active: int, create_database: str 
 
 # -- switching and restoring ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Switch:
-    kind: str  # "set_global" (or "none": nothing differed)
-    seconds: float  # from the first SET GLOBAL until SHOW GLOBAL VARIABLES reported every value
-
-
 @dataclass
-class Switcher:
-    """Switches the server's logging by SET GLOBAL; restores every variable it changed on exit."""
+class Switcher(Restoring):
+    """Switches the server's logging by SET GLOBAL; restores every variable it changed on exit (in reverse
+    order)."""
+
+    tool = TOOL
+    restart_note = "SET GLOBAL does not survive a restart: a restarted server has its option files' values."
 
     server: Server
     say: Callable[[str], None] = lambda m: None
@@ -262,16 +260,6 @@ class Switcher:
         self.session.conn = first
         make_quiet(first, self.result.flavor)
         return self
-
-    def __exit__(self, kind, value, tb) -> None:
-        self.restore()
-        if kind is None and not self.result.ok:
-            raise SettingError("settings not restored (the statements that restore them are printed above): "
-                               + ", ".join(self.result.not_restored))
-
-    def run(self, fn: Callable[[pymysql.Connection], object]) -> object:
-        """``fn(connection)`` on the quiet control session, reconnecting within ``restore_timeout``."""
-        return self.session.run(fn, deadline=time.monotonic() + self.restore_timeout)
 
     def now(self, names: list[str]) -> dict[str, str]:
         return self.run(lambda c: cap.variables(c, names))
@@ -303,20 +291,8 @@ class Switcher:
             time.sleep(0.005)
         return Switch("set_global", time.perf_counter() - t0)
 
-    def restore(self) -> None:
-        """Every changed variable back, in reverse order, verified; the rest shouted with its statements."""
-        if self.session is None:
-            return
-        try:
-            if self.result.changes:
-                self.say("restoring " + ", ".join(c.name for c in self.result.changes))
-                cap.restore_changes(self.session, self.result, self.say, self.restore_timeout)
-            if not self.result.ok:
-                shout(TOOL, self.result, self.result.restore_statements(),
-                      "SET GLOBAL does not survive a restart: a restarted server has its option files' values.")
-        finally:
-            self.session.close()
-            self.session = None
+    def _restore_changes(self) -> None:
+        cap.restore_changes(self.session, self.result, self.say, self.restore_timeout)
 
 
 def study_files(current: Mapping[str, str], when: dt.datetime) -> dict[str, str]:

@@ -32,7 +32,7 @@ import psycopg.conninfo
 import psycopg.sql
 
 from .. import capture_pg
-from ..capturing import Change, Session, shout
+from ..capturing import Change, Restoring, Session, Switch
 from ..errors import ParameterError, SettingError
 from ..logsinks import Count, count_records
 from ..settings import RecordShape
@@ -178,15 +178,13 @@ def missing_grants(conn: psycopg.Connection, changed: list[str], create_database
 
 # -- switching and restoring ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Switch:
-    kind: str  # "reload" (or "none": nothing differed)
-    seconds: float  # from pg_reload_conf() until every changed value was in effect for a new session
-
-
 @dataclass
-class Switcher:
+class Switcher(Restoring):
     """Switches the server's settings by ALTER SYSTEM + reload; restores every setting it changed on exit."""
+
+    tool = TOOL
+    restart_note = ("ALTER SYSTEM survives a restart: until these run, postgresql.auto.conf keeps the study's "
+                    "settings")
 
     dsn: Dsn
     say: Callable[[str], None] = lambda m: None
@@ -201,18 +199,6 @@ class Switcher:
                                is_lost=capture_pg._is_lost, on_open=lambda c: c.execute(QUIET))
         self.session.open()
         return self
-
-    def __exit__(self, kind, value, tb) -> None:
-        self.restore()
-        if kind is None and not self.result.ok:
-            # a run that otherwise finished must not look finished while the server keeps the study's settings
-            raise SettingError("settings not restored (the statements that restore them are printed above): "
-                               + ", ".join(self.result.not_restored))
-
-    def run(self, fn: Callable[[psycopg.Connection], object]) -> object:
-        """``fn(connection)`` on the control session, reconnecting while the server can be reached again (a
-        killed session, a restarted pooler) within ``restore_timeout``."""
-        return self.session.run(fn, deadline=time.monotonic() + self.restore_timeout)
 
     def now(self, names: list[str]) -> dict[str, str]:
         return self.run(lambda c: capture_pg.current_settings(c, names))
@@ -247,22 +233,10 @@ class Switcher:
             time.sleep(0.005)
         return Switch("reload", time.perf_counter() - t0)
 
-    def restore(self) -> None:
-        """Every changed setting back (its ALTER SYSTEM entry, or RESET), reload, verified; the rest shouted."""
-        if self.session is None:
-            return
-        try:
-            if self.result.changes:
-                self.say("restoring " + ", ".join(c.name for c in self.result.changes))
-                capture_pg.restore_changes(self.session, self.result, dict(self.original), self.say,
-                                           self.restore_timeout, self.settle_timeout)
-            if not self.result.ok:
-                shout(TOOL, self.result, self.result.restore_statements(),
-                      "ALTER SYSTEM survives a restart: until these run, postgresql.auto.conf keeps the study's "
-                      "settings")
-        finally:
-            self.session.close()
-            self.session = None
+    def _restore_changes(self) -> None:
+        # each ALTER SYSTEM entry back (or RESET), one reload, verified
+        capture_pg.restore_changes(self.session, self.result, dict(self.original), self.say, self.restore_timeout,
+                                   self.settle_timeout)
 
 
 # -- the log the server writes ---------------------------------------------------------------------------
