@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from .. import paths
+from . import layout
 from .numbers import generate
 from .tables import FIGURES
 
@@ -16,7 +17,9 @@ PDF_NAME = "logbench.pdf"
 
 def build(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | str | None = None,
           build_dir: Path | str = paths.PAPER, pdf: Path | str | None = None) -> Path:
-    """Generate the data files and compile the paper; returns the PDF's path.
+    """Generate the data files and compile the paper; returns the PDF's path. Raises
+    :class:`.layout.PaperLayoutError` (after writing it) when the PDF's main text is longer than
+    :data:`.layout.MAIN_PAGES_MAX` pages or text is set below :data:`.layout.MIN_TEXT_PT` (poppler installed).
 
     Building elsewhere than ``paper/`` copies the typst source and the figures there first, so a
     test can build from a temporary processed directory without touching tracked files.
@@ -32,7 +35,11 @@ def build(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | str |
         for f in sorted(figures_dir.glob("*.png")):
             shutil.copy2(f, target_figures / f.name)
     generate(processed_dir, target_figures if target_figures.exists() else figures_dir, build_dir)
-    return compile_pdf(build_dir, pdf)
+    built = compile_pdf(build_dir, pdf)
+    # the main text's length and the type sizes, read off the PDF (issue 42); the PDF stays written to be looked at
+    if layout.available():
+        layout.check(built)
+    return built
 
 
 def compile_pdf(build_dir: Path | str = paths.PAPER, pdf: Path | str | None = None) -> Path:

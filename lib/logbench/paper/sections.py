@@ -9,6 +9,7 @@ its files exist.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -22,6 +23,7 @@ from ..claims import fmt
 from ..findings import cell_columns, cell_label, in_cell
 from ..settings import aa_name
 from ..stats import effects
+from . import scoreboard
 from .tables import EFFECT_HEADER, add_table, statements
 from ..formatting import CI, ci_text
 from .text import cell_text, effect_cell
@@ -40,6 +42,8 @@ def claims_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
     """The claims table and the count per verdict (``doc['verdicts']``), from 90_findings' claims."""
     claims_file = processed_dir / CLAIMS
     doc["verdicts"] = []
+    doc["scoreboard"] = []
+    doc["rules_table"] = ""
     if not claims_file.exists():
         return
     cl = pd.read_csv(claims_file, dtype=str, keep_default_na=False)
@@ -47,10 +51,29 @@ def claims_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
         cl["rule"] = ""
     shown = cl[["claim_id", "post", "claim", "published", "claimed", "ours", "verdict", "why", "rule"]]
     doc["claims_table"] = add_table(doc, gen, shown, "claims")
+    # the rule each claim is judged by, once per claim whose rule is its own; the standard rules are stated once
+    # in the paper's text (issue 42: the same rule printed 20 times)
+    own = cl[~cl["rule"].map(standard_rule)]
+    doc["rules_table"] = add_table(doc, gen, own[["claim_id", "rule"]].rename(columns={"claim_id": "claim"}),
+                                   "claim_rules") if len(own) else ""
+    # the results by post: each post's claims read in one line each, and the study its key figure comes from
+    for post, board in scoreboard.scoreboard(cl).items():
+        doc["scoreboard"].append({"post": post, "table": add_table(doc, gen, board, f"scoreboard_{post}"),
+                                  "study": scoreboard.key_study(cl, post)})
     nums.add("claims.count", {"kind": "agg", "source": CLAIMS, "agg": "count"})
     for v in claims_mod.VERDICTS:
         nums.add(f"claims.{v}", {"kind": "agg", "source": CLAIMS, "where": {"verdict": v}, "agg": "count"})
         doc["verdicts"].append(v)
+
+
+# the two rules every claim without a rule of its own is judged by (claims.rule_text), whatever its range
+_STANDARD_RANGE = re.compile(re.escape(claims_mod.rule_text("in_range", 0.0, 1.0)).replace(
+    re.escape(claims_mod.range_text(0.0, 1.0)), ".+"))
+
+
+def standard_rule(rule: str) -> bool:
+    """Whether ``rule`` is :func:`logbench.claims.rule_text`'s for a range or for "fastest" (not a rule of its own)."""
+    return rule == claims_mod.rule_text("fastest", 0.0, 0.0) or bool(_STANDARD_RANGE.fullmatch(rule))
 
 
 def screen_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
