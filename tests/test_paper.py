@@ -471,7 +471,7 @@ def test_the_abstract_answers_in_shares_of_throughput_and_typical_lines(syntheti
                     & (coefs["model"] == "main")].iloc[0]
     assert [t["label"] for t in pg["typical"]] == ["a file", "the local syslog"]
     assert nums["headline.pg_destinations.typical.file.estimate"]["text"] == claims.fmt(typical["estimate"])
-    abstract = squash(pdf_text(pdf)).split("Question and prior work")[0]
+    abstract = squash(pdf_text(pdf)).split(squash("The answer: what logging will cost your server"))[0]
     assert "keeps" in abstract and "environment synthetic" not in abstract
     assert squash(f"{claims.fmt(100 * summary.loc[('stderr', 1), 'ratio'], 2)} % (") in abstract
 
