@@ -242,3 +242,29 @@ def test_the_paper_builds_without_the_cost_models_tables(tmp_path):
     pdf = report.build(processed, paths.FIGURES, tmp_path / "build")
     text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     assert "The decision guide needs the cost model" in " ".join(text.split())
+
+
+def test_the_headline_figures_points_are_the_cells_ratio_turned_into_microseconds():
+    """Issue 42's headline figure: a hand-computed cell. Ratio 0.5 of a 1000-tps baseline on 2 cores, 2 records per
+    transaction: 2e6 / 1000 x (1 / 0.5 - 1) = 2000 µs added, 0.5 x 1000 x 2 = 1000 records/s; the interval from the
+    ratio's (0.4 -> 3000 µs, 0.625 -> 1200 µs). Levels below the cores, other studies and a variant are left out."""
+    from logbench import findings
+
+    base = {"model": "counted", "stem": "pg_destinations", "test": None, "regime": None, "variant": None,
+            "configuration": "stderr", "cores": 2, "records_per_tx": 2.0, "baseline_tps": 1000.0,
+            "ratio": 0.5, "ratio_ci_low": 0.4, "ratio_ci_high": 0.625}
+    cells = pd.DataFrame([
+        {**base, "clients": 4},
+        {**base, "clients": 1},                           # fewer clients than cores: latency, not the cores' time
+        {**base, "clients": 4, "model": "fitted"},        # the same cell under the other model: counted once
+        {**base, "clients": 4, "variant": "pg13"},        # a version sweep's variant
+        {**base, "clients": 4, "stem": "pg_audit_timing"},
+    ])
+    p = findings.headline_points(cells)
+    assert len(p) == 1
+    r = p.iloc[0]
+    assert (r["engine"], r["destination"], r["clients"]) == ("PostgreSQL", "stderr", 4)
+    assert r["records_per_s"] == pytest.approx(1000.0)
+    assert r["extra_us"] == pytest.approx(2000.0)
+    assert (r["extra_low"], r["extra_high"]) == (pytest.approx(1200.0), pytest.approx(3000.0))
+    assert findings.headline_figures(cells.iloc[[1]]) == {}

@@ -470,6 +470,49 @@ def cost_model_findings(processed_dir: Path | str = paths.PROCESSED) -> dict[str
             "cost_model_rule": m.rule, "cost_model_daemons": costmodel.daemon_cpu(processed_dir)}
 
 
+# The headline figure's cells: each engine's main cached study, at levels where the clients keep the cores busy (so
+# cores x 10^6 / tps is the cores' time per transaction), each logging configuration that logged something.
+HEADLINE_CELLS = ({"engine": "PostgreSQL", "stem": "pg_destinations", "test": None},
+                  {"engine": "MariaDB", "stem": "mysql_slowlog", "test": "oltp_point_select", "regime": "cpu"})
+
+
+def headline_points(cells: pd.DataFrame) -> pd.DataFrame:
+    """From the cost model's cells (``findings_cost_model.csv``: measured ratio and its CI, the baseline's tps, the
+    records per transaction counted, the cores): per destination and level the records per second the log took
+    (ratio x baseline tps x records per transaction) and the cores' µs logging added to a transaction,
+    cores x 10^6 / tps0 x (1 / ratio - 1), its interval from the ratio's."""
+    cols = ["engine", "destination", "clients", "records_per_s", "extra_us", "extra_low", "extra_high"]
+    rows = []
+    if cells is None or cells.empty:
+        return pd.DataFrame(columns=cols)
+    one = cells[cells["model"] == "counted"] if "model" in cells else cells
+    for spec in HEADLINE_CELLS:
+        d = one[one["stem"] == spec["stem"]]
+        for col in ("test", "regime"):
+            if spec.get(col) is not None and col in d:
+                d = d[d[col].astype(str) == spec[col]]
+        if "variant" in d:
+            d = d[d["variant"].isna() | (d["variant"].astype(str) == "")]
+        d = d[(d["clients"] >= d["cores"]) & (d["records_per_tx"] > 0) & d["ratio"].notna()]
+        for _, r in d.iterrows():
+            per_tx = r["cores"] * 1e6 / r["baseline_tps"]
+            rows.append({"engine": spec["engine"], "destination": str(r["configuration"]), "clients": int(r["clients"]),
+                         "records_per_s": r["ratio"] * r["baseline_tps"] * r["records_per_tx"],
+                         "extra_us": per_tx * (1 / r["ratio"] - 1),
+                         "extra_low": per_tx * (1 / r["ratio_ci_high"] - 1),
+                         "extra_high": per_tx * (1 / r["ratio_ci_low"] - 1)})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def headline_figures(cells: pd.DataFrame) -> dict[str, object]:
+    """``headline``: :func:`logbench.plots.headline_figure` of :func:`headline_points`; none without cells."""
+    points = headline_points(cells)
+    if points.empty:
+        return {}
+    return {"headline": plots.headline_figure(
+        points, title="What logging adds to a transaction, by how many records per second it logs")}
+
+
 def model_findings(processed_dir: Path | str = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One model per study and level (logbench.models, issue 40) beside the per-cell intervals, and its coverage
     over every committed A/A control: reported, not yet what the claims or the summaries read."""
@@ -510,7 +553,8 @@ def compute_findings(processed_dir: Path | str = paths.PROCESSED, *, claims_file
               **cost_model_findings(processed_dir)}
     tables["models"], tables["models_coverage"] = model_findings(processed_dir)
     tables["record_regression"] = record_regression_findings(studies, tables["cost_model_rule"])
-    figures = {**study_figures(studies), **reg.figures, **cost_figures(reg, floors)}
+    figures = {**study_figures(studies), **reg.figures, **cost_figures(reg, floors),
+               **headline_figures(tables["cost_model"])}
     return tables, figures
 
 

@@ -254,3 +254,33 @@ def carryover_figure(profile: pd.DataFrame, *, transition: str = "any switch"):
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def headline_figure(points: pd.DataFrame, *, title: str = ""):
+    """The answer in one figure (issue 42): the machine µs logging added to a transaction against the records per
+    second the log took, a line per destination (over its clients levels), one marker per engine.
+
+    ``points``: engine, destination, clients, records_per_s, extra_us, extra_low, extra_high
+    (:func:`logbench.findings.headline_points`).
+    """
+    theme()
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    keys = list(dict.fromkeys(zip(points["engine"], points["destination"])))
+    # more destinations than the colour-blind palette's ten colours: tab20 keeps every line its own colour
+    palette = sns.color_palette("colorblind" if len(keys) <= 10 else "tab20", len(keys))
+    markers = {e: m for e, m in zip(dict.fromkeys(points["engine"]), ["o", "s", "^", "D"])}
+    for (engine, dest), color in zip(keys, palette):
+        d = points[(points["engine"] == engine) & (points["destination"] == dest)].sort_values("records_per_s")
+        ax.errorbar(d["records_per_s"], d["extra_us"],
+                    yerr=[(d["extra_us"] - d["extra_low"]).clip(lower=0), (d["extra_high"] - d["extra_us"]).clip(lower=0)],
+                    fmt="-" + markers[engine], color=color, capsize=3, ms=5, lw=1.2, label=f"{engine}: {dest}")
+    ax.axhline(0, color="0.3", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("log records per second (measured)")
+    ax.set_ylabel("extra µs of the cores per transaction")
+    ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5))
+    if title:
+        # over the whole figure, not the axes: the legend sits beside them and an axes title ran off the left edge
+        fig.suptitle(wrapped(title, fig))
+    fig.tight_layout()
+    return fig

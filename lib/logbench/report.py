@@ -32,7 +32,7 @@ from .findings import (  # noqa: F401
     ENVIRONMENT_COLUMNS, FINDINGS, FINDINGS_NOTEBOOK, FLOOR_FOR, FLOOR_WORDS, KNOWN_STUDIES, STUDY_FINDINGS,
     VARIANT_COLUMNS, RegressionFindings, StudyInfo, anomaly_findings, cell_columns, cell_label, cell_slug, cells,
     claim_findings, compute_findings, cost_figures, cost_model_findings, cost_terms, fit_label, fit_slug, fit_title,
-    floor_findings, load_studies, machine_cores, model_findings, physical_orders, pooled_runs, published_ratios,
+    floor_findings, headline_figures, headline_points, load_studies, machine_cores, model_findings, physical_orders, pooled_runs, published_ratios,
     record_regression_findings, reference_values,
     regression_findings, run_findings_notebook, study_figures, study_names, study_published, summary_keys,
     version_claims, write_findings)

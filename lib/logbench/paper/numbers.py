@@ -177,6 +177,7 @@ def generate(processed_dir: Path | str = paths.PROCESSED, figures_dir: Path | st
     sections.designs_section(doc, processed_dir, gen)
     sections.models_section(doc, processed_dir, gen, nums)
     doc["instrument_figure"] = add_figure(doc, figures_dir, "instrument_cv")
+    doc["headline_figure"] = add_figure(doc, figures_dir, "headline")
     sections.threats_section(doc, processed_dir, nums)
     discussion.add(doc, nums, processed_dir)
     discussion.add_sampling(doc, nums, processed_dir)
