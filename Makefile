@@ -13,9 +13,10 @@ paper:
 findings:
 	$(PY) -m logbench.report --findings --no-pdf
 
-# Rebuild the paper into a temporary directory and check every number against data/processed.
+# Rebuild the paper into a temporary directory and check every number against data/processed; the committed PDF's
+# main-text pages and type sizes (tests/test_paper_layout.py).
 paper-test:
-	$(PY) -m pytest -q tests/test_regression.py tests/test_claims.py tests/test_paper.py
+	$(PY) -m pytest -q tests/test_regression.py tests/test_claims.py tests/test_paper.py tests/test_paper_layout.py
 
 # Re-make the committed results through the workflow (workflow/Snakefile, target `committed`): every study's
 # committed run, one at a time on this (otherwise quiet) machine, then 90_findings in place and the paper.
