@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from logbench import cli, paths, studies
+from logbench.studies.declaration import default_of
 
 ENV = {**os.environ, "PYTHONPATH": str(paths.ROOT / "lib")}
 
@@ -44,9 +45,23 @@ def test_a_study_s_help_lists_its_declared_parameters_with_their_defaults(capsys
         assert f"  {name} (" in out, name
     assert "fillfactor (int, default 70)" in out, "a default as define() declares it"
     assert "seed (int | None, default 20140321)" in out, "the seed's None is the spec's seed"
-    assert "pgbench -F, 10 to 100" in out, "the help of the notebook's parameters cell"
+    assert "pgbench -F, 10 to 100" in out, "the help the study declares (its HELP)"
+    # every help line is the declaration's (shared ones included), read without the notebook
+    for name, p in cli.parameters("pg_wal_level").items():
+        assert p.help and f"\n      {p.help}\n" in out, name
     assert set(cli.parameters("pg_wal_level")) == set(declared) - set(
         studies.module("pg_wal_level").define.declaration.notebook_only)
+
+
+def test_a_study_s_help_does_not_read_its_notebook(monkeypatch, capsys):
+    """The help is the declaration's: a missing notebook directory changes nothing in it."""
+    from logbench import paths
+
+    assert cli.main(["run", "pg_wal_level", "--help"]) == 0
+    before = capsys.readouterr().out
+    monkeypatch.setattr(paths, "NOTEBOOKS", paths.ROOT / "no-such-directory")
+    assert cli.main(["run", "pg_wal_level", "--help"]) == 0
+    assert capsys.readouterr().out == before
 
 
 def test_an_unknown_study_is_refused_naming_the_known_ones():
@@ -91,8 +106,12 @@ def test_values_are_read_by_their_declared_type():
 def test_given_parameters_reach_define_as_the_notebook_passes_them(nothing_runs, tmp_path):
     cli.run("pg_wal_level", [("profile", "smoke"), ("levels", "[replica]")], str(tmp_path / "run"))
     [study] = nothing_runs
-    as_the_notebook = studies.module("pg_wal_level").define(profile="smoke", levels=["replica"],
-                                                            output_dir=str(tmp_path / "run"))
+    # the notebook: its generated cell's defaults, papermill's injected values over them, given() picks them
+    decl = studies.module("pg_wal_level").define.declaration
+    spec = studies.spec("pg_wal_level")
+    namespace = {n: default_of(p, spec) for n, p in decl.offered().items()}
+    namespace |= {"profile": "smoke", "levels": ["replica"], "output_dir": str(tmp_path / "run")}
+    as_the_notebook = studies.module("pg_wal_level").define(**decl.given(namespace))
     assert study == as_the_notebook
     assert [c.name for c in study.configurations] == ["import/minimal", "oltp/minimal", "import/replica",
                                                       "oltp/replica"]

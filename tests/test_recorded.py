@@ -269,8 +269,8 @@ def test_the_command_line_renders_a_committed_run(tmp_path, capsys):
 
 
 def test_the_rendered_target_measures_nothing(tmp_path):
-    """`snakemake rendered`: a render job per committed notebook that offers `recorded` (none yet: see the docs),
-    never a study or committed_study job, which would measure."""
+    """`snakemake rendered`: a render job per committed notebook that offers `recorded` (every one whose study
+    takes it: its generated cell offers it), never a study or committed_study job, which would measure."""
     import subprocess
     import sys
 

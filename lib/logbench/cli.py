@@ -34,7 +34,6 @@ from . import progress, studies
 from .capturing import Refused
 from .errors import ParameterError
 from .studies.declaration import Parameter, conforms, default_of, type_text
-from .studies.parameters import HELP
 from .workloads import from_log
 
 PROG = "python -m logbench"
@@ -62,29 +61,16 @@ def parameters(name: str) -> dict[str, Parameter]:
     return {n: p for n, p in decl.offered().items() if n not in decl.notebook_only}
 
 
-def _helps(name: str) -> dict[str, str]:
-    # The help text is the comment of the notebook's parameters cell (tests/test_parameters.py keeps that cell
-    # to the declaration): one text for papermill --help-notebook and for this.
-    import papermill
-
-    from . import paths
-
-    try:
-        cell = papermill.inspect_notebook(str(paths.NOTEBOOKS / studies.spec(name).notebook))
-    except Exception:  # noqa: BLE001 - help without its comments is still the declaration
-        return {}
-    return {n: p.get("help") or "" for n, p in cell.items()}
-
-
 def study_help(name: str) -> str:
-    """``run STUDY --help``: every parameter with its type and default, and what the notebook's comment says."""
-    spec, helps = studies.spec(name), _helps(name)
+    """``run STUDY --help``: every parameter with its type, default and help, from the study's declaration (which
+    the notebook's parameters cell is generated from: papermill --help-notebook shows the same text)."""
+    spec = studies.spec(name)
     lines = [f"usage: {PROG} run {name} [-p NAME VALUE ...] [--output-dir DIR]", "",
              f"{spec.title} (notebook {spec.notebook}). Parameters (None: the profile's value):", ""]
     for n, p in parameters(name).items():
         lines.append(f"  {n} ({type_text(p.type)}, default {default_of(p, spec)!r})")
-        if helps.get(n) or HELP.get(n):
-            lines.append(f"      {helps.get(n) or HELP[n]}")
+        if p.help:
+            lines.append(f"      {p.help}")
     lines += ["", "--output-dir DIR is -p output_dir DIR: the run's raw records; its processed tables go to "
               "DIR/processed unless processed_dir says otherwise."]
     return "\n".join(lines)

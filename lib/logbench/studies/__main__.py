@@ -1,8 +1,9 @@
 """``python -m logbench.studies --list`` (name, engine, post, notebook per study), ``--committed``
 (per committed run: its notebook, the papermill arguments, and where its executed notebook is kept,
 tab-separated; a study's ``extra_committed`` runs follow its main run; the workflow, ``workflow/Snakefile``
-through ``logbench.jobs``, runs the same list) or ``--usage`` (per study: its notebook, title and own
-parameters, for ``bash run.sh``'s usage text)."""
+through ``logbench.jobs``, runs the same list), ``--usage`` (per study: its notebook, title and own
+parameters, for ``bash run.sh``'s usage text) or ``--write-cells`` (every study notebook's parameters cell
+generated from its study's declaration: ``logbench.studies.declaration.parameters_cell``)."""
 
 from __future__ import annotations
 
@@ -17,17 +18,19 @@ COMMON_PARAMETERS = ("profile", "backend", "image", "output_dir", "processed_dir
 
 def own_parameters(name: str) -> list[str]:
     """The parameters study ``name``'s notebook offers that are its own (its declaration's, ``define.declaration``,
-    not shared by every study), in its parameters cell's order. Only those the cell has: papermill would inject
-    another, and the notebook, which passes its cell's names to define(), would ignore it (tests/test_parameters.py
-    lists the declared parameters a committed notebook does not offer yet)."""
-    import papermill
-
-    from .. import paths
-
-    spec = module(name).SPEC
-    cell = papermill.inspect_notebook(str(paths.NOTEBOOKS / spec.notebook))
+    not shared by every study), in its declaration's order, which its generated parameters cell follows."""
     own = set(module(name).define.declaration.own()) - set(COMMON_PARAMETERS)
-    return [n for n in cell if n in own]
+    return [n for n in module(name).define.declaration.offered() if n in own]
+
+
+def write_cells() -> list[str]:
+    """Rewrite every study notebook's parameters cell from its declaration; returns the notebooks changed."""
+    from .. import paths
+    from . import user_server_specs
+    from .declaration import parameters_cell, write_cell
+
+    return [s.notebook for s in (*specs(), *user_server_specs())
+            if write_cell(paths.NOTEBOOKS / s.notebook, parameters_cell(module(s.name).define, s))]
 
 
 def usage() -> str:
@@ -47,7 +50,12 @@ def main(argv: list[str] | None = None) -> None:
                        help="one line per committed run: notebook <TAB> papermill -p arguments <TAB> kept as")
     group.add_argument("--usage", action="store_true",
                        help="per study: number, notebook, title, and its own papermill parameters")
+    group.add_argument("--write-cells", action="store_true",
+                       help="rewrite every study notebook's parameters cell from its study's declaration")
     args = ap.parse_args(argv)
+    if args.write_cells:
+        print("\n".join(f"rewrote {nb}" for nb in write_cells()) or "every parameters cell is as declared")
+        return
     if args.usage:
         print(usage())
         return

@@ -48,7 +48,32 @@ PROFILES = {
 }
 
 
-@common.declare(PROFILES)
+# What each parameter means (unit, allowed values), one line each: notebook 03's generated
+# parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
+HELP = {
+    "profile": '"smoke" (seconds; tests), "standard" (committed), "full" (all destinations, 1/4/8 clients)',
+    "destinations": "as in notebook 02; None: the profile's (standard: none, stderr, csvlog, syslog, "
+                    "remote_syslog_udp)",
+    "clients": "pgbench -c values, each > 0; None: the profile's (standard: [1, 4])",
+    "repeats": "interleaved blocks, > 0; None: the profile's (5)",
+    "duration": "seconds measured per run, > 0; None: as notebook 02's profile",
+    "warmup": "seconds of unrecorded pgbench before each run, ≥ 0",
+    "scale": "pgbench scale factor; None: as notebook 02's profile",
+    "query_mode": 'pgbench -M: "simple" or "prepared"',
+    "image": "container image; None: official postgres:15 where available, else logbench/postgres:15",
+    "output_dir": "raw run records; None: results/backend_comparison/<UTC time> (smoke: a temp dir)",
+    "syslog_rate_limit": "rsyslog input rate limiting: False (current rsyslog default) or True (5 s / 200 "
+                         "messages, as older distributions shipped)",
+    "log_dir_on": "where PostgreSQL's own log files go: \"disk\" (/var/tmp) or \"tmpfs\" (/dev/shm)",
+    "sampling_rate": "fraction of transactions pgbench logs for latency percentiles, (0, 1]; None: none logged",
+    "shared_buffers": "PostgreSQL shared_buffers",
+    "extra_settings": 'more PostgreSQL settings for every configuration, e.g. {"track_io_timing": "on"}; '
+                      "names checked against the server's catalog",
+    "pg_bindir": "PostgreSQL's bin directory (local backend); None: the newest installed",
+}
+
+
+@common.declare(PROFILES, help=HELP)
 def define(profile: str = "standard", destinations: list[str] | None = None, scale: int | None = None,
            query_mode: str = "prepared", syslog_rate_limit: bool = False, log_dir_on: str = "disk",
            sampling_rate: float | None = None, shared_buffers: str = "128MB", extra_settings: dict | None = None,

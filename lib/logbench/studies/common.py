@@ -11,7 +11,8 @@ and hands the rest to these:
 - :mod:`.parameters` — :func:`study_fields`: the parameters every study has (clients, repeats, duration,
   warm-up, seed, output paths, noise controls), resolved against its profile and checked;
 - :mod:`.declaration` — :func:`declare`, the decorator of its define(): its parameters declared once (define()'s
-  typed signature), its PROFILES checked by it at import, its notebook's parameters cell by tests/test_parameters.py;
+  typed signature and its HELP), its PROFILES checked by it at import, its notebook's parameters cell generated
+  from it, and what the notebook passes to define() picked by it (``define.declaration.given(globals())``);
 - :mod:`.running` — :func:`run_study`: resolve the study (backend 'auto', images) -> interrupt handling -> start
   the stack -> environment -> write the study -> execute -> write the processed files;
 - :mod:`.variants` — a schedule over several servers: :func:`sweep_default` (what every swept server can run,

@@ -1,27 +1,33 @@
-"""A study's parameters, declared once: the typed signature of its ``define()`` (its own parameters: names, types,
-defaults) and, where define() passes ``**shared`` on, the typed signature of :func:`.parameters.study_fields`
-(the parameters every study shares). ``@common.declare(PROFILES)`` on define() reads them into a
-:class:`Declaration` (``define.declaration``) and checks the profiles against it when the module is imported: a
-PROFILES key that is no parameter, or a profile value of another type than its parameter's, fails the import.
+"""A study's parameters, declared once (issue 39): the typed signature of its ``define()`` (its own parameters:
+names, types, defaults) and, where define() passes ``**shared`` on, the typed signature of
+:func:`.parameters.study_fields` (the parameters every study shares); their help (unit, allowed values) in the
+study's ``HELP`` mapping, passed to the decorator, and for a shared parameter :data:`.parameters.HELP` unless the
+study says it otherwise (its unit: pgbench -c or sysbench --threads; its default output directory).
+``@common.declare(PROFILES, help=HELP)`` on define() reads them into a :class:`Declaration` (``define.declaration``)
+and checks, when the module is imported, the profiles against it (a PROFILES key that is no parameter, or a profile
+value of another type than its parameter's, fails the import) and the help (a parameter the notebook offers
+without help, or help for a name that is none, fails it too).
 
 What derives from it: the names define() accepts (Python refuses an unknown own name, ``study_fields`` an unknown
-shared one: both read the same signatures), the usage text (``python -m logbench.studies --usage``), and the test
-that every notebook's parameters cell offers exactly these parameters with these defaults and types
-(tests/test_parameters.py). The notebook's parameters cell is not generated: the committed notebooks carry the
-outputs of real runs, and its comments (unit, allowed values) are the help text ``papermill --help-notebook``
-shows; the test keeps it in step instead.
+shared one: both read the same signatures); ``python -m logbench run STUDY --help`` and the usage text
+(``python -m logbench.studies --usage``); the notebook's parameters cell, generated (:func:`parameters_cell`,
+written by ``python -m logbench.studies --write-cells``; tests/test_parameters.py holds every notebook to it), so
+``papermill --help-notebook`` shows the same help; and what the notebook passes to define(), every parameter it
+offers, picked from its namespace after papermill's injected cell ran (:meth:`Declaration.given`).
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .parameters import LIBRARY_ONLY, NOTEBOOK_OPTIONAL, SHARED, shared_parameters
+from .parameters import HELP as SHARED_HELP
+from .parameters import LIBRARY_ONLY, SHARED, shared_parameters
 from .spec import StudySpec
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class Parameter:
     type: object  # a typing form: int | None, list[str] | None, ...
     default: object  # define()'s default; None mostly means "the profile's" (for seed: see default_of)
     shared: bool = False  # a parameter every study has (parameters.study_fields), not the study's own
+    help: str = ""  # unit and allowed values, one line: the notebook cell's comment, `run STUDY --help`'s text
 
 
 @dataclass(frozen=True)
@@ -44,38 +51,69 @@ class Declaration:
     notebook_only: Mapping[str, Parameter] = field(default_factory=dict)
     # PROFILES keys that are no parameter: a profile's fixed values (no one sets them)
     settings: frozenset[str] = frozenset()
-    # offered parameters a notebook may leave out (parameters.NOTEBOOK_OPTIONAL): define()'s default then holds
-    optional: frozenset[str] = frozenset()
 
     def offered(self) -> dict[str, Parameter]:
         """The parameters the study's notebook is to declare in its parameters cell."""
         return {**{n: p for n, p in self.parameters.items() if n not in self.hidden}, **self.notebook_only}
+
+    def given(self, namespace: Mapping[str, object]) -> dict[str, object]:
+        """define()'s keyword arguments from a notebook's namespace (``globals()`` after its parameters cell and
+        papermill's injected one ran, so an injected value wins): every parameter the notebook offers and define()
+        takes. A name the namespace lacks is a cell out of step with the declaration: TypeError naming it."""
+        names = [n for n in self.offered() if n not in self.notebook_only]
+        missing = [n for n in names if n not in namespace]
+        if missing:
+            raise TypeError(f"study {self.study!r}: the notebook does not define {', '.join(missing)}; regenerate "
+                            "its parameters cell (python -m logbench.studies --write-cells)")
+        return {n: namespace[n] for n in names}
 
     def own(self) -> list[str]:
         """The offered parameters that are the study's own: not named as one every study shares (SHARED)."""
         return [n for n in self.offered() if n not in SHARED]
 
 
-def declare(profiles: Mapping[str, Mapping[str, object]], *, hidden: tuple[str, ...] = (),
-            notebook_only: Mapping[str, tuple[object, object]] | None = None, settings: tuple[str, ...] = (),
-            without: tuple[str, ...] = ()) -> Callable:
+def declare(profiles: Mapping[str, Mapping[str, object]], *, help: Mapping[str, str] | None = None,  # noqa: A002
+            hidden: tuple[str, ...] = (), notebook_only: Mapping[str, tuple[object, object]] | None = None,
+            settings: tuple[str, ...] = (), without: tuple[str, ...] = ()) -> Callable:
     """The decorator of a study's define(): attaches its :class:`Declaration` and checks ``profiles`` by it.
 
+    ``help``: name -> one line (unit, allowed values) for every parameter the notebook offers, but a shared one
+    whose :data:`.parameters.HELP` holds for this study;
     ``hidden``: parameters define() takes that its notebook does not offer (beside ``parameters.LIBRARY_ONLY``);
     ``notebook_only``: name -> (type, default) of the notebook's parameters define() does not take;
     ``settings``: PROFILES keys that are no parameter; ``without``: shared parameters define() refuses itself.
     The function is returned as it is: define() accepts and refuses what its signature says."""
     def attach(define: Callable) -> Callable:
-        found = _parameters(define, without)
+        helps = dict(help or {})
+        found = {n: replace(p, help=_help(n, helps)) for n, p in _parameters(define, without).items()}
         library_only = {n for n in LIBRARY_ONLY if n in found and found[n].shared}
         decl = Declaration(
             study=define.__module__, parameters=found, hidden=frozenset(hidden) | library_only,
-            settings=frozenset(settings), optional=frozenset(n for n in NOTEBOOK_OPTIONAL if n in found),
-            notebook_only={n: Parameter(n, t, d) for n, (t, d) in (notebook_only or {}).items()})
+            settings=frozenset(settings),
+            notebook_only={n: Parameter(n, t, d, help=_help(n, helps)) for n, (t, d) in (notebook_only or {}).items()})
         check(decl, profiles)
+        check_help(decl, helps)
         define.declaration = decl
         return define
     return attach
+
+
+def _help(name: str, helps: Mapping[str, str]) -> str:
+    return helps.get(name) or (SHARED_HELP.get(name, "") if name in SHARED else "")
+
+
+def check_help(decl: Declaration, helps: Mapping[str, str]) -> None:
+    """TypeError unless every offered parameter has its help and every help names an offered parameter."""
+    offered = decl.offered()
+    stray = sorted(set(helps) - set(offered))
+    bare = [n for n, p in offered.items() if not p.help.strip()]
+    if stray or bare:
+        raise TypeError(f"study {decl.study!r}: help for names the notebook does not offer: {stray}; offered "
+                        f"parameters without help (unit, allowed values): {bare}")
+    lines = [n for n, p in offered.items() if "\n" in p.help or "#" in p.help]
+    if lines:
+        # a cell's comment is one line, and papermill reads its help from the first "#" on
+        raise TypeError(f"study {decl.study!r}: help of {lines} must be one line without '#'")
 
 
 def _parameters(define: Callable, without: tuple[str, ...]) -> dict[str, Parameter]:
@@ -188,3 +226,71 @@ def annotation(text: str) -> object:
     if not text or text == "None":
         return object
     return eval(text, {"__builtins__": {}}, dict(ANNOTATION_NAMES))  # noqa: S307 - the repository's own notebooks
+
+
+# -- the notebook's parameters cell, generated ---------------------------------------------------------------------
+
+CELL_HEADER = ("# Parameters (papermill). None: take the value from the profile.\n"
+               "# Generated from the study's declaration (its define() and HELP): edit those, then\n"
+               "# python -m logbench.studies --write-cells\n")
+
+
+def cell_annotation(tp: object) -> str:
+    """``tp`` as the cell writes it: ``typing`` names (papermill's parser reads ``Optional[list[int]]``, not
+    ``list[int] | None``), a ``Path`` member left out beside ``str`` (papermill's ``-p`` gives text)."""
+    alts = [t for t in members(tp) if not (t is Path and str in members(tp))]
+    optional = type(None) in alts and len(alts) > 1
+    alts = [t for t in alts if not (optional and t is type(None))]
+
+    def one(t: object) -> str:
+        if t is object:
+            return "Any"
+        args = typing.get_args(t)
+        if typing.get_origin(t) is not None and args:
+            return f"{typing.get_origin(t).__name__}[{', '.join(one(a) for a in args)}]"
+        return t.__name__
+    inner = one(alts[0]) if len(alts) == 1 else f"Union[{', '.join(one(t) for t in alts)}]"
+    return f"Optional[{inner}]" if optional else inner
+
+
+def cell_literal(value: object) -> str:
+    """A default as the cell writes it: strings in double quotes, as the committed cells had them."""
+    if isinstance(value, str) and '"' not in value and "\\" not in value:
+        return f'"{value}"'
+    return repr(value)
+
+
+def parameters_cell(define: Callable, spec: StudySpec) -> str:
+    """The parameters cell of ``spec``'s notebook: one line per offered parameter, in define()'s order,
+    ``name: Annotation = default  # help``; a seed left None states the spec's (:func:`default_of`)."""
+    decl = define.declaration
+    lines = [f"{n}: {cell_annotation(p.type)} = {cell_literal(default_of(p, spec))}  # {p.help}"
+             for n, p in decl.offered().items()]
+    names = [w for w in ("Any", "Optional", "Union") if any(f"{w}[" in ln.split("=")[0] or f": {w} " in ln
+                                                              for ln in lines)]
+    imports = f"from typing import {', '.join(names)}\n" if names else ""
+    return CELL_HEADER + imports + "\n" + "".join(ln + "\n" for ln in lines)
+
+
+def _cell(nb: dict) -> dict:
+    # the cell tagged "parameters", which papermill injects its values after
+    return next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+
+
+def cell_source(notebook: Path) -> str:
+    """The source of ``notebook``'s parameters cell, as it is committed."""
+    return "".join(_cell(json.loads(Path(notebook).read_text(encoding="utf-8")))["source"])
+
+
+def write_cell(notebook: Path, text: str) -> bool:
+    """Replace ``notebook``'s parameters cell's source by ``text``, the rest of its JSON as nbformat wrote it
+    (indent 1, non-ASCII kept, its final newline or none); returns whether the file changed."""
+    path = Path(notebook)
+    raw = path.read_text(encoding="utf-8")
+    nb = json.loads(raw)
+    _cell(nb)["source"] = text.splitlines(keepends=True)
+    out = json.dumps(nb, indent=1, ensure_ascii=False) + ("\n" if raw.endswith("\n") else "")
+    if out == raw:
+        return False
+    path.write_text(out, encoding="utf-8")
+    return True

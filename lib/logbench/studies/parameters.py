@@ -98,10 +98,26 @@ SHARED = tuple(shared_parameters())
 # Shared parameters define() takes that no notebook offers: hooks for tests and for code that builds a study
 # (instrument's series runs without the A/A control; tests/test_adaptive.py's warm-up blocks).
 LIBRARY_ONLY = ("warmup_blocks", "aa_control")
-# Shared parameters a notebook may leave out of its parameters cell (define()'s default then holds): ``recorded``
-# goes into a committed notebook only with a test that its render from the committed tables reproduces them
-# (tests/test_recorded.py), since a code-cell edit makes the workflow re-run the study.
-NOTEBOOK_OPTIONAL = ("recorded",)
-# The help of a shared parameter that a notebook's cell may not carry (its comment is the help elsewhere: cli).
-HELP = {"recorded": 'None: measure; "committed": render the committed run from data/processed instead (nothing '
-                    'starts); or a run directory (runs.jsonl, environment.json) to render that run'}
+# The help of each shared parameter (unit, allowed values), where a study's HELP does not say it
+# otherwise: its notebook cell's comment and `run STUDY --help`'s text (declaration.declare).
+HELP = {
+    "clients": "pgbench -c (and -j) values, each > 0; None: the profile's",
+    "repeats": "interleaved blocks, > 0; None: the profile's",
+    "duration": "seconds measured per run, > 0; None: the profile's",
+    "warmup": "seconds of unrecorded pgbench before each run, ≥ 0; None: the profile's",
+    "seed": "seed of the randomized run order",
+    "output_dir": "raw run records; None: results/<study>/<UTC time> (smoke: a temp dir)",
+    "processed_dir": "tidy tables; None: <output_dir>/processed (with publish True: data/processed)",
+    "publish": "True only for the committed reference run: its tidy tables go to data/processed (the paper's "
+               "input); False: they stay with this run, under <output_dir>/processed",
+    "idle_state": 'CPU idle state while measuring: "hold" (/dev/cpu_dma_latency held at 0, see notebook 00) or '
+                  "\"free\"; None: profile's (\"hold\")",
+    "target_halfwidth": 'adaptive repeats: relative ratio-CI half-width to reach, in (0, 1), or "off"; None: '
+                        "profile's",
+    "time_budget_s": "seconds the adaptive extra blocks may take, > 0; None: profile's",
+    "max_repeats": "cap on repeat blocks (≥ repeats); None: profile's",
+    "placement": "CPU placement: \"none\" (the scheduler's) or \"split\" (server and load tool on separate "
+                 "CPUs); None: profile's (\"none\")",
+    "recorded": 'None: measure; "committed": render the committed run from data/processed instead (nothing '
+                "starts); or a run directory (runs.jsonl, environment.json) to render that run",
+}

@@ -23,9 +23,35 @@ def _labelled(configs: tuple[Configuration, ...], labels) -> tuple[Configuration
     return tuple(dataclasses.replace(c, name=f"{label}{VARIANT_SEP}{c.name}") for c in configs for label in labels)
 
 
+# What each parameter means (unit, allowed values), one line each: notebook 00's generated
+# parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
+HELP = {
+    "profile": 'run size: "smoke" (seconds; tests), "standard" (~38 min; committed), "full" (longer '
+               "series, more levels)",
+    "controls": "noise-curve controls, subset of: free, hold, hold_split; None: all",
+    "clients": "noise-curve pgbench -c values, each > 0; None: profile's ([1, 4])",
+    "repeats": "interleaved blocks of long runs, > 0; None: profile's (2)",
+    "series_s": "seconds per long run (pgbench -T with -P 1), > 3; None: profile's (40)",
+    "anomaly_clients": "anomaly-test pgbench -c values; None: profile's ([1, 4])",
+    "anomaly_repeats": "interleaved blocks of the anomaly test, > 0; None: profile's (5)",
+    "duration": "seconds per anomaly-test run, > 0; None: profile's (4, as the committed studies ran)",
+    "warmup": "seconds of unrecorded pgbench before each run, ≥ 0",
+    "scale": "pgbench scale factor (16 MB per unit), > 0",
+    "design_clients": "the designs part: pgbench -c values, each > 0; None: profile's ([4])",
+    "design_rounds": "the designs part: rounds of one switchback and one block session per level and placement, "
+                     "0 (no designs part) or ≥ 2; None: profile's (6)",
+    "design_placements": 'the designs part: subset of "none" (the scheduler places server and pgbench), '
+                         "\"split\" (server on CPU 0, pgbench on CPU 1); None: profile's ([\"none\", \"split\"])",
+    "target_halfwidth": "ratio CI half-width the run-length table plans for (relative, > 0)",
+    "output_dir": "raw run records (series/ and anomaly/ below it); None: results/instrument/<UTC time> (smoke: "
+                  "a temp dir)",
+    "pg_bindir": "PostgreSQL's bin directory (local backend); None: the newest installed",
+}
+
+
 # Its PROFILES' sampling rate and the designs part's block shape are fixed per profile; the notebook's
 # target_halfwidth plans its run-length table, not a run.
-@common.declare(PROFILES, settings=("sampling_rate", "design_blocks", "design_window_s", "design_guard_s",
+@common.declare(PROFILES, help=HELP, settings=("sampling_rate", "design_blocks", "design_window_s", "design_guard_s",
                                     "design_block_repeats"), notebook_only={"target_halfwidth": (float, 0.03)})
 def define(profile: str = "standard", controls: list[str] | None = None, clients: list[int] | None = None,
            repeats: int | None = None, series_s: int | None = None, anomaly_clients: list[int] | None = None,

@@ -15,7 +15,36 @@ from .bench import RotationBench
 from .spec import BASE, BASELINE, METHODS, PROFILES, SETTLE_S, SPEC, WORKLOADS, LogRotationStudy
 
 
-@common.declare(PROFILES, without=("warmup", "warmup_blocks"))
+# What each parameter means (unit, allowed values), one line each: notebook 06's generated
+# parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
+HELP = {
+    "profile": 'run size: "smoke" (seconds; tests), "standard" (~6 min; committed), "full" (paper-grade)',
+    "methods": "subset of: none, copytruncate, rename_flush, rename_flush_disabled, ebook_long_query_time; None: "
+               'all ("none" is always added: it is the baseline)',
+    "workload": 'sysbench test: "oltp_point_select" (most records per second) or "oltp_read_write"',
+    "clients": "sysbench --threads values, each > 0; None: profile's ([4])",
+    "repeats": "interleaved blocks, > 0; None: profile's (5)",
+    "duration": "seconds of load per run (sysbench --time), whole seconds ≥ 3",
+    "rotate_at": "seconds after the load starts when the rotation starts; leaves whole seconds before and after it",
+    "log_size_mb": "MB of filler in the slow log before each run (the size rotated), ≥ 0",
+    "pause": "seconds the disabling methods wait before and after the flush (the ebook: 2)",
+    "tracer_rate": "numbered tracer statements per second, in (0, 2000]",
+    "tables": "sysbench --tables, > 0",
+    "table_size": "rows per table, > 0",
+    "seed": "seed of the randomized run order (the ebook's date)",
+    "backend": "\"local\" (the machine's mariadbd), \"container\" (testcontainers, the same server flags and "
+               'settings), or "auto": container when a Docker engine answers, else local',
+    "image": "container image; None: the official mariadb:10.11 where available, else the locally built "
+             "logbench/mariadb:10.11",
+    "mariadbd": "server binary; None: mariadbd on PATH or /usr/sbin (with a container it only checks the settings)",
+    "versions": "MariaDB series run side by side in containers, one interleaved schedule, each its own baseline "
+                'and A/A: any of "10.5", "10.11", "11.8" (docker/servers.tsv; backend "container" or '
+                '"auto", no image); None: one server',
+    "output_dir": "raw run records; None: results/log_rotation/<UTC time> (smoke: a temp dir)",
+}
+
+
+@common.declare(PROFILES, help=HELP, without=("warmup", "warmup_blocks"))
 def define(profile: str = "standard", methods: list[str] | None = None, workload: str = "oltp_point_select",
            rotate_at: float | None = None, log_size_mb: int | None = None, pause: float | None = None,
            tracer_rate: float | None = None, tables: int | None = None, table_size: int | None = None,

@@ -21,7 +21,28 @@ from .spec import (BACKENDS, INDEXED_TABLE, NAME, OWN_ORDER, OWN_STATEMENTS, PRO
                    DigestStudy)
 
 
-@common.declare(PROFILES)
+# What each parameter means (unit, allowed values), one line each: notebook 09's generated
+# parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
+HELP = {
+    "profile": 'run size: "smoke" (seconds; tests), "standard" (~2.5 min; committed), "full" (a longer '
+               "capture of more data)",
+    "statements": "our own statements, subset of: unindexed_filter, indexed_filter, const_join, indexed_join, "
+                  "unindexed_join, group_by; None: all",
+    "duration": "seconds of capture (sysbench runs as long), whole seconds > 0; None: profile's (standard 20)",
+    "clients": "sysbench --threads of the indexed workload, > 0; None: profile's (standard 2)",
+    "tables": "sysbench --tables, > 0; None: profile's (standard 4)",
+    "table_size": "rows per table, > 0; None: profile's (standard 100000)",
+    "executions": "times each of our own statements runs during the capture, > 0; None: profile's (standard 20)",
+    "seed": "seed of sysbench and of our statements' parameters, ≥ 0; None: 20120911 (the ebook's log dates)",
+    "backend": '"local" only: the captured file is read on this machine',
+    "mariadbd": "server binary; None: mariadbd on PATH or /usr/sbin",
+    "output_dir": "raw record (captured log, pt-query-digest's JSON); None: results/mysql_digest/<UTC time> "
+                  "(smoke: a temp dir)",
+    "processed_dir": "the digest table; None: data/processed (smoke: not written)",
+}
+
+
+@common.declare(PROFILES, help=HELP)
 def define(profile: str = "standard", statements: list[str] | None = None, duration: int | None = None,
            clients: int | None = None, tables: int | None = None, table_size: int | None = None,
            executions: int | None = None, seed: int | None = None, backend: str = "local",

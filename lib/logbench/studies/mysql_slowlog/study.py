@@ -21,7 +21,62 @@ from .spec import (BACKENDS, BASELINE, CELLS, CONFIGURATIONS, DEVNULL, PROFILES,
                    size_bytes)
 
 
-@common.declare(PROFILES)
+# What each parameter means (unit, allowed values), one line each: notebook 04's generated
+# parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
+HELP = {
+    "profile": 'run size: "smoke" (seconds; tests), "standard" (~13 min; committed), "full" (paper-grade), '
+               "\"switchback\" (~20 min; committed: the post's two cached cells switched by SET GLOBAL inside "
+               "one load), \"versions\" (~17 min; committed: the cpu regime's slow-log configurations on MariaDB "
+               "10.5, 10.11 and 11.8 in containers); a named profile has its own processed files",
+    "configurations": "subset of: off, slow_1s, slow_all, slow_all_devnull, general_log, slow_all_table, "
+                      'slow_sampled; None: all ("off" is always added: it is the baseline)',
+    "cells": '"regime/workload" pairs; regime: cpu (buffer pool > data) or io (buffer pool << data, O_DIRECT); '
+             "workload: oltp_read_write or oltp_point_select; None: profile's",
+    "clients": "sysbench --threads values (one connection each), each > 0; None: profile's ([1, 10, 50]: the "
+               "post's 1/20/100 on 4 cores, per core on 2)",
+    "repeats": "design blocks: interleaved blocks of separate runs, > 0; None: profile's (3)",
+    "duration": "seconds measured per run (sysbench --time), whole seconds > 0",
+    "warmup": "seconds of unrecorded sysbench before each run, ≥ 0 (standard: 0, the server stays warm between runs)",
+    "restart_warmup": "seconds of unrecorded sysbench after each server restart (the /dev/null configuration), ≥ 0",
+    "tables": "sysbench --tables, > 0",
+    "table_size": "rows per table, > 0 (~250 bytes per row with its index)",
+    "buffer_pool_cpu": 'innodb_buffer_pool_size of the CPU-bound regime, e.g. "512M"; must exceed 1.25 x the data',
+    "buffer_pool_io": 'innodb_buffer_pool_size of the IO-bound regime, e.g. "16M"; at most a quarter of the data',
+    "sample_rate": "log_slow_rate_limit of slow_sampled: log every n-th statement, ≥ 2",
+    "seed": "seed of the randomized run order (the post's date)",
+    "backend": "\"local\" (the machine's mariadbd; a MySQL 8 mysqld works too: pass mariadbd), \"container\" "
+               '(testcontainers, the same server flags and settings), or "auto": container when a Docker '
+               "engine answers, else local",
+    "versions": "MariaDB series run side by side in containers, one interleaved schedule, each its own baseline "
+                'and A/A: any of "10.5", "10.11", "11.8" (docker/servers.tsv); needs backend "container" '
+                "or \"auto\", no image; None: the profile's (versions: [\"10.5\", \"10.11\", \"11.8\"]), else "
+                "one server",
+    "image": "container image; None: the official mariadb:10.11 where available, else the locally built "
+             "logbench/mariadb:10.11",
+    "mariadbd": "server binary; None: mariadbd on PATH or /usr/sbin (with a container it only checks the settings)",
+    "output_dir": "raw run records; None: results/mysql_slowlog/<UTC time> (smoke: a temp dir)",
+    "design": '"switchback" (the arms switched by SET GLOBAL inside one continuous sysbench load per cell and '
+              'clients level; only arms an open session takes: off, slow_all, general_log) or "blocks" (a '
+              "separate run per configuration); None: the profile's",
+    "window_s": "switchback: seconds per window, whole, at least guard_s + 1; None: profile's (switchback: 3)",
+    "guard_s": "switchback: seconds after each switch that are not measured, whole, ≥ 0; None: profile's "
+               "(switchback: 1)",
+    "layout": 'switchback: "permutation" (every arm once per block, random order) or "paired" (each arm in a '
+              "window next to a baseline window); None: profile's",
+    "blocks": "switchback: blocks per load, > 0; None: profile's (switchback: 2)",
+    "loads": "switchback: independent loads per cell and level, the server restarted before each, > 0; None: "
+             "profile's (switchback: 4)",
+    "max_loads": "switchback: more loads, up to this many (≥ loads), while an arm is wider than "
+                 "target_halfwidth; None: profile's",
+    "memory_limit_mb": "the io cell's memory cgroup limit (MB) on the local server's processes; 0 or \"none\": "
+                       "off; None: the profile's (standard: 64; full: 192), dropped with the reason recorded on "
+                       "a container backend",
+    "read_iops": "under memory_limit_mb, the io cell's disk reads per second allowed to the server (the post's "
+                 "disk's pace); None: the profile's (standard and full: 450)",
+}
+
+
+@common.declare(PROFILES, help=HELP)
 def define(profile: str = "standard", configurations: list[str] | None = None, cells: list[str] | None = None,
            tables: int | None = None, table_size: int | None = None, buffer_pool_cpu: str | None = None,
            buffer_pool_io: str | None = None, sample_rate: int = 100, restart_warmup: int | None = None,

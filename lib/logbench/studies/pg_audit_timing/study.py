@@ -12,7 +12,63 @@ from .analysis import processed_tables
 from .spec import BASELINE, CONFIGURATIONS, DIRECT, PROFILES, SPEC, AuditTimingStudy
 
 
-@common.declare(PROFILES)
+# What each parameter means (unit, allowed values), one line each: notebook 05's generated
+# parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
+HELP = {
+    "profile": 'run size: "smoke" (seconds; tests), "standard" (~8 min; committed: blocks, every '
+               'configuration), "full" (paper-grade), "switchback" (~25 min; committed: the reloadable arms '
+               "switched inside one load per level); a named profile has its own processed files",
+    "configurations": "subset of: none, log_statement_all, log_duration, log_statement_all_duration, "
+                      "log_statement_all_duration_io_timing, io_timing, log_statement_all_duration_pipe, "
+                      "log_statement_all_duration_direct; None: the profile's (\"none\" is always added: the "
+                      "baseline)",
+    "clients": "pgbench -c (and -j) values, each > 0; None: profile's ([2, 8, 64]: 1, 4 and 32 per core on 2 cores)",
+    "repeats": "design blocks: interleaved blocks of separate runs, > 0; None: profile's (3)",
+    "duration": "design blocks: seconds measured per run (pgbench -T), > 0",
+    "warmup": "seconds of unrecorded pgbench before each run (blocks: the perf profile is taken in a warm-up) or "
+              "before the first window of each load (switchback), ≥ 0",
+    "design": '"blocks" (a separate run per configuration) or "switchback" (every arm switched by reload '
+              "inside one continuous load per clients level; the direct arm, a restart, is refused); None: the "
+              "profile's",
+    "window_s": "switchback: seconds per window, whole, at least guard_s + 1; None: profile's (switchback: 3)",
+    "guard_s": "switchback: seconds after each switch that are not measured, whole, ≥ 0; None: profile's "
+               "(switchback: 1)",
+    "layout": 'switchback: "permutation" (every arm once per block, random order) or "paired" (each arm in a '
+              "window next to a baseline window); None: profile's",
+    "blocks": "switchback: blocks per load, > 0; None: profile's (switchback: 3)",
+    "loads": "switchback: independent loads per clients level, the server restarted before each, > 0; None: "
+             "profile's (switchback: 5)",
+    "max_loads": "switchback: more loads, up to this many (≥ loads), while an arm is wider than "
+                 "target_halfwidth; None: profile's",
+    "scale": "pgbench scale factor (15 MB per unit); the post used 300; the profile's fits in memory",
+    "wchan_hz": "samples per second of every backend's /proc/<pid>/wchan, > 0; None: profile's (100)",
+    "perf_profile": "a perf cpu-clock profile in the warm-up of each cell's first measured run (needs perf, "
+                    "root; blocks only); None: the profile's (on for blocks, off for switchback)",
+    "timing_repeats": "pg_test_timing -d 1 runs for the clock's CI, > 0; None: profile's (5)",
+    "log_dir_on": "where PostgreSQL's log files go: \"disk\" (/var/tmp) or \"tmpfs\" (/dev/shm)",
+    "sampling_rate": "fraction of transactions pgbench logs for latency percentiles, (0, 1]",
+    "shared_buffers": "PostgreSQL shared_buffers",
+    "extra_settings": "more PostgreSQL settings for every configuration; names checked against the server's catalog",
+    "versions": "PostgreSQL majors run side by side in containers, one interleaved schedule (blocks), each its "
+                'own baseline and A/A: any of "13", "15", "17" (docker/servers.tsv); the direct arm cannot '
+                "run in a container and is left out; None: one server",
+    "backend": "\"local\" (the machine's PostgreSQL 15), \"container\" (testcontainers; not the direct arm) or "
+               '"auto" (container when a Docker engine answers); None: local, or container with versions (a '
+               "sweep runs in containers only)",
+    "seed": "seed of the randomized run order (the post's date)",
+    "output_dir": "raw run records; None: results/pg_audit_timing/<UTC time> (smoke: a temp dir)",
+    "processed_dir": "tidy summary; None: data/processed (smoke: not written)",
+    "publish": "True only for the committed run (issue 17 decides who writes data/processed)",
+    "idle_state": "CPU idle state while measuring: \"hold\" or \"free\"; None: profile's (\"hold\")",
+    "placement": "CPU placement: \"none\" or \"split\"; None: profile's (\"none\")",
+    "target_halfwidth": "adaptive blocks (or loads, switchback): relative ratio-CI half-width in (0, 1), or "
+                        "\"off\"; None: profile's",
+    "time_budget_s": "seconds the adaptive extra blocks (or loads) may take, > 0; None: profile's",
+    "pg_bindir": "PostgreSQL's bin directory (local backend); None: the newest installed",
+}
+
+
+@common.declare(PROFILES, help=HELP)
 def define(profile: str = "standard", configurations: list[str] | None = None, scale: int | None = None,
            wchan_hz: float | None = None, perf_profile: bool | None = None, timing_repeats: int | None = None,
            log_dir_on: str = "disk", sampling_rate: float | None = None, shared_buffers: str = "128MB",

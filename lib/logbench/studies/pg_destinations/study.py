@@ -18,7 +18,72 @@ from .spec import (ARMS, BASELINE, BYTES_PER_SCALE, DESTINATIONS, IO_BOUND_FACTO
                    PgDestinationsStudy, with_statement_logging)
 
 
-@common.declare(PROFILES)
+# What each parameter means (unit, allowed values), one line each: notebook 02's generated
+# parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
+HELP = {
+    "profile": 'run size: "smoke" (seconds; tests), "standard" (~15 min; committed), "full" (paper-grade), '
+               "\"io_bound\" (~11 min; committed: the post's IO-bound half under a memory limit, reads at a "
+               "disk's pace) or \"post004\" (post 004's log_statement all to none / stderr / syslog at 8 "
+               "clients, ~6 min) or \"post000\" (post 000's cached half as it ran: its five configurations and "
+               "two sampled ones at 1 / 2 / 4 clients, rsyslog rate-limited, ~14 min); a named profile has its "
+               "own processed files",
+    "destinations": "subset of: none, stderr, csvlog, jsonlog, syslog, remote_syslog_udp, remote_syslog_tcp, "
+                    '"syslog,csvlog", and the sampled stderr_sample_1pct, stderr_sample_10pct; None: the '
+                    "profile's (standard: every destination at full rate; \"none\" is always added: it is the "
+                    "baseline)",
+    "clients": "pgbench -c (and -j) values, each > 0; None: profile's ([1, 4, 8] as in the post)",
+    "repeats": "design blocks: interleaved blocks of separate runs, > 0; None: profile's",
+    "duration": "design blocks: seconds measured per run (pgbench -T), > 0",
+    "warmup": "seconds of unrecorded pgbench before each run (blocks) or before the first window of each load "
+              "(switchback), ≥ 0",
+    "design": '"switchback" (every arm switched by reload inside one continuous load per clients level) or '
+              "\"blocks\" (a separate run per configuration); None: the profile's (blocks in every profile: "
+              "notebook 00 measured the switchback design less efficient than separate runs at 2 clients per "
+              "core)",
+    "window_s": "switchback: seconds per window, whole, at least guard_s + 1; None: profile's (standard: 4)",
+    "guard_s": "switchback: seconds after each switch that are not measured, whole, ≥ 0; None: profile's "
+               "(standard: 1)",
+    "layout": 'switchback: "permutation" (every arm once per block, random order) or "paired" (each arm in a '
+              "window next to a baseline window); None: profile's",
+    "blocks": "switchback: blocks per load, > 0; None: profile's (standard: 2)",
+    "loads": "switchback: independent loads per clients level, the server restarted before each, > 0; None: "
+             "profile's (standard: 4)",
+    "max_loads": "switchback: more loads, up to this many (≥ loads), while an arm is wider than "
+                 "target_halfwidth; None: profile's",
+    "scale": "pgbench scale factor (16 MB per unit); the profile's fits in memory; e.g. 2000 for the post's "
+             "IO-bound variant",
+    "query_mode": "pgbench -M: \"simple\" or \"prepared\"; None: the profile's (prepared, as the post's cached "
+                  "run; io_bound and post004: simple)",
+    "statement_logging": 'how every statement is logged: "min_duration_0" (log_min_duration_statement 0, post '
+                         "000) or \"log_statement_all\" (log_statement all, post 004); None: the profile's "
+                         "(post004: log_statement_all, else min_duration_0)",
+    "syslog_rate_limit": "rsyslog input rate limiting: False (current rsyslog default) or True (5 s / 200 "
+                         "messages, as older distributions shipped); None: the profile's (post000: True, else "
+                         "False)",
+    "log_dir_on": "where PostgreSQL's own log files go: \"disk\" (/var/tmp) or \"tmpfs\" (/dev/shm, as in a "
+                  "comment on the post)",
+    "sampling_rate": "fraction of transactions pgbench logs for latency percentiles, (0, 1]",
+    "shared_buffers": "PostgreSQL shared_buffers; None: profile's (128MB; io_bound: 32MB)",
+    "memory_limit_mb": "memory cgroup limit (MB, page cache included) on the local server's processes, data "
+                       "evicted from the page cache first: makes the data not fit; None: profile's (io_bound: "
+                       "192; others: no limit)",
+    "read_iops": "under memory_limit_mb, disk reads per second allowed to the server's processes (a slow disk's "
+                 "pace); None: profile's (io_bound: 160; others: unpaced)",
+    "extra_settings": 'more PostgreSQL settings for every configuration, e.g. {"track_io_timing": "on"}; '
+                      "names checked against the server's catalog",
+    "seed": "seed of the randomized run order (the post's date)",
+    "backend": "\"local\" (the machine's PostgreSQL binaries), \"container\" (testcontainers), or \"auto\": "
+               "container when a Docker engine answers, else local",
+    "versions": "container only: PostgreSQL major versions to sweep in one interleaved schedule, from 13, 15, 17 "
+                "(docker/servers.tsv; each image built on first use); None: one server",
+    "image": "container image; None: the official postgres:15 where available, else the locally built "
+             "logbench/postgres:15",
+    "output_dir": "raw run records; None: results/pg_destinations/<UTC time> (smoke: a temp dir)",
+    "pg_bindir": "PostgreSQL's bin directory (local backend); None: the newest installed",
+}
+
+
+@common.declare(PROFILES, help=HELP)
 def define(profile: str = "standard", destinations: list[str] | None = None, scale: int | None = None,
            query_mode: str | None = None, statement_logging: str | None = None, syslog_rate_limit: bool | None = None,
            log_dir_on: str = "disk", sampling_rate: float | None = None, shared_buffers: str | None = None,

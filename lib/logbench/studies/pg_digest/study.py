@@ -28,7 +28,28 @@ from .spec import (BACKENDS, INDEXED_TABLE, NAME, OWN_ORDER, OWN_STATEMENTS, PRO
                    PgDigestResult, PgDigestStudy)
 
 
-@common.declare(PROFILES)
+# What each parameter means (unit, allowed values), one line each: notebook 10's generated
+# parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
+HELP = {
+    "profile": 'run size: "smoke" (seconds; tests), "standard" (committed), "full" (a longer capture of '
+               "more data)",
+    "statements": "our own statements, subset of: unindexed_filter, indexed_filter, unindexed_join; None: all",
+    "duration": "seconds of capture (pgbench runs as long), whole seconds > 0; None: profile's (standard 20)",
+    "clients": "pgbench clients, > 0; None: profile's (standard 2)",
+    "scale": "pgbench -s (100,000 accounts each), > 0; None: profile's (standard 10)",
+    "executions": "times each of our own statements runs during the capture, > 0; None: profile's (standard 20)",
+    "rate": "pgbench -R, transactions per second, > 0; None: profile's (standard 2000)",
+    "seed": "seed of our statements' parameters, ≥ 0; None: 20120911",
+    "backend": '"local" only: the captured file is read on this machine',
+    "pg_bindir": "PostgreSQL's bin directory; None: the newest installed",
+    "output_dir": "raw record (captured log, pgBadger's JSON and HTML); None: results/pg_digest/<UTC time> "
+                  "(smoke: a temp dir)",
+    "processed_dir": "the digest table; None: <output_dir>/processed (publish: data/processed)",
+    "publish": "True only for the committed reference run: its tidy tables go to data/processed",
+}
+
+
+@common.declare(PROFILES, help=HELP)
 def define(profile: str = "standard", statements: list[str] | None = None, duration: int | None = None,
            clients: int | None = None, scale: int | None = None, executions: int | None = None,
            rate: int | None = None, seed: int | None = None, backend: str = "local", pg_bindir: str | None = None,

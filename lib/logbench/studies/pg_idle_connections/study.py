@@ -15,7 +15,37 @@ from .analysis import processed_tables
 from .spec import KINDS, PROFILES, SPEC, IdleConnectionsStudy, name_of, parse
 
 
-@common.declare(PROFILES)
+# What each parameter means (unit, allowed values), one line each: notebook 08's generated
+# parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
+HELP = {
+    "profile": 'run size: "smoke" (seconds; tests), "standard" (~9.5 min; committed), "full" (100 to 2000, '
+               '30 s runs), "versions" (~17 min; committed: the standard runs on PostgreSQL 13, 15 and 17 in '
+               "containers, its own processed files)",
+    "max_connections": "max_connections values, each ≥ the largest clients level + 3; None: the profile's "
+                       "(standard: [100, 300, 600])",
+    "kinds": "subset of: none (test 1), sleep (pg_sleep sessions, tests 2/3), idle (connected, no query); None: all",
+    "sessions": "sessions per sleep/idle run, > 0 and ≤ the smallest max_connections - clients - 2; None: fill "
+                "every free slot (the post)",
+    "duration": "seconds measured per run (pgbench -T), > 0; None: the profile's",
+    "scale": "pgbench scale factor; None: the profile's (standard: 10)",
+    "query_mode": 'pgbench -M: "simple" or "prepared"',
+    "shared_buffers": "PostgreSQL shared_buffers",
+    "versions": "PostgreSQL majors run side by side in containers, one interleaved schedule, each its own "
+                "baseline and A/A: any of \"13\", \"15\", \"17\" (docker/servers.tsv); None: the profile's "
+                '(versions: ["13", "15", "17"]), else one server',
+    "backend": "\"local\" (the machine's PostgreSQL 15), \"container\" (testcontainers) or \"auto\" (container "
+               "when a Docker engine answers); None: local, or container with versions (a sweep runs in "
+               "containers only)",
+    "output_dir": "raw run records; None: results/pg_idle_connections/<UTC time> (smoke: a temp dir)",
+    "processed_dir": "tidy summary; None: data/processed (smoke: not written)",
+    "idle_state": "CPU idle state while measuring: \"hold\" or \"free\"; None: profile's (\"hold\")",
+    "placement": "CPU placement: \"none\" or \"split\"; None: profile's (\"none\")",
+    "sampling_rate": "fraction of transactions pgbench logs for latency percentiles, (0, 1]; None: none logged",
+    "pg_bindir": "PostgreSQL's bin directory (local backend); None: the newest installed",
+}
+
+
+@common.declare(PROFILES, help=HELP)
 def define(profile: str = "standard", max_connections: list[int] | None = None, kinds: list[str] | None = None,
            sessions: int | None = None, scale: int | None = None, query_mode: str = "prepared",
            sampling_rate: float | None = None, shared_buffers: str = "128MB", pg_bindir: str | None = None,

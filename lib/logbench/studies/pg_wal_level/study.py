@@ -17,8 +17,32 @@ from .analysis import processed_tables
 from .spec import BASELINE, LEVELS, PHASES, PROFILES, SPEC, WalLevelStudy
 
 
+# What each parameter means (unit, allowed values), one line each: notebook 07's generated
+# parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
+HELP = {
+    "profile": "run size: \"smoke\" (seconds; tests), \"standard\" (~6 min; committed), \"full\" (the post's "
+               "scale 100, 160,000 transactions)",
+    "levels": 'subset of: minimal, replica, logical; None: all ("minimal" is always added: it is the baseline)',
+    "scale": "pgbench scale factor of the OLTP dataset, > 0; None: the profile's (standard: 20)",
+    "import_scale": "pgbench scale factor of the import runs, > 0; None: the profile's (standard: 100, the post's)",
+    "transactions": "TPC-B transactions per OLTP run (split evenly over the clients), > 0; None: the profile's "
+                    "(standard: 15000)",
+    "fillfactor": "pgbench -F, 10 to 100 (the post: 70)",
+    "generate": "pgbench's data generation step: \"g\" (client-side COPY, the default) or \"G\" (server-side "
+                "INSERT ... SELECT)",
+    "shared_buffers": "PostgreSQL shared_buffers",
+    "output_dir": "raw run records; None: results/pg_wal_level/<UTC time> (smoke: a temp dir)",
+    "processed_dir": "tidy summary; None: data/processed (smoke: not written)",
+    "idle_state": "CPU idle state while measuring: \"hold\" or \"free\"; None: profile's (\"hold\")",
+    "placement": "CPU placement: \"none\" or \"split\"; None: profile's (\"none\")",
+    "extra_settings": 'more PostgreSQL settings for every configuration, e.g. {"track_io_timing": "on"}; '
+                      "names checked against the server's catalog",
+    "pg_bindir": "PostgreSQL's bin directory (local backend); None: the newest installed",
+}
+
+
 # duration: the runner's pacing only (spec.py), not a parameter a notebook offers
-@common.declare(PROFILES, hidden=("duration",))
+@common.declare(PROFILES, help=HELP, hidden=("duration",))
 def define(profile: str = "standard", levels: list[str] | None = None, scale: int | None = None,
            import_scale: int | None = None, transactions: int | None = None, fillfactor: int = 70,
            generate: str = "g", shared_buffers: str = "128MB", extra_settings: dict | None = None,

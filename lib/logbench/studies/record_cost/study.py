@@ -34,7 +34,39 @@ from .spec import BACKENDS, COUNTERS, HOLD, NAME, PG_CONFIGURATIONS, PROFILES, S
 MIN_TRANSACTIONS = 20
 
 
-@common.declare(PROFILES)
+# What each parameter means (unit, allowed values), one line each: notebook 11's generated
+# parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
+HELP = {
+    "profile": 'run size: "smoke" (seconds; tests), "standard" (committed), "full" (more repeats, larger '
+               'loads), "versions" (PostgreSQL 13, 15, 17 and MariaDB 10.5, 10.11, 11.8 in their containers; '
+               "committed)",
+    "configurations": "PostgreSQL's, subset of: none, stderr, csvlog, jsonlog, syslog, syslog,csvlog, "
+                      "remote_syslog_udp, log_statement_all, log_duration, prefix_default, prefix_production, "
+                      "sample_1pct, sample_10pct, track_io_timing, none_simple, stderr_simple (each brings its "
+                      "baseline); [] for none; None: profile's (standard all)",
+    "mariadb_configurations": "MariaDB's, subset of: none, slow_file, slow_table, general_file, "
+                              "slow_file_verbose; [] for none; None: profile's (standard all)",
+    "repeats": "independent pairs of starts of each configuration and counter, > 0; None: profile's (standard 3)",
+    "transactions": "the small and the large load, [small, large], small ≥ 20; None: profile's (standard [200, 1000])",
+    "counters": "subset of: cachegrind (instructions), strace (system calls, bytes); None: profile's (standard both)",
+    "scale": "pgbench -s of the pristine data directory, > 0",
+    "seed": "seed of the order of starts within each repeat, ≥ 0; None: 20261127",
+    "backend": "\"local\" only: the counting tools run on this machine's binaries",
+    "pg_bindir": "PostgreSQL's bin directory; None: the newest installed",
+    "mariadbd": "the mariadbd binary; None: the installed one",
+    "output_dir": "raw record (starts.jsonl, environment); None: results/record_cost/<UTC time> (smoke: a temp dir)",
+    "processed_dir": "the tables; None: <output_dir>/processed (publish: data/processed)",
+    "publish": "True only for the committed reference run: its tables go to data/processed",
+    "versions": 'versions of docker/servers.tsv (PostgreSQL "13", "15", "17"; MariaDB "10.5", "10.11", '
+                "\"11.8\"), each counted in its container (Debian's build on its release); [] for this machine's "
+                "binaries only; None: profile's (standard [], \"versions\" all six)",
+    "calibration_repeats": "timed loads of the baseline after the counted starts (calibration), 0 (none) or ≥ 2; "
+                           "None: profile's (5; smoke 3, full 10, versions 0)",
+    "calibration_seconds": "seconds of each timed load (pgbench -T), > 0; None: profile's (8; smoke 1, full 10)",
+}
+
+
+@common.declare(PROFILES, help=HELP)
 def define(profile: str = "standard", configurations: list[str] | None = None,
            mariadb_configurations: list[str] | None = None, repeats: int | None = None,
            transactions: list[int] | None = None, counters: list[str] | None = None, scale: int = 1,
