@@ -154,7 +154,7 @@ def blank_run(position: int, **fields):
 # HEAD. When it runs in this session on a tree that is HEAD, a test that passed inside is not run a second time here:
 # the same test on the same code, on a machine with only what set-up installs. What cannot pass inside runs here as
 # before: the container backend's tests (no engine inside), and what the check leaves out (signals, the workflow's
-# smoke run). A test that failed or did not run inside runs here too.
+# smoke run, the long loads). A test that failed or did not run inside runs here too.
 # The container starts with the session and runs in the background while the host runs those tests of its own; the
 # check's test then waits for it, and the rest follows, less what passed inside. Nothing the host runs meanwhile
 # depends on the container's result.
@@ -223,8 +223,8 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "docker_engine: needs a Docker engine and skips without one (a module whose own check says so)")
     config.addinivalue_line(
-        "markers", "long_load: a real load of a minute or more whose programs shorter tests run too (-m 'not long_load' "
-                   "while iterating)")
+        "markers", "long_load: a real load of a minute or more whose programs shorter tests run too (the fresh-machine "
+                   "check leaves it out to keep CI's time; -m 'not long_load')")
     # A suite started in the background of a non-interactive shell (`cmd &`) inherits SIGINT ignored, and so would
     # every process it starts: the tests that stop a study with Ctrl-C would then test nothing. Python-level
     # handlers reset to the default at exec, so the children get a working SIGINT again.

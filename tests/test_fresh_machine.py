@@ -14,23 +14,20 @@ add a debootstrap and three image builds, minutes, to test what
 backend's tests skip there with their own stated reason, and this test skips itself
 (no recursion). Every other test runs: real PostgreSQL, MariaDB, rsyslog, network
 and mount namespaces, sysbench, pgbench, the capture helper, nbval of the local
-notebooks, the paper, the long real loads (marker ``long_load``: the switchback loads of both engines, study 05's,
-the log rotations under load). A skip for any other reason fails this test. Left out inside, to keep CI's
+notebooks, the paper. A skip for any other reason fails this test. Left out inside, to keep CI's
 time: ``tests/test_interrupts.py`` (six papermill studies stopped by signals and faults, ~5 min; nothing
 in them depends on the machine being fresh, and the guardian they rely on is tested inside by
-``tests/test_cleanup.py``) and the tests on the workflow's smoke run of every study (marker ``workflow_smoke``,
-~7 min: the workflow schedules the same notebooks whose own tests and nbval run inside, and Snakemake itself is
-exercised inside by the workflow's dry-run tests). The host runs both. Set-up installs the local servers at the
-default images' patch level (docker/servers.tsv), so the test that they match runs inside: there set-up installed
-them.
+``tests/test_cleanup.py``), the tests on the workflow's smoke run of every study (marker ``workflow_smoke``,
+~6 min: the workflow schedules the same notebooks whose own tests and nbval run inside, and Snakemake itself is
+exercised inside by the workflow's dry-run tests), and the long real loads (marker ``long_load``, ~4 min: the switchback
+loads of both engines, study 05's, the log rotations under load), whose programs the shorter integration tests run
+inside too. The host runs all of them. Set-up installs the local servers at the default images' patch level
+(docker/servers.tsv), so the test that they match runs inside: there set-up installed them.
 
-When the host's tree is HEAD, the commit the container ran (a CI clone), the container starts with the session
-and runs in the background while the host runs what cannot pass inside: what is left out there (above) and the
-container backend's tests (``tests/conftest.py``). Then this test waits for the container, and every test that
-passed inside (``-rp``: a line per passed test) is not run a second time on the host: the same test on the same
-code, once, on the machine with only what set-up installs. The host then runs anything that failed there. The
-two lanes are balanced by what is left out inside: the long loads run inside since the host's own lane (the
-workflow's smoke run, the simulated cluster, the signals, the container backend) is the longer one.
+Every test that passed inside (``-rp``: a line per passed test) is not run a second time on the host when the
+host's tree is HEAD, the commit the container ran (``tests/conftest.py``; this check then runs first): the same
+test on the same code, once, on the machine with only what set-up installs. The host runs what could not pass
+inside (the container backend's tests), what is left out inside (above), and anything that failed there.
 
 The host's ``/sys/fs/cgroup`` is mounted read-write when the container cannot be ``--privileged`` (this VM's
 runc refuses it): a fresh machine's root can make a memory cgroup (study 02's IO-bound regime), a container
@@ -151,7 +148,7 @@ def _clone_head(dest: Path) -> str:
 
 # What the check leaves out inside (the docstring says why); the host runs it, while the container runs (conftest.py).
 LEFT_OUT_FILES = ("tests/test_interrupts.py",)
-LEFT_OUT_MARKERS = ("workflow_smoke",)
+LEFT_OUT_MARKERS = ("workflow_smoke", "long_load")
 
 INSIDE_SCRIPT = r"""
 set -uo pipefail
@@ -283,19 +280,3 @@ def test_readme_commands_pass_in_a_clean_container(tmp_path, request):
     unexpected = [s for s in skipped if not allowed.search(s)]
     assert not unexpected, f"tests skipped on a fresh machine for a reason other than Docker: {unexpected}"
     assert re.search(r"\d+ passed", text), text[-3000:]
-
-
-def test_a_process_of_the_background_container_is_not_the_hosts():
-    """processes_naming leaves out what runs in the check's container (its id in the process's cgroup path), and
-    only while one runs: here this process's own cgroup stands for the container's."""
-    from conftest import in_background_container
-
-    groups = [line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()]
-    own = max(groups, key=len)  # a container's is /docker/<id> (or docker-<id>.scope) in every hierarchy
-    assert not in_background_container(os.getpid())
-    BACKGROUND_CONTAINERS.add(own)
-    try:
-        assert in_background_container(os.getpid())
-        assert not in_background_container(2 ** 22 + 1)  # no such process
-    finally:
-        BACKGROUND_CONTAINERS.discard(own)
