@@ -89,26 +89,9 @@ def processes_naming(program: str, marker: str) -> list[str]:
             cmd = " ".join(p.info["cmdline"] or [])
         except psutil.NoSuchProcess:
             continue
-        if program in cmd and marker in cmd and not in_background_container(p.pid):
+        if program in cmd and marker in cmd:
             found.append(cmd)
     return found
-
-
-# The fresh-machine check's container while it runs beside the host's tests (tests/test_fresh_machine.py): its
-# suite's servers are under its own /var/tmp, the same path in their command lines as the host's.
-BACKGROUND_CONTAINERS: set[str] = set()
-
-
-def in_background_container(pid: int) -> bool:
-    """The process runs in the fresh-machine check's container (its cgroup path names the container's id)."""
-    if not BACKGROUND_CONTAINERS:
-        return False
-    try:
-        with open(f"/proc/{pid}/cgroup") as f:
-            groups = f.read()
-    except OSError:
-        return False
-    return any(c in groups for c in BACKGROUND_CONTAINERS)
 
 
 def wait_for_records(proc, runs_file, within_s: float) -> None:
@@ -151,17 +134,12 @@ def blank_run(position: int, **fields):
 
 
 # The fresh-machine check (tests/test_fresh_machine.py) runs the suite again in a clean container, on a clone of
-# HEAD. When it runs in this session on a tree that is HEAD, a test that passed inside is not run a second time here:
-# the same test on the same code, on a machine with only what set-up installs. What cannot pass inside runs here as
-# before: the container backend's tests (no engine inside), and what the check leaves out (signals, the workflow's
-# smoke run, the long loads). A test that failed or did not run inside runs here too.
-# The container starts with the session and runs in the background while the host runs those tests of its own; the
-# check's test then waits for it, and the rest follows, less what passed inside. Nothing the host runs meanwhile
-# depends on the container's result.
+# HEAD. When it runs in this session on a tree that is HEAD, it runs first, and a test that passed inside is not run
+# a second time here: the same test on the same code, on a machine with only what set-up installs. What cannot pass
+# inside runs here as before: the container backend's tests (no engine inside), and what the check leaves out
+# (signals, the workflow's smoke run, the long loads). A test that failed or did not run inside runs here too.
 FRESH_TEST = "tests/test_fresh_machine.py::test_readme_commands_pass_in_a_clean_container"
 PASSED_INSIDE = pytest.StashKey[set]()
-FRESH_RUN = pytest.StashKey[object]()  # the container started in the background (test_fresh_machine.FreshRun)
-_FRESH_MODULE = pytest.StashKey[object]()
 
 
 def _tree_is_head() -> bool:
@@ -181,31 +159,9 @@ def pytest_collection_modifyitems(session, config, items):
     fresh = next((i for i in items if i.nodeid == FRESH_TEST), None)
     if fresh is None or getattr(fresh.module, "_REASON", "") is not None or not _tree_is_head():
         return
-    host_only = [i for i in items if i is not fresh and fresh.module.runs_on_the_host_only(i)]
-    rest = [i for i in items if i is not fresh and not fresh.module.runs_on_the_host_only(i)]
-    items[:] = [*host_only, fresh, *rest]
+    items.remove(fresh)
+    items.insert(0, fresh)
     config.stash[PASSED_INSIDE] = set()  # filled by the check with what passed inside
-    config.stash[_FRESH_MODULE] = fresh.module
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session):
-    module = session.config.stash.get(_FRESH_MODULE, None)
-    if module is None or session.config.option.collectonly:
-        return
-    # under pytest's base temporary directory (its last three kept), as the test's own tmp_path was: the log inside
-    # stays readable after a failure
-    work = session.config._tmp_path_factory.mktemp("fresh-machine")
-    try:
-        session.config.stash[FRESH_RUN] = module.start_in_background(work)
-    except Exception as e:  # noqa: BLE001 - the check's test reports it; the host's own tests run regardless
-        session.config.stash[FRESH_RUN] = e
-
-
-def pytest_sessionfinish(session):
-    run = session.config.stash.get(FRESH_RUN, None)
-    if hasattr(run, "remove"):  # a session stopped before the check's test joined it (-x, Ctrl-C): nothing left
-        run.remove()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -220,8 +176,6 @@ def pytest_configure(config):
         "markers", "fresh_machine: the README's commands in a clean Debian container (minutes; -m 'not fresh_machine')")
     config.addinivalue_line(
         "markers", "workflow_smoke: uses the workflow's smoke run of every study (one session fixture, ~6 min)")
-    config.addinivalue_line(
-        "markers", "docker_engine: needs a Docker engine and skips without one (a module whose own check says so)")
     config.addinivalue_line(
         "markers", "long_load: a real load of a minute or more whose programs shorter tests run too (the fresh-machine "
                    "check leaves it out to keep CI's time; -m 'not long_load')")

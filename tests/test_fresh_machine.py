@@ -58,7 +58,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BACKGROUND_CONTAINERS, FRESH_RUN, PASSED_INSIDE
+from conftest import PASSED_INSIDE
 from logbench import paths
 
 BASE_IMAGE = "logbench/debian:bookworm"
@@ -146,10 +146,6 @@ def _clone_head(dest: Path) -> str:
     return head
 
 
-# What the check leaves out inside (the docstring says why); the host runs it, while the container runs (conftest.py).
-LEFT_OUT_FILES = ("tests/test_interrupts.py",)
-LEFT_OUT_MARKERS = ("workflow_smoke", "long_load")
-
 INSIDE_SCRIPT = r"""
 set -uo pipefail
 cd /logbench
@@ -157,121 +153,70 @@ t0=$(date +%s)
 bash scripts/setup.sh || { echo "FRESH: set-up failed"; exit 90; }
 t1=$(date +%s)
 echo "FRESH: set-up took $((t1 - t0)) s"
-LOGBENCH_DOCKER=0 bash run.sh test -q -p no:cacheprovider IGNORES -m "MARKERS" --durations=15 -rap
+LOGBENCH_DOCKER=0 bash run.sh test -q -p no:cacheprovider --ignore=tests/test_interrupts.py \
+  -m "not workflow_smoke and not long_load" --durations=15 -rap
 rc=$?
 echo "FRESH: tests took $(( $(date +%s) - t1 )) s, exit $rc"
 exit $rc
-""".replace("IGNORES", " ".join(f"--ignore={f}" for f in LEFT_OUT_FILES)).replace(
-    "MARKERS", " and ".join(f"not {m}" for m in LEFT_OUT_MARKERS))
-
-
-def runs_on_the_host_only(item) -> bool:
-    """``item`` (a collected test) cannot pass inside: left out there, or needing a Docker engine (conftest's
-    ``docker_engine`` fixture or the ``docker_engine`` marker). A test this misses only waits for the container."""
-    return (item.nodeid.split("::")[0] in LEFT_OUT_FILES
-            or any(item.get_closest_marker(m) for m in LEFT_OUT_MARKERS)
-            or item.get_closest_marker("docker_engine") is not None
-            or "docker_engine" in getattr(item, "fixturenames", ()))
+"""
 
 
 _REASON = _why_not_runnable()
 
 
-class FreshRun:
-    """The check's container: :meth:`start` returns once it runs (in the background), :meth:`finish` waits for it
-    and removes it. Started at the session's start when the host runs the rest afterwards (conftest.py), so the
-    host's own tests run meanwhile; otherwise started by the test itself."""
-
-    def __init__(self, work: Path):
-        self.work = work
-        self.name = f"logbench-fresh-{uuid.uuid4().hex[:8]}"
-        self.log = work / "inside.log"
-        self.head = ""
-        self.container_id = ""
-        self.proc: subprocess.Popen | None = None
-        self.t0 = 0.0
-
-    def start(self) -> "FreshRun":
-        clone = self.work / "logbench"
-        self.head = _clone_head(clone)
-        cfg = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
-        pip_env, mounts = pip_passthrough(cfg.splitlines())
-        env = {**pip_env, INSIDE: "1", "DEBIAN_FRONTEND": "noninteractive"}
-        env.update({k: v for k, v in os.environ.items() if k.lower() in ("http_proxy", "https_proxy", "no_proxy")})
-        if paths.SEEDS.is_dir():  # the README keeps the five posts next to the repository: ../shared/seeds
-            mounts[str(paths.SEEDS)] = "/shared/seeds"
-        argv = ["create", *privileged_args(), "--name", self.name, "-w", "/logbench"]
-        # A machine has its CPU-latency device; a container only if given it (--privileged passes every device,
-        # the capability fallback none): the idle-state control and its tests must run inside too.
-        if os.path.exists("/dev/cpu_dma_latency"):
-            argv += ["--device", "/dev/cpu_dma_latency"]
-        if "--privileged" not in argv and os.path.isdir("/sys/fs/cgroup"):
-            argv += ["-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw"]
-        # A machine's /var/tmp (the servers' scratch root) is on its disk; a container's is on overlayfs, no block
-        # device, so study 02's paced reads could not be tested inside: give it a directory of the host's disk.
-        scratch = self.work / "var-tmp"
-        scratch.mkdir(mode=0o1777)
-        scratch.chmod(0o1777)
-        argv += ["-v", f"{scratch}:/var/tmp:rw"]
-        for k, v in sorted(env.items()):
-            argv += ["-e", f"{k}={v}"]
-        for host, inside in sorted(mounts.items()):
-            argv += ["-v", f"{host}:{inside}:ro"]
-        argv += [BASE_IMAGE, "bash", "-c", INSIDE_SCRIPT]
-        self.t0 = time.monotonic()
-        try:
-            r = _docker(*argv)
-            assert r.returncode == 0, r.stderr
-            self.container_id = r.stdout.strip()
-            # a copy, not a bind mount: the container owns its tree and the .venv it makes goes with it
-            r = _docker("cp", f"{clone}/.", f"{self.name}:/logbench", timeout=300)
-            assert r.returncode == 0, r.stderr
-            # the host's own tests that look for their processes must not find the container's (conftest.py)
-            BACKGROUND_CONTAINERS.add(self.container_id)
-            with open(self.log, "w") as out:
-                self.proc = subprocess.Popen(["docker", "start", "-a", self.name], stdout=out,
-                                             stderr=subprocess.STDOUT)
-        except BaseException:
-            self.remove()
-            raise
-        return self
-
-    def finish(self) -> tuple[int, str, float]:
-        """(the suite's exit status inside, its output, seconds since the start) once it ended; then removed."""
-        try:
-            rc = self.proc.wait(timeout=max(1.0, TIMEOUT_S - (time.monotonic() - self.t0)))
-        finally:
-            self.remove()
-        return rc, self.log.read_text(errors="replace"), time.monotonic() - self.t0
-
-    def remove(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        _docker("rm", "-f", "-v", self.name, timeout=120)
-        BACKGROUND_CONTAINERS.discard(self.container_id)
-
-
-def start_in_background(work: Path) -> FreshRun:
-    """conftest.py's start of the check at the session's start (only when this module's test runs)."""
-    return FreshRun(work).start()
-
-
 @pytest.mark.skipif(_REASON is not None, reason=_REASON or "")
 def test_readme_commands_pass_in_a_clean_container(tmp_path, request):
-    run = request.config.stash.get(FRESH_RUN, None) or FreshRun(tmp_path).start()
-    if isinstance(run, Exception):  # the start at the session's start failed
-        raise run
-    returncode, text, wall = run.finish()
+    clone = tmp_path / "logbench"
+    head = _clone_head(clone)
+    cfg = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
+    pip_env, mounts = pip_passthrough(cfg.splitlines())
+    env = {**pip_env, INSIDE: "1", "DEBIAN_FRONTEND": "noninteractive"}
+    env.update({k: v for k, v in os.environ.items() if k.lower() in ("http_proxy", "https_proxy", "no_proxy")})
+    if paths.SEEDS.is_dir():  # the README keeps the five posts next to the repository: ../shared/seeds
+        mounts[str(paths.SEEDS)] = "/shared/seeds"
+    name = f"logbench-fresh-{uuid.uuid4().hex[:8]}"
+    argv = ["create", *privileged_args(), "--name", name, "-w", "/logbench"]
+    # A machine has its CPU-latency device; a container only if given it (--privileged passes every device,
+    # the capability fallback none): the idle-state control and its tests must run inside too.
+    if os.path.exists("/dev/cpu_dma_latency"):
+        argv += ["--device", "/dev/cpu_dma_latency"]
+    if "--privileged" not in argv and os.path.isdir("/sys/fs/cgroup"):
+        argv += ["-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw"]
+    # A machine's /var/tmp (the servers' scratch root) is on its disk; a container's is on overlayfs, no block
+    # device, so study 02's paced reads could not be tested inside: give it a directory of the host's disk.
+    scratch = tmp_path / "var-tmp"
+    scratch.mkdir(mode=0o1777)
+    scratch.chmod(0o1777)
+    argv += ["-v", f"{scratch}:/var/tmp:rw"]
+    for k, v in sorted(env.items()):
+        argv += ["-e", f"{k}={v}"]
+    for host, inside in sorted(mounts.items()):
+        argv += ["-v", f"{host}:{inside}:ro"]
+    argv += [BASE_IMAGE, "bash", "-c", INSIDE_SCRIPT]
+    log = tmp_path / "inside.log"
+    t0 = time.monotonic()
+    try:
+        r = _docker(*argv)
+        assert r.returncode == 0, r.stderr
+        # a copy, not a bind mount: the container owns its tree and the .venv it makes goes with it
+        r = _docker("cp", f"{clone}/.", f"{name}:/logbench", timeout=300)
+        assert r.returncode == 0, r.stderr
+        with open(log, "w") as out:
+            r = subprocess.run(["docker", "start", "-a", name], stdout=out, stderr=subprocess.STDOUT,
+                               timeout=TIMEOUT_S)
+    finally:
+        _docker("rm", "-f", "-v", name, timeout=120)
+    wall = time.monotonic() - t0
+    text = log.read_text(errors="replace")
     timings = "; ".join(re.findall(r"^FRESH: (.*)$", text, re.M))
-    print(f"fresh machine at {run.head[:10]}: {wall:.0f} s in all ({timings}); log {run.log}")
+    print(f"fresh machine at {head[:10]}: {wall:.0f} s in all ({timings}); log {log}")
     # What passed inside is not run again on the host (conftest.py: only on a tree that is HEAD); taken before the
     # verdict, so after a failure inside the host still runs the failed test and the rest, not what passed.
     passed = set(re.findall(r"^PASSED (tests/\S.*?)\s*$", text, re.M))
     if PASSED_INSIDE in request.config.stash:
         request.config.stash[PASSED_INSIDE] |= passed
     text = re.sub(r"^PASSED .*\n", "", text, flags=re.M)  # the tail below shows failures and skips, not passes
-    assert returncode == 0, f"in a clean container ({timings}):\n{text[-8000:]}"
+    assert r.returncode == 0, f"in a clean container ({timings}):\n{text[-8000:]}"
     skipped = re.findall(r"^SKIPPED \[\d+\] (.*)$", text, re.M)
     # The posts' texts go in only if this clone has them beside it (../shared/seeds): a clone elsewhere skips their
     # spot checks on the host too, and the container cannot be asked for more than the host has.
