@@ -108,7 +108,16 @@ start_engine() {
       fi
       mkdir -p "$(dirname "$dockerd_log")"
       say "starting dockerd (log: $dockerd_log; attempt $attempt)"
-      setsid dockerd >>"$dockerd_log" 2>&1 </dev/null &
+      # The engine outlives this script: it must not inherit our descriptors beyond 0-2. A lock held open
+      # by whoever ran the set-up (`flock LOCK bash run.sh test`) stayed held by dockerd after the tests
+      # ended, and every later `flock LOCK` waited on it (2026-11-28).
+      (
+        for fd in /proc/$BASHPID/fd/*; do
+          fd=${fd##*/}
+          [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+        done
+        exec setsid dockerd >>"$dockerd_log" 2>&1 </dev/null
+      ) &
     fi
     for ((i = 0; i < engine_wait * 2; i++)); do
       engine_answers && break
