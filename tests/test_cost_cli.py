@@ -77,6 +77,8 @@ def test_the_command_on_the_committed_tables_prints_each_source():
                    "data/processed/pg_destinations_runs.csv (study 02", "(n=3)"):
         assert source in out, source
     assert "predicted share of the cores" in out and "CPU-bound" in out and "one-core ceiling" in out
+    # the cost model's fitted variant (timed on study 02's host) beside the counted one, with its own source
+    assert "beside it, cost per record, fitted" in out and "data/processed/findings_cost_model_rule.csv" in out
     # 10,000 records/s at the cost model's counted µs per record over 8 cores
     rule = pd.read_csv(paths.PROCESSED / "findings_cost_model_rule.csv")
     us = rule[(rule.configuration == "stderr") & (rule.model == "counted")]["us_per_record"].iloc[0]
@@ -138,6 +140,13 @@ def test_a_run_directory_without_the_tables_is_refused(tmp_path, capsys):
     assert overhead.cost_main(["--statements-per-second", "1", "--cores", "1", "--destination", "stderr",
                                "--run", str(tmp_path)]) == 2
     assert "record_cost_calibration.csv beside record_cost.csv" in capsys.readouterr().err
+    # an own-server run times the whole server, never a record: refused, pointing at its answer
+    own = tmp_path / "own"
+    (own / "processed").mkdir(parents=True)
+    (own / "processed" / "own_server_runs.csv").write_text("configuration\n")
+    assert overhead.cost_main(["--statements-per-second", "1", "--cores", "1", "--destination", "stderr",
+                               "--run", str(own)]) == 2
+    assert "an own-server run writes neither" in capsys.readouterr().err
 
 
 def test_an_own_server_runs_prediction_stands_beside_its_measured_ratio(tmp_path):
@@ -162,6 +171,25 @@ def test_an_own_server_runs_prediction_stands_beside_its_measured_ratio(tmp_path
     assert row["core_share"] == pytest.approx(0.0065)
     assert row["predicted_ratio"] == pytest.approx(1 / 1.0065)
     assert (row["ratio"], row["ratio_ci_low"], row["ratio_ci_high"]) == (0.8, 0.7, 0.9)
+
+
+def test_an_own_server_runs_answer_prints_the_prediction_beside_the_ratio(tmp_path):
+    """The answer's lines for a run's processed tables (ours, small), priced by the committed tables: the cores the
+    environment record names, said as the server's where its CPU was read here."""
+    def run(conf, tps, records, dests):
+        return {"configuration": conf, "clients": 1, "warmup": False, "duration_s": 10.0, "transactions": tps * 10,
+                "log_records_received": records, "destinations": json.dumps(dests), "server_cpu_s": 5.0,
+                "extra": json.dumps({"statements": tps * 10})}
+    pd.DataFrame([run("none", 2000, 0, []), run("min_duration_0", 1500, 30_000, ["csvlog"])]).to_csv(
+        tmp_path / "own_server_runs.csv", index=False)
+    pd.DataFrame([{"configuration": "min_duration_0", "clients": 1, "n": 3, "ratio": 0.75, "ratio_ci_low": 0.7,
+                   "ratio_ci_high": 0.8}]).to_csv(tmp_path / "own_server.csv", index=False)
+    (tmp_path / "own_server_environment.json").write_text(json.dumps({"cpu_count": 4}))
+    text = "\n".join(answer.prediction_lines("own_server", tmp_path, "own_server"))
+    us = overhead.per_record("postgresql", "csvlog").us.value
+    share = 2000 * 2 * us / 4e6
+    assert "4 cores: the server's" in text and "csvlog" in text and "0.750 [0.700, 0.800]" in text
+    assert f"{1 / (1 + share):.3f}" in text and f"{share:.1%}" in text
 
 
 def test_own_server_arms_are_priced_by_the_destination_they_wrote_to():

@@ -76,6 +76,7 @@ class PerRecord:
     daemon: str = ""  # the single-threaded daemon that takes the records ("" where none does)
     daemon_us: Input | None = None
     inputs: tuple[Input, ...] = field(default=())  # what ``us`` was made of
+    beside: tuple[Input, ...] = field(default=())  # other estimates of the same cost, printed with their prediction
 
 
 @dataclass(frozen=True)
@@ -245,6 +246,18 @@ def counted(processed: Path, engine: str, destination: str, *, carried: bool) ->
     how = ("instructions × time per instruction + write() calls × the write floor; interval: the counts' and the "
            "time per instruction's 95 % ends taken together")
     n_rec = n_of(cm.LOADER[engine])
+    beside = ()
+    rule_file = processed / "findings_cost_model_rule.csv"
+    if carried and rule_file.exists():
+        # the cost model's fitted variant: the counted time scaled by each process's measured CPU on study 02
+        rule = pd.read_csv(rule_file)
+        f = rule[(rule["engine"] == engine) & (rule["configuration"] == destination) & (rule["model"] == "fitted")]
+        if len(f):
+            x = f.iloc[0]
+            beside = (Input("cost per record, fitted", float(x["us_per_record"]), "µs",
+                            f"{_rel(rule_file)} (the cost model's fitted variant: each process's counted time × its "
+                            "factor from its measured CPU in study 02 at 1 client)", float(x["us_per_record_ci_low"]),
+                            float(x["us_per_record_ci_high"])),)
     return PerRecord(
         engine, destination, "counted", machine,
         Input("cost per record", total["value"], "µs", how, total["low"], total["high"]),
@@ -252,7 +265,7 @@ def counted(processed: Path, engine: str, destination: str, *, carried: bool) ->
               f"{_rel(processed / cm.RECORD_COST)} (study 11, counted in the server's log per statement)", n=n_rec),
         {"syslog": "the syslog daemon (rsyslogd)", "collector": "PostgreSQL's logging collector"}.get(daemon, ""),
         Input(f"{daemon} µs per record", per["value"][daemon], "µs", how, per["low"][daemon], per["high"][daemon])
-        if daemon else None, tuple(inputs))
+        if daemon else None, tuple(inputs), beside)
 
 
 # --- timed: study 02 -------------------------------------------------------------------------------------------------
@@ -332,6 +345,11 @@ def source_of(run_dir: Path | str | None) -> tuple[str, Path]:
         return "counted", processed
     if _timed_tables(processed):
         return "timed", processed
+    if any(processed.glob("own_*_runs.csv")):
+        # the own-server studies time the whole server, not a record: no table of theirs prices one
+        raise NoCostTables(Path(run_dir), f"{cm.RECORD_COST} + {cm.CALIBRATION} or a *_per_record.csv — an "
+                           "own-server run writes neither (its answer sets the committed price's prediction beside "
+                           "its measured ratio; python -m logbench.answer DIR)")
     raise NoCostTables(Path(run_dir), f"{cm.RECORD_COST} + {cm.CALIBRATION} or a *_per_record.csv")
 
 
@@ -350,20 +368,23 @@ def per_record(engine: str, destination: str, run_dir: Path | str | None = None)
     return counted(processed, engine, destination, carried=kind == "committed")
 
 
-def predict(statements_per_second: float, cores: float, rec: PerRecord,
-            records_per_statement: float | None = None) -> Prediction:
-    """The formula at one rate. ``records_per_statement`` None: the source's own count for the destination."""
+def check_rate(statements_per_second: float, cores: float, records_per_statement: float | None = None) -> None:
+    """ParameterError naming the first of the formula's given numbers that is not a positive (R: ≥ 0) number."""
     if not (isinstance(statements_per_second, (int, float)) and statements_per_second > 0
             and math.isfinite(statements_per_second)):
         raise ParameterError("--statements-per-second", statements_per_second, "a positive number")
     if not (isinstance(cores, (int, float)) and cores > 0 and math.isfinite(cores)):
         raise ParameterError("--cores", cores, "a positive number")
-    if records_per_statement is None:
-        r = rec.records_per_statement
-    elif not (records_per_statement >= 0 and math.isfinite(records_per_statement)):
+    if records_per_statement is not None and not (records_per_statement >= 0 and math.isfinite(records_per_statement)):
         raise ParameterError("--records-per-statement", records_per_statement, "a number ≥ 0")
-    else:
-        r = Input("records per statement", float(records_per_statement), "", "given")
+
+
+def predict(statements_per_second: float, cores: float, rec: PerRecord,
+            records_per_statement: float | None = None) -> Prediction:
+    """The formula at one rate. ``records_per_statement`` None: the source's own count for the destination."""
+    check_rate(statements_per_second, cores, records_per_statement)
+    r = rec.records_per_statement if records_per_statement is None else Input(
+        "records per statement", float(records_per_statement), "", "given")
     return Prediction(float(statements_per_second), float(cores), r, rec)
 
 
@@ -440,6 +461,11 @@ def text(p: Prediction) -> str:
               f"  predicted throughput kept, CPU-bound: {ratio[0]:.3f}"
               + (f" [{ratio[1]:.3f}, {ratio[2]:.3f}]" if np.isfinite(ratio[1]) else "")
               + " (1 / (1 + share): where the cores are saturated at this rate)"]
+    for b in rec.beside:
+        lo, hi = (p._share(b.low), p._share(b.high))
+        lines.append(f"  beside it, {b.name}: {b.text()}\n    -> share {_pct(p._share(b.value))}"
+                     + (f" [{_pct(lo)}, {_pct(hi)}]" if np.isfinite(lo) else "")
+                     + f", CPU-bound {1 / (1 + p._share(b.value)):.3f}")
     c = p.ceiling
     if c is None:
         lines.append(f"  one-core ceiling: none — no single-threaded daemon takes {rec.engine}'s {rec.destination} "
@@ -479,7 +505,7 @@ def cost_main(argv: list[str] | None = None) -> int:
         if args.engine not in ENGINES:
             raise ParameterError("--engine", args.engine, ENGINES)
         # the rate and cores first: refused before any table is read
-        predict(args.statements_per_second, args.cores, _NOTHING, args.records_per_statement)
+        check_rate(args.statements_per_second, args.cores, args.records_per_statement)
         rec = per_record(args.engine, args.destination, args.run)
         print(text(predict(args.statements_per_second, args.cores, rec, args.records_per_statement)))
     except ParameterError as e:
@@ -489,6 +515,3 @@ def cost_main(argv: list[str] | None = None) -> int:
         print(f"python -m logbench cost: {e}", file=sys.stderr)
         return 2
     return 0
-
-
-_NOTHING = PerRecord("", "", "", "", Input("", 0.0, "", ""), Input("", 0.0, "", ""))
