@@ -247,3 +247,27 @@ def test_run_prices_on_the_machine_of_a_real_study_11_run(smoke_run):
     assert bad.returncode == 2 and "prices for postgresql: stderr" in bad.stderr
     lines = "\n".join(answer.per_record_lines("record_cost", processed, "record_cost"))
     assert f"stderr: {rec.us.text().split(' µs')[0]} µs per record" in lines
+
+
+def test_run_prices_by_a_study_02_runs_timed_cpu(tmp_path, capsys):
+    """--run on study 02's tables (copied from the committed run: a real one): the server's timed CPU per record
+    plus, for syslog, the daemon's, at the run's lowest clients level; the collector's or daemon's core the ceiling."""
+    import shutil
+
+    for name in ("pg_destinations_per_record.csv", "pg_destinations_runs.csv", "pg_destinations_environment.json"):
+        shutil.copy(paths.PROCESSED / name, tmp_path / name)
+    table = pd.read_csv(tmp_path / "pg_destinations_per_record.csv")
+    one = table[table.configuration == "syslog"].sort_values("clients").iloc[0]
+    rec = overhead.per_record("postgresql", "syslog", tmp_path)
+    assert rec.source == "timed" and rec.daemon == "the syslog daemon"
+    assert rec.us.value == pytest.approx(one.server_cpu_us_per_record_mean + rec.daemon_us.value)
+    assert overhead.cost_main(["--statements-per-second", "10000", "--cores", "4", "--destination", "syslog",
+                               "--run", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{tmp_path}/pg_destinations_per_record.csv (study 02, timed" in out
+    assert f"{tmp_path}/pg_destinations_runs.csv (study 02, the local daemon's CPU" in out
+    # a destination study 02 did not time is refused, naming those it did
+    assert overhead.cost_main(["--statements-per-second", "1", "--cores", "1", "--destination", "log_duration",
+                               "--run", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "the run's *_per_record.csv prices for postgresql: stderr, csvlog, jsonlog, syslog" in err

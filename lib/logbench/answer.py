@@ -270,8 +270,9 @@ def per_record_lines(name: str, processed: Path, stem: str) -> list[str]:
                    if d is not None and d.value > 0 and d.low > 0 else "")
         lines.append(f"  {r.engine} {r.destination}: {ci_text(r.us.value, r.us.low, r.us.high)} µs per record, "
                      f"{r.records_per_statement.value:.3g} records per statement{ceiling}")
-    lines.append(f"  (python -m logbench cost --statements-per-second N --cores C --destination D --run "
-                 f"{_rel(processed)} predicts from these)")
+    if overhead.source_of(processed)[0] == recs[0].source:  # where --run would read these, not study 11's
+        lines.append(f"  (python -m logbench cost --statements-per-second N --cores C --destination D --run "
+                     f"{_rel(processed)} predicts from these)")
     return lines
 
 

@@ -141,6 +141,8 @@ def _machine(processed: Path, stem: str) -> str:
     if not f.exists():
         return "its machine (no environment record)"
     e = json.loads(f.read_text())
+    # a version sweep keeps one record per variant, all on one host
+    e = e if e.get("cpu_model") else next(iter(e.get("variants", {}).values()), e)
     return f"{e.get('cpu_model') or '?'} × {e.get('cpu_count') or '?'}, {e.get('hostname') or e.get('host') or ''}" \
         .rstrip(", ")
 
@@ -270,10 +272,17 @@ def counted(processed: Path, engine: str, destination: str, *, carried: bool) ->
 
 # --- timed: study 02 -------------------------------------------------------------------------------------------------
 
+def _timed_keys(table: pd.DataFrame) -> pd.Series:
+    """A timed table's destinations: its configurations, named ``<variant>/<configuration>`` where a version sweep
+    timed each server version apart (never pooled)."""
+    conf = table["configuration"].astype(str)
+    return table["variant"].astype(str) + "/" + conf if "variant" in table.columns else conf
+
+
 def timed_destinations(processed: Path, stem: str | None = None) -> dict[str, list[str]]:
     confs: list[str] = []
     for t in _timed_tables(processed, stem):
-        confs += list(pd.read_csv(t)["configuration"].astype(str))
+        confs += list(_timed_keys(pd.read_csv(t)))
     return {"postgresql": list(dict.fromkeys(confs)), "mariadb": []}
 
 
@@ -283,7 +292,7 @@ def timed(processed: Path, engine: str, destination: str, stem: str | None = Non
     _check(engine, destination, timed_destinations(processed, stem), "the run's *_per_record.csv")
     for t in _timed_tables(processed, stem):
         tab = pd.read_csv(t)
-        rows = tab[tab["configuration"].astype(str) == destination]
+        rows = tab[_timed_keys(tab) == destination]
         if len(rows):
             break
     stem = t.name[: -len("_per_record.csv")]
@@ -311,6 +320,10 @@ def timed(processed: Path, engine: str, destination: str, stem: str | None = Non
             inputs.append(sys_in)
             total = [a + b for a, b in zip(total, (sys_in.value, sys_in.low, sys_in.high))]
             daemon, daemon_us = "syslog", sys_in
+        else:
+            inputs.append(Input("syslog daemon CPU per record", math.nan, "µs", "not recorded apart in this run: "
+                                "the cost is the server's alone and no ceiling is known"))
+            daemon, daemon_us = "syslog", None
     rps = float(r["records_per_tx"])
     return PerRecord(
         engine, destination, "timed", f"the run's machine ({_machine(processed, stem)})",
@@ -318,7 +331,8 @@ def timed(processed: Path, engine: str, destination: str, stem: str | None = Non
               "summed; interval: the ends taken together", total[1], total[2]),
         Input("records per statement", rps, "", f"{_rel(t)} (study 02, records the log received per transaction "
               "of pgbench -S: one statement)"),
-        {"syslog": "the syslog daemon", "collector": "PostgreSQL's logging collector"}[daemon], daemon_us,
+        {"syslog": "the syslog daemon", "collector": "PostgreSQL's logging collector"}[daemon],
+        daemon_us if daemon_us is not None and daemon_us.value > 0 else None,
         tuple(inputs))
 
 
@@ -470,7 +484,8 @@ def text(p: Prediction) -> str:
     if c is None:
         lines.append(f"  one-core ceiling: none — no single-threaded daemon takes {rec.engine}'s {rec.destination} "
                      "records (the connection threads write them)" if rec.engine == "mariadb" else
-                     "  one-core ceiling: none counted for this destination")
+                     f"  one-core ceiling of {rec.daemon}: not known (its CPU per record was not measured)"
+                     if rec.daemon else "  one-core ceiling: none counted for this destination")
     else:
         d = rec.daemon_us
         lines.append(f"  one-core ceiling of {rec.daemon}: {ci_text(c[0], c[1], c[2])} records/s "
@@ -490,9 +505,14 @@ def cost_main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    ap = argparse.ArgumentParser(prog="python -m logbench cost", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--statements-per-second", type=float, required=True, metavar="N")
-    ap.add_argument("--cores", type=float, required=True, metavar="C")
+    ap = argparse.ArgumentParser(
+        prog="python -m logbench cost", description="What logging adds at a statement rate: statements/s × records "
+        "per statement × cost per record ÷ (cores × 10⁶ µs), each input with its table, study, n and 95 % interval; "
+        "the throughput kept where the cores are saturated; the one-core ceiling of a single-threaded collector or "
+        "syslog daemon. Bad input: exit 2, the parameter and what it allows named.")
+    ap.add_argument("--statements-per-second", type=float, required=True, metavar="N",
+                    help="the server's statement rate (> 0)")
+    ap.add_argument("--cores", type=float, required=True, metavar="C", help="the server's cores (> 0)")
     ap.add_argument("--destination", required=True, metavar="D",
                     help="a destination the tables price (an unknown one lists them)")
     ap.add_argument("--engine", default="postgresql", help=f"one of {', '.join(ENGINES)} (default postgresql)")
