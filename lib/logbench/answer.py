@@ -219,8 +219,13 @@ def prediction_lines(name: str, processed: Path, stem: str) -> list[str]:
     from .formatting import ci_text
     from .studies import module
 
+    # the studies on a user's server declare how their arms are priced (their predictions); the suite's own
+    # studies are predicted by the cost model's findings instead
+    predictions = getattr(module(name), "predictions", None)
+    if predictions is None:
+        return []
     try:
-        table, cores = module(name).predictions(processed, stem)
+        table, cores = predictions(processed, stem)
     except LogbenchError as e:  # the committed tables it prices by are missing: said, the answer stands
         return ["", f"No prediction beside it: {e}"]
     if table.empty:
@@ -305,8 +310,7 @@ def answer(target: Path, *, html: Path | None = None) -> str:
         pilot_csv = loc.processed_dir / f"{loc.stem}_pilot.csv"
         if pilot_csv.exists():
             lines += ["  " + s for s in pilot_lines(pd.read_csv(pilot_csv), summary, baseline)]
-        if loc.name in ("own_server", "own_mariadb"):
-            lines += prediction_lines(loc.name, loc.processed_dir, loc.stem)
+        lines += prediction_lines(loc.name, loc.processed_dir, loc.stem)
         lines += per_record_lines(loc.name, loc.processed_dir, loc.stem)
         env_json = loc.processed_dir / f"{loc.stem}_environment.json"
         if env_json.exists():
