@@ -22,6 +22,7 @@ import pandas as pd
 
 from . import paths, stats
 from .design import VARIANT_SEP
+from .errors import LogbenchError
 from .settings import aa_name
 from .studies import common, specs, user_server_specs
 
@@ -212,6 +213,74 @@ def pilot_lines(pilot: pd.DataFrame, summary: pd.DataFrame, baseline: str) -> li
             f"the A/A reached ± {100 * aa.get(r.clients, float('nan')):.1f} %" for r in pilot.itertuples()]
 
 
+def prediction_lines(name: str, processed: Path, stem: str) -> list[str]:
+    """A run on a user's own server: the cost model's prediction at the rate and cores of each measured cell
+    (:mod:`logbench.overhead`, what ``python -m logbench cost`` prints), beside the measured ratio."""
+    from .formatting import ci_text
+    from .studies import module
+
+    # the studies on a user's server declare how their arms are priced (their predictions); the suite's own
+    # studies are predicted by the cost model's findings instead
+    predictions = getattr(module(name), "predictions", None)
+    if predictions is None:
+        return []
+    try:
+        table, cores = predictions(processed, stem)
+    except LogbenchError as e:  # the committed tables it prices by are missing: said, the answer stands
+        return ["", f"No prediction beside it: {e}"]
+    if table.empty:
+        return []
+    shown = pd.DataFrame({
+        "configuration": table["configuration"], "clients": table["clients"],
+        "priced as": table["destination_priced"], "statements/s": table["statements_per_s"].map("{:,.0f}".format),
+        "records/statement": table["records_per_statement"].map("{:.3g}".format),
+        "µs/record": table["us_per_record"].map("{:.3g}".format),
+        "share of cores": table["core_share"].map("{:.1%}".format),
+        "predicted, CPU-bound": [ci_text(r.predicted_ratio, r.predicted_ratio_ci_low, r.predicted_ratio_ci_high)
+                                 for r in table.itertuples()],
+        "measured [95 % CI]": [ci_text(r.ratio, r.ratio_ci_low, r.ratio_ci_high) for r in table.itertuples()],
+        "daemon's core": ["EXCEEDED" if r.exceeds_ceiling else "–" if pd.isna(r.ceiling_records_per_s)
+                          else f"{r.statements_per_s * r.records_per_statement / r.ceiling_records_per_s:.0%}"
+                          for r in table.itertuples()]})
+    return ["", "The cost model beside it (python -m logbench cost at each cell's rate: the baseline's statements/s, "
+            "the arm's records per statement counted in this run, the committed counted cost per record; "
+            f"{cores}). The prediction holds where the cores are saturated; below that the ratio depends on "
+            "how long each client waits:", shown.to_string(index=False)]
+
+
+def per_record_lines(name: str, processed: Path, stem: str) -> list[str]:
+    """A study 11 or 02 run: what one record cost on the machine it ran on (:mod:`logbench.overhead`, what
+    ``python -m logbench cost --run`` reads), per destination."""
+    from . import overhead
+    from .formatting import ci_text
+
+    try:
+        if name == "record_cost":
+            dests = overhead.counted_destinations(pd.read_csv(processed / "record_cost.csv"))
+            recs = [overhead.counted(processed, e, d, carried=False) for e, ds in dests.items() for d in ds]
+        elif (processed / f"{stem}_per_record.csv").exists():
+            dests = overhead.timed_destinations(processed, stem)
+            recs = [overhead.timed(processed, "postgresql", d, stem) for d in dests["postgresql"]]
+        else:
+            return []
+    except (LogbenchError, FileNotFoundError, KeyError) as e:
+        return ["", f"No per-record cost for this run: {e}"]
+    if not recs:
+        return []
+    lines = ["", f"What one record cost on this machine ({recs[0].source}; {recs[0].machine}), and the records/s "
+             "one core of its daemon holds:"]
+    for r in recs:
+        d = r.daemon_us
+        ceiling = (f"; {r.daemon}: {ci_text(1e6 / d.value, 1e6 / d.high, 1e6 / d.low)} records/s on one core"
+                   if d is not None and d.value > 0 and d.low > 0 else "")
+        lines.append(f"  {r.engine} {r.destination}: {ci_text(r.us.value, r.us.low, r.us.high)} µs per record, "
+                     f"{r.records_per_statement.value:.3g} records per statement{ceiling}")
+    if overhead.source_of(processed)[0] == recs[0].source:  # where --run would read these, not study 11's
+        lines.append(f"  (python -m logbench cost --statements-per-second N --cores C --destination D --run "
+                     f"{_rel(processed)} predicts from these)")
+    return lines
+
+
 def answer(target: Path, *, html: Path | None = None) -> str:
     """The text ``python -m logbench.answer`` prints for ``target`` (``html``: its report's path, when
     it is being written)."""
@@ -241,6 +310,8 @@ def answer(target: Path, *, html: Path | None = None) -> str:
         pilot_csv = loc.processed_dir / f"{loc.stem}_pilot.csv"
         if pilot_csv.exists():
             lines += ["  " + s for s in pilot_lines(pd.read_csv(pilot_csv), summary, baseline)]
+        lines += prediction_lines(loc.name, loc.processed_dir, loc.stem)
+        lines += per_record_lines(loc.name, loc.processed_dir, loc.stem)
         env_json = loc.processed_dir / f"{loc.stem}_environment.json"
         if env_json.exists():
             env = json.loads(env_json.read_text())

@@ -17,6 +17,11 @@ are strings (``-p versions "[13, 15]"``). Exit status 2: an unknown study or a b
 
 derives a user's workload for study 12 from a statement log :mod:`logbench.capture_pg` captured
 (:mod:`logbench.workloads.from_log`).
+
+    python -m logbench cost --statements-per-second N --cores C --destination D [--engine E]
+                            [--records-per-statement R] [--run DIR]
+
+predicts what logging costs at that rate from the committed tables or a run's (:mod:`logbench.overhead`).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from pathlib import Path
 
 import yaml
 
-from . import progress, studies
+from . import overhead, progress, studies
 from .capturing import Refused
 from .errors import ParameterError
 from .studies.declaration import Parameter, conforms, default_of, type_text
@@ -164,6 +169,8 @@ def _main_parser() -> argparse.ArgumentParser:
     # its own options and help: main() hands it its arguments before this parser sees them
     sub.add_parser("workload-from-log", help="pgbench scripts of the top statements of a captured statement log "
                    f"(`{PROG} workload-from-log --help`)", add_help=False)
+    sub.add_parser("cost", help="the overhead logging adds at a statement rate, from the committed tables or a "
+                   f"run's (`{PROG} cost --help`)", add_help=False)
     return ap
 
 
@@ -171,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["workload-from-log"]:
         return from_log.main(argv[1:])
+    if argv[:1] == ["cost"]:
+        return overhead.cost_main(argv[1:])
     args = _main_parser().parse_args(argv)
     if args.help or args.study is None:
         if args.study is None:

@@ -5,13 +5,15 @@ delays). Each engine's study (``own_server``, ``own_mariadb``) imports these; ne
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .. import records
+from .. import overhead, records
 from ..errors import ParameterError
 from . import common
 
@@ -65,3 +67,23 @@ def processed_tables(result: common.StudyResult, baseline: str, arms: Sequence[s
                      switch_kind: str) -> dict[str, pd.DataFrame]:
     return {"summary": summary(result.runs, baseline, arms), "runs": records.flatten(result.runs),
             "records": records_per_transaction(result.runs), "switches": switch_delays(result.runs, switch_kind)}
+
+
+def predictions(processed: Path, stem: str, engine: str, baseline: str,
+                priced_as: Callable[[str, list[str]], str | None]) -> tuple[pd.DataFrame, str]:
+    """The cost model's prediction beside each arm's measured ratio (:func:`logbench.overhead.beside_measured`,
+    what ``python -m logbench cost`` computes), and which cores it assumed: the server's where its process ran on
+    this host (its CPU was read), else this host's, said so."""
+    processed = Path(processed)
+    runs = pd.read_csv(processed / f"{stem}_runs.csv")
+    env_file = processed / f"{stem}_environment.json"
+    env = json.loads(env_file.read_text()) if env_file.exists() else {}
+    cores = float(env.get("cpu_count") or 0)
+    if not cores > 0:
+        return pd.DataFrame(columns=overhead.BESIDE_COLUMNS), "no cpu_count in the run's environment record"
+    local = pd.to_numeric(runs.get("server_cpu_s"), errors="coerce").fillna(0).gt(0).any()
+    said = (f"{cores:g} cores: the server's (its process ran on this host)" if local else
+            f"{cores:g} cores: THIS host's — the server ran elsewhere (its CPU was not read); "
+            "`python -m logbench cost --cores C` predicts for its own")
+    table = overhead.beside_measured(pd.read_csv(processed / f"{stem}.csv"), runs, cores, engine, priced_as, baseline)
+    return table, said

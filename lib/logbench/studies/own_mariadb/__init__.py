@@ -18,9 +18,10 @@ Not in the registry of the suite's studies, like study 12 (``own_server``); its 
 
 from __future__ import annotations
 
-from .analysis import processed_tables, records_per_transaction, summary, switch_delays
+from .analysis import predictions, priced_as, processed_tables, records_per_transaction, summary, switch_delays
 from .spec import ARMS, BASELINE, BUILTIN_DB, NAME, PROFILES, SPEC, OwnMariaDBStudy
 from .study import arm_settings, define, load_text, run, start
 
 __all__ = ["ARMS", "BASELINE", "BUILTIN_DB", "NAME", "PROFILES", "SPEC", "OwnMariaDBStudy", "arm_settings", "define",
-           "load_text", "processed_tables", "records_per_transaction", "run", "start", "summary", "switch_delays"]
+           "load_text", "predictions", "priced_as", "processed_tables", "records_per_transaction", "run", "start",
+           "summary", "switch_delays"]

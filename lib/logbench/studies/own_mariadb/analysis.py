@@ -22,3 +22,14 @@ def switch_delays(runs: pd.DataFrame) -> pd.DataFrame:
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
     return shared.processed_tables(result, BASELINE, list(ARMS), "set_global")
+
+
+def priced_as(arm: str, destinations: list[str]) -> str | None:
+    """The configuration of the committed per-record tables that prices a record of ``arm``: study 11 counted the
+    same three (slow_file, slow_table, general_file)."""
+    return destinations[0] if destinations else None
+
+
+def predictions(processed, stem: str = "own_mariadb"):
+    """The cost model's prediction beside each arm's measured ratio (logbench.overhead, what `cost` prints)."""
+    return shared.predictions(processed, stem, "mariadb", BASELINE, priced_as)

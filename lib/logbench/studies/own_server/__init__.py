@@ -17,10 +17,10 @@ for the answer. ``spec`` <- ``analysis`` <- ``study``.
 
 from __future__ import annotations
 
-from .analysis import processed_tables, records_per_transaction, summary, switch_delays
+from .analysis import predictions, priced_as, processed_tables, records_per_transaction, summary, switch_delays
 from .spec import ARMS, BASELINE, BUILTIN_DB, NAME, PROFILES, SPEC, OwnServerStudy
 from .study import arm_settings, define, load_text, records_of, run, start
 
 __all__ = ["ARMS", "BASELINE", "BUILTIN_DB", "NAME", "PROFILES", "SPEC", "OwnServerStudy", "arm_settings", "define",
-           "load_text", "processed_tables", "records_of", "records_per_transaction", "run", "start", "summary",
-           "switch_delays"]
+           "load_text", "predictions", "priced_as", "processed_tables", "records_of", "records_per_transaction",
+           "run", "start", "summary", "switch_delays"]

@@ -23,3 +23,21 @@ def switch_delays(runs: pd.DataFrame) -> pd.DataFrame:
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
     return shared.processed_tables(result, BASELINE, list(ARMS), "reload")
+
+
+# log_statement = all writes a statement record without a duration: study 11 counted it to stderr only; every other arm
+# writes duration records, priced by the destination the run wrote them to
+_STATEMENT_ONLY = {"statement_all": {"stderr": "log_statement_all"}}
+
+
+def priced_as(arm: str, destinations: list[str]) -> str | None:
+    """The configuration of the committed per-record tables that prices a record of ``arm`` written to
+    ``destinations`` (the run's log_destination)."""
+    if not destinations:
+        return None
+    return _STATEMENT_ONLY.get(arm, {}).get(destinations[0], destinations[0])
+
+
+def predictions(processed, stem: str = "own_server"):
+    """The cost model's prediction beside each arm's measured ratio (logbench.overhead, what `cost` prints)."""
+    return shared.predictions(processed, stem, "postgresql", BASELINE, priced_as)
