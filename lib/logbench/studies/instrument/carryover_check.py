@@ -31,7 +31,9 @@ OWN = "instrument_designs_records.csv"
 
 SUMMARY_COLUMNS = ["source", "cell", "clients", "baseline", "window_s", "guard_s", "n_same", "n_changed",
                    "window difference", "ci_low", "ci_high", "verdict", "guard needed (s)", "last second difference",
-                   "resolution"]
+                   "resolution", "windows for ±3 % (x these)"]
+# the carryover issue 40 saw by eye (2-5 %): what the check would have to resolve to say whether a guard fixes it
+TARGET = 0.03
 
 
 def _read(path: Path) -> pd.DataFrame:
@@ -99,7 +101,9 @@ def after_logging(runs: pd.DataFrame, source: str) -> tuple[pd.DataFrame, pd.Dat
                             "ci_high": whole["ci_high"], "verdict": verdict["verdict"],
                             "guard needed (s)": verdict["guard_s"],
                             "last second difference": verdict["last_difference"],
-                            "resolution": verdict["resolution"]})
+                            "resolution": verdict["resolution"],
+                            # an interval's half-width falls as 1/sqrt(windows), at equal noise
+                            "windows for ±3 % (x these)": (verdict["resolution"] / math.log1p(TARGET)) ** 2})
     lead = ["source", "cell", "clients"]
     seconds = pd.concat(per_second, ignore_index=True) if per_second else pd.DataFrame(columns=lead)
     return seconds[lead + [c for c in seconds.columns if c not in lead]], pd.DataFrame(summary, columns=SUMMARY_COLUMNS)
@@ -140,6 +144,7 @@ def finding(summary: pd.DataFrame) -> str:
             tail = f"a guard of {r['guard needed (s)']} s would cover it (run with {r['guard_s']} s)"
         else:
             tail = (f"not resolved: the last second {last}, resolution ±{100 * r['resolution']:.1f} % "
-                    "(a carryover smaller than that may be there)")
+                    f"(a carryover smaller than that may be there; ±{100 * TARGET:.0f} % would take "
+                    f"~{r['windows for ±3 % (x these)']:.0f}x these windows)")
         out.append(f"- **{where}**: {whole}; {tail}.")
     return "\n".join(out)
