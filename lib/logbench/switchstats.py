@@ -343,9 +343,154 @@ def predicted_halfwidth(log_tps: Sequence[float], measured_s: int, windows_per_a
     sigma = float(x.std(ddof=1))
     d = x - x.mean()
     rho = float(np.clip((d[1:] * d[:-1]).sum() / (d * d).sum(), -0.99, 0.99)) if sigma > 0 else 0.0
+    return halfwidth_from_noise(sigma, rho, measured_s, windows_per_arm, confidence)
+
+
+def halfwidth_from_noise(sigma: float, rho: float, measured_s: int, windows_per_arm: int,
+                         confidence: float = 0.95) -> dict[str, float]:
+    """:func:`predicted_halfwidth` from a per-second sd and lag-1 autocorrelation already estimated (e.g. by
+    :func:`within_window_noise`, whose windows' own means are not in the way)."""
+    if not (sigma == sigma and rho == rho) or windows_per_arm < 2:
+        return {"sigma_per_s": sigma, "rho": rho, "halfwidth": math.nan}
     m = int(measured_s)
     inflation = 1 + 2 * sum((1 - k / m) * rho**k for k in range(1, m))
     var_window = sigma**2 / m * max(inflation, 0.0)
     var_ratio = 2 * var_window
     t = float(sps.t.ppf(0.5 + confidence / 2, windows_per_arm - 1))
     return {"sigma_per_s": sigma, "rho": rho, "halfwidth": t * math.sqrt(var_ratio / windows_per_arm)}
+
+
+# -- 5. per-second noise inside windows, without the windows' own means in the way ----------------------------
+
+def _window_traces(m: int, rho: float) -> tuple[float, float]:
+    """For one window of ``m`` seconds of a stationary AR(1) series (variance 1, lag-1 correlation ``rho``):
+    E[sum of squared deviations from the window's mean] and E[sum of products of successive deviations], i.e.
+    tr(C R) and tr(C L C R) with C = I - J/m the centring matrix, R the AR(1) correlation matrix and L the
+    symmetric lag-1 matrix (1/2 beside the diagonal)."""
+    i = np.arange(m)
+    r = rho ** np.abs(i[:, None] - i[None, :])
+    c = np.eye(m) - 1.0 / m
+    lag = (np.eye(m, k=1) + np.eye(m, k=-1)) / 2
+    return float(np.trace(c @ r)), float(np.trace(c @ lag @ c @ r))
+
+
+def within_window_noise(values: Sequence[float], windows: Sequence[object], model: str = "ar1") -> dict[str, float]:
+    """The per-second sd ``sigma`` and lag-1 autocorrelation ``rho`` of a series measured in short windows, from
+    the deviations of each second from its own window's mean (so that drift between windows is not noise).
+
+    Why not the sd of those deviations: a window's mean is fitted from its own m seconds, so the deviations
+    have m - 1 degrees of freedom per window, not m: their sd understates sigma by sqrt((m - 1)/m) (sqrt(2/3)
+    with the 3 measured seconds of a 4 s window and a 1 s guard), and their lag-1 correlation is pulled
+    towards -1/(m - 1) (-0.5 with m = 3) even for independent seconds. Instead a method-of-moments fit of a
+    stationary AR(1) model, design-aware: the observed sums of squares S0 and of successive products S1 over
+    all windows have expectations sigma^2 sum_w tr(C R(rho)) and sigma^2 sum_w tr(C L C R(rho))
+    (:func:`_window_traces`); rho solves S1/S0 = their ratio (scipy's brentq; at the bound of [-0.99, 0.99]
+    where the observed ratio lies beyond what the model reaches), then sigma^2 = S0 / sum_w tr(C R(rho)).
+    With rho = 0 this is the pooled within-window variance on sum_w (m_w - 1) degrees of freedom.
+
+    ``model`` "white": rho taken as 0 (white noise around each window's own level), sigma^2 = S0 / sum_w (m_w - 1):
+    the per-second noise a floor may count on, since whatever is smooth over a few seconds is largely shared by
+    neighbouring windows and cancels in their ratio; "ar1": the fit above (rho is then what the seconds show
+    beyond their window's level, and sigma the marginal sd an AR(1) with that rho would have).
+
+    ``windows``: the window each value belongs to, in time order within each window; windows with fewer than
+    two values carry no within-window information and are left out. Returns sigma, rho, the number of windows
+    used and the degrees of freedom sum_w (m_w - 1)."""
+    if model not in ("ar1", "white"):
+        raise ValueError(f"model {model!r}: one of 'ar1', 'white'")
+    from scipy.optimize import brentq
+
+    x = np.asarray(values, dtype=float)
+    key = pd.Series(list(windows))
+    ok = np.isfinite(x)
+    frame = pd.DataFrame({"x": x[ok], "w": key[ok].to_numpy()})
+    size = frame.groupby("w", sort=False)["x"].transform("size")
+    frame = frame[size >= 2]
+    by = frame.groupby("w", sort=False)["x"]
+    d = frame["x"] - by.transform("mean")
+    nxt = d.groupby(frame["w"], sort=False).shift(-1)  # the next second of the same window, NaN at its end
+    s0, s1 = float((d * d).sum()), float((d * nxt).sum())
+    sizes = [int(n) for n in by.size()]
+    out = {"sigma_per_s": math.nan, "rho": math.nan, "windows": len(sizes), "df": int(sum(m - 1 for m in sizes))}
+    if not sizes or s0 <= 0:
+        return {**out, "sigma_per_s": 0.0 if sizes else math.nan, "rho": 0.0 if sizes else math.nan}
+    counts = pd.Series(sizes).value_counts()
+
+    def traces(rho: float) -> tuple[float, float]:
+        t = [(_window_traces(int(m), rho), k) for m, k in counts.items()]
+        return sum(a * k for (a, _), k in t), sum(b * k for (_, b), k in t)
+
+    observed = s1 / s0
+    if model == "white" or max(sizes) < 3:
+        # two-second windows: d_2 = -d_1, so S1 = -S0/2 whatever rho is; rho cannot be read, take it as 0
+        rho = 0.0
+    else:
+        def gap(r: float) -> float:
+            a, b = traces(r)
+            return b / a - observed
+
+        lo, hi = -0.99, 0.99
+        g_lo, g_hi = gap(lo), gap(hi)
+        rho = lo if g_lo >= 0 else hi if g_hi <= 0 else float(brentq(gap, lo, hi, xtol=1e-10))
+    a, _ = traces(rho)
+    return {**out, "sigma_per_s": math.sqrt(s0 / a), "rho": rho}
+
+
+# -- 6. carryover into the next window: the baseline after a logging window vs after a baseline window ----------
+
+def carryover_by_offset(seconds: pd.DataFrame, baseline: str, aa: str, confidence: float = CONFIDENCE) -> pd.DataFrame:
+    """Per second of a window (offset_s, 0 = the second the switch was made): the baseline's and its A/A
+    control's log tps after a logging window minus after a window of the same settings
+    (:func:`same_vs_changed` on that second of every such window: load fixed effects, Newey-West within load),
+    with its interval at ``confidence`` and at the Bonferroni level over the offsets (Dunn 1961) that
+    :func:`guard_from_comparison` reads.
+
+    Why: :func:`carryover` compares a second with the same window's later seconds, so a logging arm that slows
+    the *whole* next window is invisible to it by construction; here each window is compared with other
+    windows of the same settings, and a difference that lasts to the window's last second is carryover no
+    guard inside the window removes. One clients level at a time."""
+    _one_level(seconds)
+    cols = ["offset_s", "difference", "ci_low", "ci_high", "adj_ci_low", "adj_ci_high", "n_same", "n_changed"]
+    if not len(seconds):
+        return pd.DataFrame(columns=cols)
+    offsets = sorted(int(o) for o in pd.unique(seconds["offset_s"]))
+    # the fixed-b critical values exist at four levels only, so the Bonferroni interval widens the ordinary one
+    # by the ratio of normal quantiles (within 1-2 % of the t ratio at the 5-30 df these tests have)
+    widen = float(sps.norm.ppf(1 - (1 - confidence) / (2 * len(offsets))) / sps.norm.ppf(0.5 + confidence / 2))
+    rows = []
+    for off in offsets:
+        t = same_vs_changed(seconds[seconds["offset_s"] == off], baseline, aa, confidence)
+        d, half = t["difference"], (t["ci_high"] - t["ci_low"]) / 2
+        rows.append({"offset_s": off, "difference": d, "ci_low": t["ci_low"], "ci_high": t["ci_high"],
+                     "adj_ci_low": d - widen * half, "adj_ci_high": d + widen * half, "n_same": t["n_same"],
+                     "n_changed": t["n_changed"]})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def guard_from_comparison(by_offset: pd.DataFrame) -> dict[str, object]:
+    """The guard :func:`carryover_by_offset` calls for, as one of three verdicts:
+
+    - ``outlasts``: the window's last second still differs (Bonferroni interval excludes 0): the carryover lasts
+      the whole window, so no guard (which can only drop a window's first seconds) fixes it; the design per
+      clients level has to. ``guard_s`` None.
+    - ``guard``: some earlier seconds differ, the later ones do not: ``guard_s`` is the first offset after the
+      last one that differs.
+    - ``unresolved``: no second differs, but the test only resolves a difference of about ``resolution`` (the
+      last second's Bonferroni half-width): a carryover smaller than that may be there. ``guard_s`` 0 says only
+      that these data call for none.
+
+    ``resolution`` and ``last_difference`` (log scale) are always given (NaN without an interval)."""
+    b = by_offset.dropna(subset=["adj_ci_low", "adj_ci_high"]).sort_values("offset_s")
+    if not len(b):
+        return {"verdict": "unresolved", "guard_s": None, "last_difference": math.nan, "resolution": math.nan}
+    off = b["offset_s"].to_numpy(dtype=int)
+    differs = ((b["adj_ci_low"] > 0) | (b["adj_ci_high"] < 0)).to_numpy()
+    last = b.iloc[-1]
+    out = {"last_difference": float(last["difference"]),
+           "resolution": float((last["adj_ci_high"] - last["adj_ci_low"]) / 2)}
+    if differs[-1]:
+        return {"verdict": "outlasts", "guard_s": None, **out}
+    hit = np.flatnonzero(differs)
+    if hit.size:
+        return {"verdict": "guard", "guard_s": int(off[hit[-1]] + 1), **out}
+    return {"verdict": "unresolved", "guard_s": 0, **out}

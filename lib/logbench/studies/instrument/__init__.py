@@ -24,14 +24,16 @@ Both parts run through the shared runner, so every run is an ordinary run record
 
 The study is a package (issue 24): ``spec`` (its declarations, profiles, study types), ``noise`` (the noise curve's
 tables, figure and findings), ``anomaly`` (the anomaly test's), ``analysis`` (the processed tables and the paper's
-statements), ``design_comparison`` (the designs part, notebook 00's third part), ``study`` (define / run). Layered
-spec <- noise, anomaly <- analysis <- study, no cycle. What the registry, the notebook and the tests call is
+statements), ``design_comparison`` (the designs part, notebook 00's third part), ``session_power`` (how many sessions
+per design would tell a 2x difference in efficiency, how many fit the committed budget), ``carryover_check`` (the
+baseline after a logging window vs after a same-settings window, over every committed switchback run), ``study``
+(define / run). Layered spec <- noise, anomaly <- analysis <- study, no cycle. What the registry, the notebook and the tests call is
 re-exported here, every name the module had.
 """
 
 from __future__ import annotations
 
-from . import design_comparison
+from . import carryover_check, design_comparison, session_power
 from .analysis import designs_tables, findings, write_processed
 from .anomaly import anomaly_summary, anomaly_verdict, baseline_by_control
 from .noise import (autocorrelation, cv_by_length, cv_ci, cv_figure, finding_floor, finding_run_length,
@@ -44,6 +46,6 @@ __all__ = [
     "ANOMALY_CONTROLS", "ANOMALY_DESTINATIONS", "BASELINE", "CONTROLS", "ControlledBench", "ControlledStudy",
     "InstrumentResult", "InstrumentStudy", "LENGTHS", "NAME", "PROFILES", "SKIP_SECONDS", "SPEC", "anomaly_summary",
     "anomaly_verdict", "autocorrelation", "baseline_by_control", "cv_by_length", "cv_ci", "cv_figure", "define",
-    "design_comparison", "design_summary", "designs_tables", "finding_floor", "finding_run_length", "findings",
+    "carryover_check", "design_comparison", "design_summary", "session_power", "designs_tables", "finding_floor", "finding_run_length", "findings",
     "per_run_controls", "run", "run_length_table", "runs_needed", "series_frame", "write_processed",
 ]

@@ -11,7 +11,8 @@ about the same length. Each session gives its own estimate of every arm's ratio 
   variance one machine-minute buys), blocks over switchback, with an F interval for the ratio of two variances;
 - **bias**: the logging arm's ratio by either design, and their difference with a Welch interval: switching
   inside a load must not move the estimate beyond what both designs' noise allows;
-- **floor**: what the per-second noise of the same sessions allows a switchback window (switchstats.predicted_halfwidth).
+- **floor**: what the per-second noise of the same sessions allows a switchback window (switchstats.within_window_noise,
+  switchstats.halfwidth_from_noise).
 """
 
 from __future__ import annotations
@@ -286,11 +287,19 @@ def floor(runs: pd.DataFrame, study) -> pd.DataFrame:
     for placement, part in by_placement(runs).items():
         sec = switchwindows.seconds_frame(part)
         for clients, g in sec.groupby("clients"):
-            base = g[(g["arm"] == study.baseline) & (g["offset_s"] >= sb.guard_s)]
+            base = g[(g["arm"] == study.baseline) & (g["offset_s"] >= sb.guard_s)].sort_values(
+                ["load", "window", "offset_s"], kind="stable")
             x = np.log(np.maximum(base["tps"].to_numpy(dtype=float), 1))
-            # per window, deviations from the window's own mean: the per-second noise without the drift between windows
-            dev = x - base.assign(x=x).groupby(["load", "window"])["x"].transform("mean").to_numpy()
-            p = switchstats.predicted_halfwidth(dev, sb.measured_s, sb.blocks, sb.layout)
+            # within each window, so that the drift between windows is not counted as per-second noise; on
+            # sum (m - 1) degrees of freedom, since each window's mean is fitted from its own seconds (the sd of
+            # the deviations alone was sqrt(2/3) of sigma with 3 measured seconds, and their lag-1 correlation
+            # pulled towards -1/2). The floor counts white noise only (rho 0): a smooth wander over a few
+            # seconds is shared by neighbouring windows; the AR(1) fit's rho is shown beside it, not used.
+            key = base["load"].astype(str) + "/" + base["window"].astype(str)
+            white = switchstats.within_window_noise(x, key, model="white")
+            ar1 = switchstats.within_window_noise(x, key, model="ar1")
+            p = switchstats.halfwidth_from_noise(white["sigma_per_s"], 0.0, sb.measured_s, sb.blocks)
+            p["rho"] = ar1["rho"]
             rows.append({"placement": placement, "clients": clients, "per-second sd": p["sigma_per_s"],
                          "lag-1 autocorrelation": p["rho"], "predicted half-width per session": p["halfwidth"]})
     return pd.DataFrame(rows, columns=cols)

@@ -49,6 +49,14 @@ PROFILES: dict[str, dict[str, object]] = {
                  "anomaly_repeats": 5, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.01,
                  "design_clients": [4], "design_rounds": 6, "design_blocks": 4, "design_window_s": 4,
                  "design_guard_s": 1, "design_block_repeats": 3, "design_placements": ["none", "split"]},
+    # The standard run with its designs part spent on one placement and level: as many rounds as fit in the time
+    # the committed standard run's designs part took, at what a committed round cost on this machine
+    # (session_power.rounds_that_fit; tests/test_instrument_sessions.py holds this number to it). Telling a 2x
+    # difference in efficiency would take 68 sessions per design (~125 min): these tell ~6x, 6 rounds ~16x.
+    "sessions": {"clients": [1, 4], "repeats": 2, "series_s": 40, "anomaly_clients": [1, 4],
+                 "anomaly_repeats": 5, "duration": 4, "warmup": 1, "scale": 10, "sampling_rate": 0.01,
+                 "design_clients": [4], "design_rounds": 11, "design_blocks": 4, "design_window_s": 4,
+                 "design_guard_s": 1, "design_block_repeats": 3, "design_placements": ["none"]},
     "full": {"clients": [1, 2, 4, 8], "repeats": 4, "series_s": 70, "anomaly_clients": [1, 4],
              "anomaly_repeats": 10, "duration": 8, "warmup": 2, "scale": 10, "sampling_rate": 0.01,
              "design_clients": [1, 2, 4, 8], "design_rounds": 12, "design_blocks": 4, "design_window_s": 4,
