@@ -26,8 +26,8 @@ def _labelled(configs: tuple[Configuration, ...], labels) -> tuple[Configuration
 # What each parameter means (unit, allowed values), one line each: notebook 00's generated
 # parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
 HELP = {
-    "profile": 'run size: "smoke" (seconds; tests), "standard" (~38 min; committed), "full" (longer '
-               "series, more levels)",
+    "profile": 'run size: "smoke" (seconds; tests), "standard" (~38 min; committed), "sessions" (the '
+               'designs part as many rounds at 4 clients as fit its budget), "full" (longer series, more levels)',
     "controls": "noise-curve controls, subset of: free, hold, hold_split; None: all",
     "clients": "noise-curve pgbench -c values, each > 0; None: profile's ([1, 4])",
     "repeats": "interleaved blocks of long runs, > 0; None: profile's (2)",
