@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from logbench import cli, paths, studies
+from logbench import cli, studies
+from logbench.base import paths
 
 ENV = {**os.environ, "PYTHONPATH": str(paths.ROOT / "lib")}
 

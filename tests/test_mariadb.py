@@ -13,11 +13,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from logbench import paths
-from logbench.errors import ParameterError, ServerStartError, SettingError
+from logbench.base import paths
+from logbench.base.errors import ParameterError, ServerStartError, SettingError
 from logbench.servers import mariadb as mdb
 from logbench.servers.process import is_root
-from logbench.settings import Settings, mariadb_catalog, validate_mariadb
+from logbench.base.settings import Settings, mariadb_catalog, validate_mariadb
 from logbench.studies import mysql_slowlog as study_mod
 
 BINARY = mdb.find_mariadbd()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from logbench import paths
+from logbench.base import paths
 
 ROOT = paths.ROOT
 APT_LIST = ROOT / "scripts" / "apt-packages.txt"

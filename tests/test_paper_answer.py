@@ -10,9 +10,10 @@ import math
 import pandas as pd
 import pytest
 
-from logbench import costmodel, report
-from logbench.paper import guide
-from logbench.paper.numbers import resolve
+from logbench.analyze import costmodel
+from logbench.publish import report
+from logbench.publish.paper import guide
+from logbench.publish.paper.numbers import resolve
 
 
 def _write(directory, name, rows):
@@ -196,7 +197,7 @@ def test_an_import_phase_counts_rows_not_transactions():
 def test_the_committed_datas_answer_is_the_rule_applied_to_its_tables(tmp_path):
     """On the committed processed data (once 90_findings wrote the cost model's tables): each worked example is the
     counted records per statement times the fitted µs per record, and the share of the cores the rule's."""
-    from logbench import paths
+    from logbench.base import paths
 
     if not (paths.PROCESSED / guide.RULE).exists():
         pytest.skip("the cost model's tables are not in data/processed: run `make findings`")
@@ -216,7 +217,7 @@ def test_the_committed_datas_answer_is_the_rule_applied_to_its_tables(tmp_path):
 
 def test_no_table_or_text_of_the_paper_is_set_below_8_pt():
     """Issue 42: the claims table was set at 6 pt; every size the source states is 8 pt or more (the body is 10.5)."""
-    from logbench import paths
+    from logbench.base import paths
 
     source = (paths.PAPER / "logbench.typ").read_text()
     import re
@@ -231,7 +232,7 @@ def test_the_paper_builds_without_the_cost_models_tables(tmp_path):
     import shutil
     import subprocess
 
-    from logbench import paths
+    from logbench.base import paths
 
     if shutil.which("pdftotext") is None:
         pytest.skip("pdftotext is not installed")

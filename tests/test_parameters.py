@@ -12,7 +12,8 @@ import json
 import papermill
 import pytest
 
-from logbench import paths, studies
+from logbench.base import paths
+from logbench import studies
 from logbench.studies.declaration import accepts, annotation, conforms, declare, default_of, type_text
 
 

@@ -15,7 +15,7 @@ are strings (``-p versions "[13, 15]"``). Exit status 2: an unknown study or a b
 
     python -m logbench workload-from-log LOG [--top N] [--out DIR]   # pgbench scripts from a captured log
 
-derives a user's workload for study 12 from a statement log :mod:`logbench.capture_pg` captured
+derives a user's workload for study 12 from a statement log :mod:`logbench.servers.capture_pg` captured
 (:mod:`logbench.workloads.from_log`).
 """
 
@@ -30,9 +30,10 @@ from pathlib import Path
 
 import yaml
 
-from . import progress, studies
-from .capturing import Refused
-from .errors import ParameterError
+from .base import progress
+from . import studies
+from .servers.capturing import Refused
+from .base.errors import ParameterError
 from .studies.declaration import Parameter, conforms, default_of, type_text
 from .studies.parameters import HELP
 from .workloads import from_log
@@ -67,7 +68,7 @@ def _helps(name: str) -> dict[str, str]:
     # to the declaration): one text for papermill --help-notebook and for this.
     import papermill
 
-    from . import paths
+    from .base import paths
 
     try:
         cell = papermill.inspect_notebook(str(paths.NOTEBOOKS / studies.spec(name).notebook))

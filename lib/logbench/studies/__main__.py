@@ -22,7 +22,7 @@ def own_parameters(name: str) -> list[str]:
     lists the declared parameters a committed notebook does not offer yet)."""
     import papermill
 
-    from .. import paths
+    from ..base import paths
 
     spec = module(name).SPEC
     cell = papermill.inspect_notebook(str(paths.NOTEBOOKS / spec.notebook))

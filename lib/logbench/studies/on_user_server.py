@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .. import records
-from ..errors import ParameterError
+from ..base import records
+from ..base.errors import ParameterError
 from . import common
 
 ALSO = ("latency_mean_ms", "log_loss", "log_records_received", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s")
