@@ -6,12 +6,12 @@ SNAKEMAKE ?= $(PY) -m snakemake
 
 # Build paper/logbench.pdf (and paper/generated/) from data/processed and paper/figures; well under a minute.
 paper:
-	$(PY) -m logbench.report
+	$(PY) -m logbench.publish.report
 
 # Re-run notebooks/90_findings.ipynb in place on data/processed: writes data/processed/findings_*.csv and
 # paper/figures/*.png. Run it after a study's processed data changed, then `make paper`.
 findings:
-	$(PY) -m logbench.report --findings --no-pdf
+	$(PY) -m logbench.publish.report --findings --no-pdf
 
 # Rebuild the paper into a temporary directory and check every number against data/processed; the committed PDF's
 # main-text pages and type sizes (tests/test_paper_layout.py).

@@ -76,7 +76,7 @@ case "${1:-}" in
     where=()
     [ -z "$name" ] || where=(-p output_dir "results/$name/$(date -u +%Y%m%dT%H%M%SZ)")
     # The kernel's stdout/stderr go into the notebook; the study's progress lines go to this file
-    # (logbench.progress), shown here while papermill runs.
+    # (logbench.base.progress), shown here while papermill runs.
     progress=$(mktemp "${TMPDIR:-/tmp}/logbench-progress.XXXXXX")
     export LOGBENCH_PROGRESS=$progress
     tail -n +1 -f "$progress" >&2 &
@@ -90,7 +90,7 @@ case "${1:-}" in
     if [ -f "$out" ]; then
       [ "$rc" -eq 0 ] || echo "run.sh: papermill failed (exit $rc); the notebook shows where" >&2
       # The answer last: summary, resolution, where the files are; and the HTML report to open.
-      python -m logbench.answer --html "$out" || true
+      python -m logbench.publish.answer --html "$out" || true
     fi
     exit "$rc"
     ;;

@@ -29,11 +29,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from logbench import cleanup, paths  # noqa: E402
-from logbench.benches.mariadb import BASE  # noqa: E402
-from logbench.controls import IdleState  # noqa: E402
+from logbench.base import cleanup, paths  # noqa: E402
+from logbench.measure.benches.mariadb import BASE  # noqa: E402
+from logbench.measure.controls import IdleState  # noqa: E402
 from logbench.servers import mariadb as mdb  # noqa: E402
-from logbench.settings import Settings  # noqa: E402
+from logbench.base.settings import Settings  # noqa: E402
 from logbench.workloads.sysbench import Sysbench, parse_intervals  # noqa: E402
 
 import carryover_table  # noqa: E402  (beside this script)

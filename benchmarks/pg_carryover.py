@@ -34,11 +34,11 @@ import numpy as np
 import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from logbench import cleanup, paths  # noqa: E402
-from logbench.benches.pg_switchback import Control  # noqa: E402
-from logbench.controls import IdleState  # noqa: E402
+from logbench.base import cleanup, paths  # noqa: E402
+from logbench.measure.benches.pg_switchback import Control  # noqa: E402
+from logbench.measure.controls import IdleState  # noqa: E402
 from logbench.servers.postgres import LocalPostgres  # noqa: E402
-from logbench.settings import Settings  # noqa: E402
+from logbench.base.settings import Settings  # noqa: E402
 from logbench.studies import pg_destinations as study_mod  # noqa: E402
 from logbench.workloads.pgbench import _PROGRESS, Pgbench  # noqa: E402
 

@@ -18,9 +18,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from logbench import paths, stats
+from logbench.base import paths, stats
 from logbench.servers.postgres import LocalPostgres
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.studies import pg_destinations as study_mod
 from logbench.workloads.pgbench import Pgbench, parse_output
 

@@ -8,11 +8,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from logbench import paths
-from logbench.settings import Settings
+from logbench.base import paths
+from logbench.base.settings import Settings
 from logbench.servers.postgres import LocalPostgres
 from logbench.workloads.pgbench import Pgbench
-from logbench.benches.postgres import BASE
+from logbench.measure.benches.postgres import BASE
 
 
 MODES = {

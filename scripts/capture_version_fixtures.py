@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from logbench import versions
+from logbench.measure import versions
 from logbench.servers.containers import server_images
 
 out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "tests/fixtures/versions"

@@ -31,7 +31,7 @@ def log_dir():
     import tempfile
     from pathlib import Path
 
-    from logbench import paths
+    from logbench.base import paths
 
     d = Path(tempfile.mkdtemp(prefix="logbench-test-", dir=paths.scratch_root()))
     d.chmod(0o755)
@@ -46,7 +46,7 @@ def study_process(script: str):
     import sys
     import textwrap
 
-    from logbench import paths
+    from logbench.base import paths
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "lib"), os.environ.get("PYTHONPATH", "")])}
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)], env=env, stdout=subprocess.PIPE,
@@ -98,7 +98,7 @@ def wait_for_records(proc, runs_file, within_s: float) -> None:
     """Until ``runs_file`` holds a record; fails with the study's output if it ends first, or after ``within_s``."""
     import time
 
-    from logbench import records
+    from logbench.base import records
 
     deadline = time.monotonic() + within_s
     while not (runs_file.exists() and records.load(runs_file).shape[0] > 0):
@@ -124,7 +124,7 @@ def blank_run(position: int, **fields):
     import dataclasses
     import typing
 
-    from logbench import records
+    from logbench.base import records
 
     hints = typing.get_type_hints(records.Run)
     blank = {int: 0, float: 1.0, str: "x", bool: False, dict: {}, tuple: ()}
@@ -145,7 +145,7 @@ PASSED_INSIDE = pytest.StashKey[set]()
 def _tree_is_head() -> bool:
     import subprocess
 
-    from logbench import paths
+    from logbench.base import paths
 
     try:
         r = subprocess.run(["git", "-C", str(paths.ROOT), "status", "--porcelain"], capture_output=True, text=True,
@@ -222,7 +222,7 @@ def _nbval(name: str, parameters: dict, tmp, scratch: str):
 
     import papermill
 
-    from logbench import cleanup, paths
+    from logbench.base import cleanup, paths
 
     params = {k: v.format(tmp=tmp) if isinstance(v, str) else v for k, v in parameters.items()}
     copy = tmp / name
@@ -259,15 +259,15 @@ def _study_containers():
 
 
 def guardians_writing_to(log) -> list[int]:
-    """The study guardians (logbench.cleanup) still running with ``log`` as their report file."""
+    """The study guardians (logbench.base.cleanup) still running with ``log`` as their report file."""
     import psutil
 
-    from logbench import cleanup
+    from logbench.base import cleanup
 
     found = []
     for p in psutil.process_iter(["pid", "cmdline"]):
         try:
-            if "logbench.cleanup" in " ".join(p.info["cmdline"] or []) and \
+            if "logbench.base.cleanup" in " ".join(p.info["cmdline"] or []) and \
                     p.environ().get(cleanup.GUARDIAN_LOG) == str(log):
                 found.append(p.info["pid"])
         except (psutil.NoSuchProcess, psutil.AccessDenied):
@@ -312,7 +312,7 @@ def wait_for(predicate, timeout=20.0):
 
 
 def interrupt_while_sleeping(command: list[str], sig, capturing) -> str:
-    """Run a capture tool's command line (``python -m logbench.capture...``, ``-s 60``) until it sleeps, check that
+    """Run a capture tool's command line (``python -m logbench.servers.capture...``, ``-s 60``) until it sleeps, check that
     ``capturing()`` (its settings are on, with its output so far as the message), send it ``sig``: what it printed
     from then on, once it exited with 128 + the signal's number (its stderr as the message)."""
     import subprocess

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from logbench import design, records, runner
-from logbench.design import Adaptive, Study, aa_name
-from logbench.errors import ParameterError
-from logbench.settings import Configuration, Settings
+from logbench.measure import design, runner
+from logbench.base import records
+from logbench.measure.design import Adaptive, Study, aa_name
+from logbench.base.errors import ParameterError
+from logbench.base.settings import Configuration, Settings
 
 
 @dataclass
@@ -237,7 +238,7 @@ def _dma_fds() -> int:
     import os
     from pathlib import Path
 
-    from logbench import controls
+    from logbench.measure import controls
 
     n = 0
     for fd in Path("/proc/self/fd").iterdir():
@@ -253,7 +254,7 @@ def test_execute_releases_the_idle_state_after_a_failure_or_an_interrupt(tmp_pat
     """The control is held while runs execute and released however execution ends; runs so far stay."""
     import os
 
-    from logbench import controls
+    from logbench.measure import controls
 
     held = []
 
@@ -275,8 +276,8 @@ def test_execute_releases_the_idle_state_after_a_failure_or_an_interrupt(tmp_pat
 
 
 def test_loss_is_not_defined_where_the_bench_says_so(tmp_path):
-    from logbench.logsinks import FileSink
-    from logbench.settings import RecordShape
+    from logbench.base.logsinks import FileSink
+    from logbench.base.settings import RecordShape
 
     log = tmp_path / "log"
     duration = RecordShape("duration", (b"duration:",), per_transaction=1)

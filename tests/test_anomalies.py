@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from logbench import anomalies as A
-from logbench import claims
+from logbench.analyze import anomalies as A
+from logbench.analyze import claims
 
 
 def _summary(rows):
@@ -74,7 +74,7 @@ def test_switchback_windows_are_not_blocks_and_the_screen_joins_every_study():
     assert list(out["kind"]) == ["aa_excludes_1", "contaminated_block"] and list(out.columns) == list(A.COLUMNS)
     assert "2 × " not in A.text(out) and "A/A excludes 1 (s)" in A.text(out)
     # the paper's table prints the estimate by the paper's one formatter (paper.text.ci_text)
-    from logbench.paper.sections import screen_table
+    from logbench.publish.paper.sections import screen_table
 
     table = screen_table(out)
     assert table.iloc[0]["value [95 % CI]"] == "1.20 [1.10, 1.30]" and table.iloc[1]["kind"] == "contaminated block"

@@ -6,10 +6,10 @@ local and container both PostgreSQL 15.18-0+deb12u1) and from the same records w
 import pandas as pd
 import pytest
 
-from logbench import paths
-from logbench.claims import StudyData
-from logbench.paper import per_study
-from logbench.paper.numbers import Numbers
+from logbench.base import paths
+from logbench.analyze.claims import StudyData
+from logbench.publish.paper import per_study
+from logbench.publish.paper.numbers import Numbers
 from logbench.studies import backend_comparison as cmp
 
 RUNS = paths.PROCESSED / "backend_comparison_runs.csv"

@@ -13,9 +13,9 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from logbench import capture as cap
+from logbench.servers import capture as cap
 from logbench.servers import mariadb as mdb
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 
 WATCHED = ["slow_query_log", "slow_query_log_file", "long_query_time", "log_slow_rate_limit", "log_output"]
 # A server that already logs slow queries (to the table, sampled): the helper must change and restore all of it.
@@ -108,7 +108,7 @@ def test_captures_new_sessions_statements_and_restores_everything(server, origin
 @pytest.mark.integration
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_command_line_interrupted_mid_capture_restores(server, original, sig):
-    out = interrupt_while_sleeping([sys.executable, "-m", "logbench.capture", "-v", "-s", "60", "--socket",
+    out = interrupt_while_sleeping([sys.executable, "-m", "logbench.servers.capture", "-v", "-s", "60", "--socket",
                                     str(server.socket_path), "--user", "root"], sig,
                                    lambda: server.show(["long_query_time"])["long_query_time"] == "0.000000")
     assert f"Interrupted by {sig.name}" in out and "Restoring long_query_time=2.000000" in out
@@ -164,8 +164,8 @@ def test_what_cannot_be_restored_is_said_loudly_with_the_statements(server, orig
 
 @pytest.mark.integration
 def test_command_line_rejects_nonsense_and_unreachable_servers(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "logbench.capture", "-s", "0"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "logbench.servers.capture", "-s", "0"], capture_output=True, text=True)
     assert r.returncode == cap.EXIT_BAD_USAGE and "--seconds must be > 0" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "logbench.capture", "-s", "1", "--socket", str(tmp_path / "none.sock"),
+    r = subprocess.run([sys.executable, "-m", "logbench.servers.capture", "-s", "1", "--socket", str(tmp_path / "none.sock"),
                         "--user", "root"], capture_output=True, text=True, timeout=60)
     assert r.returncode == cap.EXIT_FAILED and "Can't connect" in r.stderr and "NOT restore" not in r.stderr

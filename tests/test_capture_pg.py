@@ -13,10 +13,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from logbench import capture_pg as cap
-from logbench.capturing import Change
+from logbench.servers import capture_pg as cap
+from logbench.servers.capturing import Change
 from logbench.servers.postgres import LocalPostgres
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.studies import pg_destinations as study_mod
 
 from conftest import in_thread, interrupt_while_sleeping, needs_root, wait_for
@@ -62,9 +62,9 @@ def test_files_written_in_the_window():
 
 
 def test_command_line_rejects_nonsense_and_unreachable_servers(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "logbench.capture_pg", "-s", "0"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "logbench.servers.capture_pg", "-s", "0"], capture_output=True, text=True)
     assert r.returncode == cap.EXIT_BAD_USAGE and "--seconds must be > 0" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "logbench.capture_pg", "-s", "1", "-h", str(tmp_path), "-U", "postgres"],
+    r = subprocess.run([sys.executable, "-m", "logbench.servers.capture_pg", "-s", "1", "-h", str(tmp_path), "-U", "postgres"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == cap.EXIT_FAILED and "cannot connect" in r.stderr and "NOT restore" not in r.stderr
 
@@ -73,7 +73,7 @@ def test_command_line_rejects_nonsense_and_unreachable_servers(tmp_path):
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from logbench import paths
+    from logbench.base import paths
     import shutil
     import tempfile
 
@@ -163,7 +163,7 @@ def test_captures_every_statement_and_restores_exactly(server, before):
 @needs_root
 @pytest.mark.parametrize("before, sig", [("stderr", signal.SIGINT), ("syslog", signal.SIGTERM)], indirect=["before"])
 def test_command_line_interrupted_mid_capture_restores(server, before, sig):
-    out = interrupt_while_sleeping([sys.executable, "-m", "logbench.capture_pg", "-v", "-s", "60", "-h",
+    out = interrupt_while_sleeping([sys.executable, "-m", "logbench.servers.capture_pg", "-v", "-s", "60", "-h",
                                     str(server.socket_dir), "-p", str(server.port), "-U", "postgres", "postgres"],
                                    sig, lambda: capturing(server))
     assert f"Interrupted by {sig.name}" in out and "Restoring log_min_duration_statement (ALTER SYSTEM RESET)" in out
@@ -227,7 +227,7 @@ def test_non_superuser_with_the_grants_is_accepted_and_without_them_refused_nami
     try:
         # none held: refused before anything changes, every grant named (this server's changes: the prefix and
         # the threshold, see the before fixture)
-        r = subprocess.run([sys.executable, "-m", "logbench.capture_pg", "-s", "1", "-h", str(server.socket_dir),
+        r = subprocess.run([sys.executable, "-m", "logbench.servers.capture_pg", "-s", "1", "-h", str(server.socket_dir),
                             "-p", str(server.port), "-U", "capt", "-d", "dbname=postgres"],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == cap.EXIT_FAILED and "nothing was changed" in r.stderr, r.stderr

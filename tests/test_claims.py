@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from logbench import claims as C
-from logbench.stats import Estimate
+from logbench.analyze import claims as C
+from logbench.base.stats import Estimate
 
 NAN = math.nan
 
@@ -35,7 +35,7 @@ def test_in_range(e, verdict):
 def test_equivalence_confirms_on_the_90_percent_interval_and_refutes_on_the_95():
     # Hand-computed: the mean of 0.74, 0.75, 0.76 is 0.75, standard error 0.01/sqrt(3) = 0.005774 on 2 df;
     # t(0.975, 2) = 4.303 → 95 % CI [0.7252, 0.7748]; t(0.95, 2) = 2.920 → 90 % CI [0.7331, 0.7669].
-    from logbench import stats
+    from logbench.base import stats
     e = stats.mean_ci([0.74, 0.75, 0.76])
     q = stats.mean_ci([0.74, 0.75, 0.76], C.EQUIVALENCE)
     assert (e.low, e.high) == pytest.approx((0.7252, 0.7748), abs=1e-4)
@@ -467,7 +467,7 @@ def test_bad_claims_file_is_refused(tmp_path):
 
 def _reference_values():
     try:
-        from logbench import reference
+        from logbench.analyze import reference
         return reference.load_values()
     except Exception as exc:  # noqa: BLE001 — the reference data may not exist yet
         pytest.skip(f"reference data not available: {exc}")
@@ -611,7 +611,8 @@ def test_a_switchback_studys_ratio_is_the_switchback_estimators_at_the_asked_con
     """Study 04's committed switchback run, one cell: the claims' ratio at 95 % is the summary's (the
     switchback estimator), at 90 % inside it; Fieller on windows taken as runs would be another interval.
     Several cells at once are refused: their loads are not one population."""
-    from logbench import report, stats as lstats
+    from logbench.publish import report
+    from logbench.base import stats as lstats
 
     studies, _ = report.load_studies()
     sb = studies.get("mysql_slowlog_switchback")
@@ -704,7 +705,7 @@ def test_post_000s_byte_rate_is_withheld_at_another_record_size_as_post_001s_is(
 # The committed data, judged as 90_findings judges it.
 @pytest.fixture(scope="module")
 def committed_claims():
-    from logbench import findings
+    from logbench.publish import findings
 
     if not (C.paths.PROCESSED / "pg_destinations_post004_runs.csv").exists():
         pytest.skip("no committed data in data/processed")

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from conftest import needs_root
-from logbench import cleanup, paths
+from logbench.base import cleanup, paths
 from logbench.servers import netns
 
 LIB = str(paths.ROOT / "lib")
@@ -56,13 +56,13 @@ def test_logbench_clean_names_what_it_removes(tmp_path):
     d.mkdir()
     _dead_owner(d)
     env = {**os.environ, "PYTHONPATH": LIB}
-    dry = subprocess.run([sys.executable, "-m", "logbench.cleanup", "--root", str(tmp_path), "--dry-run"],
+    dry = subprocess.run([sys.executable, "-m", "logbench.base.cleanup", "--root", str(tmp_path), "--dry-run"],
                          capture_output=True, text=True, env=env)
     assert dry.returncode == 0 and f"would remove {d}" in dry.stdout and d.exists()
-    r = subprocess.run([sys.executable, "-m", "logbench.cleanup", "--root", str(tmp_path)],
+    r = subprocess.run([sys.executable, "-m", "logbench.base.cleanup", "--root", str(tmp_path)],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 0 and f"removed directory {d}" in r.stdout and not d.exists()
-    again = subprocess.run([sys.executable, "-m", "logbench.cleanup", "--root", str(tmp_path)],
+    again = subprocess.run([sys.executable, "-m", "logbench.base.cleanup", "--root", str(tmp_path)],
                            capture_output=True, text=True, env=env)
     assert "nothing left behind" in again.stdout
 

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from logbench import cli, paths, studies
+from logbench import cli, studies
+from logbench.base import paths
 from logbench.studies.declaration import default_of
 
 ENV = {**os.environ, "PYTHONPATH": str(paths.ROOT / "lib")}
@@ -55,7 +56,7 @@ def test_a_study_s_help_lists_its_declared_parameters_with_their_defaults(capsys
 
 def test_a_study_s_help_does_not_read_its_notebook(monkeypatch, capsys):
     """The help is the declaration's: a missing notebook directory changes nothing in it."""
-    from logbench import paths
+    from logbench.base import paths
 
     assert cli.main(["run", "pg_wal_level", "--help"]) == 0
     before = capsys.readouterr().out

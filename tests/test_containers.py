@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from logbench import paths, records, studies
-from logbench.errors import ParameterError
+from logbench.base import paths, records
+from logbench import studies
+from logbench.base.errors import ParameterError
 from logbench.servers import containers
+from logbench.servers.container_postgres import ContainerPostgres
 from logbench.servers.postgres import LocalPostgres
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.studies import pg_destinations as study_mod
 
 from conftest import fail_the_load_tool_at
@@ -40,7 +42,7 @@ def _ours() -> set[str]:
 def test_settings_verified_from_inside_the_container(log_dirs):
     base = Settings.of("postgresql", study_mod.BASE)
     cfg = study_mod.DESTINATIONS["csvlog"][0]
-    with containers.ContainerPostgres(base, log_dir=log_dirs[1]) as pg:
+    with ContainerPostgres(base, log_dir=log_dirs[1]) as pg:
         assert pg.apply(Settings.of("postgresql", cfg)).kind == "reload"
         out = pg.container.exec(["psql", "-U", "postgres", "-Atc",
                                  "SELECT current_setting('log_min_duration_statement') || ' ' || current_setting('log_destination')"])
@@ -52,7 +54,7 @@ def test_same_effective_settings_under_either_backend(log_dirs):
     base = Settings.of("postgresql", study_mod.BASE)
     names = sorted(set(study_mod.BASE) | {k for s, _ in study_mod.DESTINATIONS.values() for k in s})
     query = "SELECT name, setting FROM pg_settings WHERE name = ANY(%s) AND name NOT IN ('log_directory') ORDER BY name"
-    with LocalPostgres(base, log_dir=log_dirs[0]) as local, containers.ContainerPostgres(base, log_dir=log_dirs[1]) as ct:
+    with LocalPostgres(base, log_dir=log_dirs[0]) as local, ContainerPostgres(base, log_dir=log_dirs[1]) as ct:
         for name, (cfg, _) in study_mod.DESTINATIONS.items():
             settings = Settings.of("postgresql", cfg)
             local.apply(settings)
@@ -119,7 +121,7 @@ def test_unknown_backend_is_refused():
 
 
 def test_failure_mid_study_removes_every_container_and_network(tmp_path, monkeypatch):
-    from logbench import records
+    from logbench.base import records
     fail_the_load_tool_at(monkeypatch, 3)
     before_volumes, before = _volumes(), _ours()
     study = study_mod.define(profile="smoke", destinations=["remote_syslog_tcp"], backend="container", clients=[1],

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from logbench import controls
-from logbench.errors import ParameterError
+from logbench.measure import controls
+from logbench.base.errors import ParameterError
 
 DEVICE = controls.DMA_LATENCY
 

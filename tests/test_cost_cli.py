@@ -1,4 +1,4 @@
-"""``python -m logbench cost`` (logbench.overhead, issue 42): the formula by hand on a small table of our own, the
+"""``python -m logbench cost`` (logbench.analyze.overhead, issue 42): the formula by hand on a small table of our own, the
 command on the committed data/processed (each input with its source, the same µs per record as the cost model's
 table), bad input refused with the parameter named (exit 2), ``--run`` on the directory of a real smoke run of study
 11, and the prediction an own-server run's answer prints beside its measured ratio."""
@@ -14,7 +14,9 @@ import pandas as pd
 import pytest
 
 from conftest import needs_root
-from logbench import answer, overhead, paths
+from logbench.analyze import overhead
+from logbench.base import paths
+from logbench.publish import answer
 
 ENV = {**os.environ, "PYTHONPATH": str(paths.ROOT / "lib")}
 

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from logbench import costmodel as cm
-from logbench import paths
+from logbench.analyze import costmodel as cm
+from logbench.base import paths
 
 
 def cells(**over) -> pd.DataFrame:
@@ -115,7 +115,7 @@ def test_a_missing_input_table_is_named(tmp_path):
 
 
 def test_the_findings_step_says_why_it_computed_nothing(tmp_path):
-    from logbench import findings
+    from logbench.publish import findings
 
     shutil.copytree(paths.PROCESSED, tmp_path / "p", ignore=shutil.ignore_patterns("record_cost.csv", "findings_*"))
     t = findings.cost_model_findings(tmp_path / "p")

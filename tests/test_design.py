@@ -1,6 +1,6 @@
 from collections import Counter
 
-from logbench.design import schedule
+from logbench.measure.design import schedule
 
 
 def test_every_pair_once_per_block():

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from logbench.studies.mysql_digest import digest as D
-from logbench.errors import ParameterError
+from logbench.base.errors import ParameterError
 
 FIXTURES = Path(__file__).parent / "fixtures"
-# A full slow log captured by logbench.capture from MariaDB 10.11 (sbtest1 of 2000 rows) while one session ran:
+# A full slow log captured by logbench.servers.capture from MariaDB 10.11 (sbtest1 of 2000 rows) while one session ran:
 # 7 x an unindexed filter matching nothing, 5 x a join on an unindexed column, 11 x a primary-key lookup,
 # 1 x a GROUP BY; and pt-query-digest 3.2.1's --output json of that file.
 CAPTURED = FIXTURES / "mariadb10.11_full_slow_capture.log"
@@ -110,7 +110,7 @@ def test_the_study_digests_a_capture_with_its_own_statements_at_the_right_counts
 
 
 def test_the_paper_prints_the_digest_once_study_09_wrote_it(tmp_path):
-    from logbench import report
+    from logbench.publish import report
     from logbench.studies import mysql_digest as m
 
     processed, gen = tmp_path / "processed", tmp_path / "generated"

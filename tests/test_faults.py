@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import blank_run
-from logbench import records
+from logbench.base import records
 
 
 def _write(path, n):
@@ -61,9 +61,9 @@ def test_a_crashed_studys_leftovers_are_swept_when_the_next_server_starts(tmp_pa
     import os
     import subprocess
 
-    from logbench import cleanup, paths
+    from logbench.base import cleanup, paths
     from logbench.servers.postgres import LocalPostgres
-    from logbench.settings import Settings
+    from logbench.base.settings import Settings
 
     stale = paths.scratch_root() / f"logbench-pg-crashed{os.getpid()}"
     (stale / "data").mkdir(parents=True)
@@ -102,7 +102,7 @@ def test_a_full_log_filesystem_shows_as_loss_and_the_study_ends_cleanly(tmp_path
     import os
     import subprocess
 
-    from logbench import paths
+    from logbench.base import paths
     from logbench.studies import pg_destinations as study_mod
 
     if os.geteuid() != 0:
@@ -141,9 +141,9 @@ def test_a_port_in_use_and_a_second_server_do_not_collide(tmp_path):
     import tempfile
     from pathlib import Path
 
-    from logbench import paths
+    from logbench.base import paths
     from logbench.servers.postgres import LocalPostgres
-    from logbench.settings import Settings
+    from logbench.base.settings import Settings
 
     log_dir = Path(tempfile.mkdtemp(prefix="lbtest-log-", dir=paths.scratch_root()))
     log_dir.chmod(0o777)

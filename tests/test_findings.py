@@ -9,7 +9,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from logbench import findings, regression, report
+from logbench.publish import findings, report
+from logbench.analyze import regression
 from test_paper import synthetic_processed
 
 

@@ -2,8 +2,8 @@
 
 import math
 
-from logbench.formatting import ci_text, number
-from logbench.stats import Estimate
+from logbench.base.formatting import ci_text, number
+from logbench.base.stats import Estimate
 
 
 def test_fixed_significant_digits_in_plain_decimals():

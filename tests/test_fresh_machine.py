@@ -59,7 +59,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PASSED_INSIDE
-from logbench import paths
+from logbench.base import paths
 
 BASE_IMAGE = "logbench/debian:bookworm"
 INSIDE = "LOGBENCH_FRESH_MACHINE_INSIDE"

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from logbench.errors import ParameterError
+from logbench.base.errors import ParameterError
 from logbench.studies import instrument
 
 
@@ -78,7 +78,7 @@ def test_a_placement_the_designs_part_does_not_know_is_refused_before_anything_s
 
 
 def test_every_round_holds_every_level_design_and_placement_once():
-    from logbench.studies import design_comparison as dc
+    from logbench.studies.instrument import design_comparison as dc
 
     order = dc.session_order([1, 4], 3, seed=7, placements=("none", "split"))
     assert len(order) == 3 * 2 * 2 * 2
@@ -92,7 +92,7 @@ def test_every_round_holds_every_level_design_and_placement_once():
 
 
 def test_the_placement_a_record_ran_under():
-    from logbench.studies.design_comparison import placement_mode
+    from logbench.studies.instrument.design_comparison import placement_mode
 
     assert placement_mode("split: server 0, load 1") == "split"
     assert placement_mode("none") == "none"
@@ -106,7 +106,7 @@ def _estimates(rows):
 
 
 def test_the_placement_effect_is_the_ratio_of_the_two_placements_estimates():
-    from logbench.studies.design_comparison import placement_effect
+    from logbench.studies.instrument.design_comparison import placement_effect
 
     split, none = math.log(0.5), math.log(0.6)
     est = _estimates([("switchback", "split", "stderr", [split - 0.01, split + 0.01]),
@@ -129,7 +129,7 @@ def test_the_placement_effect_is_the_ratio_of_the_two_placements_estimates():
 
 
 def test_the_designs_efficiency_is_per_placement():
-    from logbench.studies.design_comparison import efficiency
+    from logbench.studies.instrument.design_comparison import efficiency
 
     est = _estimates([("switchback", "split", "none_again", [0.01, -0.01, 0.0]),
                       ("blocks", "split", "none_again", [0.02, -0.02, 0.0]),

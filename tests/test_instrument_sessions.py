@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from logbench import paths
+from logbench.base import paths
 from logbench.studies import instrument as study_mod
 from logbench.studies.instrument import carryover_check, design_comparison, session_power as sp
 

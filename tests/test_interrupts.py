@@ -7,7 +7,7 @@ scheduler sends (SIGTERM to papermill alone), or SIGKILL. Papermill's kernel run
 so it never sees the terminal's signal itself: papermill's kernel manager interrupts it, then SIGTERMs and
 SIGKILLs it seconds later, or (papermill killed) ipykernel exits when its parent is gone. Whichever way the
 kernel ends, every process, namespace and directory the study made must be gone within seconds (the study's
-own teardown, else its guardian, :mod:`logbench.cleanup`), the runs already recorded stay, and papermill's
+own teardown, else its guardian, :mod:`logbench.base.cleanup`), the runs already recorded stay, and papermill's
 exit status is non-zero.
 """
 
@@ -25,7 +25,7 @@ import psutil
 import pytest
 
 from conftest import needs_root
-from logbench import cleanup, paths
+from logbench.base import cleanup, paths
 from logbench.servers import netns
 
 pytestmark = [pytest.mark.integration, needs_root, pytest.mark.timeout(600)]
@@ -43,7 +43,7 @@ def _processes_in(dirs: list[Path]) -> list[str]:
     out = []
     for p in psutil.process_iter(["pid", "name", "cmdline"]):
         cmd = " ".join(p.info["cmdline"] or [])
-        if any(str(d) in cmd for d in dirs) and "logbench.cleanup" not in cmd:
+        if any(str(d) in cmd for d in dirs) and "logbench.base.cleanup" not in cmd:
             out.append(f"{p.info['pid']} {p.info['name']}")
     return out
 

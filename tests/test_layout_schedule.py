@@ -8,10 +8,10 @@ from collections import Counter
 
 import pytest
 
-from logbench import design, runner
-from logbench.design import Adaptive, BlockLayout, Study, layout_schedule, williams_rows
-from logbench.errors import ParameterError
-from logbench.settings import Configuration, Settings
+from logbench.measure import design, runner
+from logbench.measure.design import Adaptive, BlockLayout, Study, layout_schedule, williams_rows
+from logbench.base.errors import ParameterError
+from logbench.base.settings import Configuration, Settings
 from test_adaptive import NoisyBench
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from logbench.errors import ParameterError
+from logbench.base.errors import ParameterError
 from logbench.studies import log_rotation as rot
 
 from test_mariadb import leftovers, scratch  # noqa: F401 (scratch is a fixture)

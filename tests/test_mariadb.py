@@ -13,11 +13,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from logbench import paths
-from logbench.errors import ParameterError, ServerStartError, SettingError
+from logbench.base import paths
+from logbench.base.errors import ParameterError, ServerStartError, SettingError
 from logbench.servers import mariadb as mdb
 from logbench.servers.process import is_root
-from logbench.settings import Settings, mariadb_catalog, validate_mariadb
+from logbench.base.settings import Settings, mariadb_catalog, validate_mariadb
 from logbench.studies import mysql_slowlog as study_mod
 
 BINARY = mdb.find_mariadbd()
@@ -379,7 +379,7 @@ def test_sigterm_mid_study_keeps_finished_runs_and_leaves_no_orphan(tmp_path, sc
     out = tmp_path / "out"
     code = textwrap.dedent(f"""
         from pathlib import Path
-        from logbench import paths
+        from logbench.base import paths
         paths.scratch_root = lambda: Path({str(scratch)!r})
         from logbench.studies import mysql_slowlog as s
         st = s.define(profile="smoke", repeats=20, clients=[1], configurations=["slow_all"],

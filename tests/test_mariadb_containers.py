@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from logbench import paths, records, studies
-from logbench.errors import ParameterError
+from logbench.base import paths, records
+from logbench import studies
+from logbench.base.errors import ParameterError
 from logbench.servers import containers
+from logbench.servers.container_mariadb import ContainerMariaDB
 from logbench.servers import mariadb as mdb
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.studies import log_rotation as rot
 from logbench.studies import mysql_slowlog as study_mod
 
@@ -54,7 +56,7 @@ def log_dir(scratch):
     shutil.rmtree(d, ignore_errors=True)
 
 
-def _inside(server: containers.ContainerMariaDB, names: list[str]) -> dict[str, str]:
+def _inside(server: ContainerMariaDB, names: list[str]) -> dict[str, str]:
     """Global variables as the image's own client reports them, inside the container."""
     out = server.exec_sql("SELECT " + ", ".join(f"@@global.{n}" for n in names))
     return dict(zip(names, out.rstrip("\n").split("\t")))
@@ -70,7 +72,7 @@ def _say(server, what: str, n: int) -> None:
 
 def test_non_default_logging_settings_verified_inside_and_every_destination_counted(log_dir, nothing_left):
     start = Settings.of("mariadb", {**BASE, "slow_query_log": True, "long_query_time": 0, "log_slow_rate_limit": 1})
-    with containers.ContainerMariaDB(start, log_dir=log_dir) as m:
+    with ContainerMariaDB(start, log_dir=log_dir) as m:
         wrapped = m.container.get_wrapped_container()
         assert wrapped.attrs["HostConfig"]["NetworkMode"] == "none" and not wrapped.attrs["NetworkSettings"]["Ports"]
         assert _inside(m, ["slow_query_log", "long_query_time", "skip_networking", "slow_query_log_file"]) == {
@@ -132,7 +134,7 @@ def test_same_effective_settings_under_either_backend(scratch, nothing_left):
     logs = scratch.parent / f"{scratch.name}-logs"
     try:
         with mdb.LocalMariaDB(base, log_dir=logs / "local") as local, \
-                containers.ContainerMariaDB(base, log_dir=logs / "container") as ct:
+                ContainerMariaDB(base, log_dir=logs / "container") as ct:
             def shown(server):
                 return {k: v.replace(str(server.log_dir), "<log_dir>") for k, v in server.show(names).items()}
 

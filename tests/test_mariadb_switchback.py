@@ -17,11 +17,11 @@ import pymysql
 import pytest
 
 from conftest import study_process, wait_for_records
-from logbench import cleanup, paths
-from logbench.benches.mariadb import BASE
-from logbench.errors import ParameterError
+from logbench.base import cleanup, paths
+from logbench.measure.benches.mariadb import BASE
+from logbench.base.errors import ParameterError
 from logbench.servers import mariadb as mdb
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.studies import mysql_slowlog as m
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -143,7 +143,7 @@ def test_the_server_killed_mid_load_fails_the_study_and_keeps_the_finished_windo
         assert runs_file.read_text().startswith(first), "recorded windows are never rewritten"
         # (the cleanup watchdog outlives its study by design: it removes what a killed study leaves)
         left = [p for p in mine if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-                and "logbench.cleanup" not in " ".join(p.cmdline())]
+                and "logbench.base.cleanup" not in " ".join(p.cmdline())]
         assert not left, [p.cmdline() for p in left]
         assert not [d for d in dirs if Path(d).exists()], dirs
     finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from logbench import records
+from logbench.base import records
 from logbench.servers import memlimit
 
 
@@ -58,7 +58,7 @@ def test_a_reader_in_the_cgroup_reads_no_faster_than_its_read_limit():
 
 
 def test_read_iops_is_refused_without_a_memory_limit():
-    from logbench.errors import ParameterError
+    from logbench.base.errors import ParameterError
     from logbench.studies import pg_destinations as m
 
     with pytest.raises(ParameterError, match="read_iops"):
@@ -100,7 +100,7 @@ def test_study_02_under_a_memory_limit_records_an_io_bound_regime_run_by_run(tmp
 
 
 def test_a_run_is_io_bound_only_when_its_misses_came_from_storage():
-    from logbench.benches.postgres import io_regime
+    from logbench.measure.benches.postgres import io_regime
 
     assert io_regime(500, 500, 3, 0) == "io_bound"  # half missed, the limit reclaimed during the run
     assert io_regime(500, 500, 0, 500 * 8192) == "io_bound"  # half missed, all of it read into the cache
@@ -116,7 +116,7 @@ def test_reads_that_bypass_the_page_cache_count_from_the_paced_disk():
 
 
 def test_io_bound_profile_is_refused_where_it_cannot_be_io_bound():
-    from logbench.errors import ParameterError
+    from logbench.base.errors import ParameterError
     from logbench.studies import pg_destinations as m
 
     with pytest.raises(ParameterError, match="scale"):

@@ -1,4 +1,4 @@
-"""One model per study level (logbench.models): a hand-computed case, the coverage of the time-smooth model on
+"""One model per study level (logbench.publish.models): a hand-computed case, the coverage of the time-smooth model on
 synthetic drifting series, the levels and arms a runs table is split into, and the A/A calibration on a table
 made here (never on data/, which nothing here writes)."""
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats as st
 
-from logbench import models
+from logbench.publish import models
 
 TRUE = {"none": 1.0, "none_again": 1.0, "a": 0.9, "b": 0.75, "c": 1.05, "d": 0.97, "e": 0.85, "f": 0.6}
 
@@ -224,7 +224,7 @@ def test_model_table_puts_the_summarys_per_cell_interval_beside_the_model(tmp_pa
 
 
 def test_model_findings_on_the_committed_data():
-    from logbench import paths
+    from logbench.base import paths
 
     before = {p.name: p.stat().st_mtime_ns for p in paths.PROCESSED.iterdir()}
     table, cov = models.model_findings(paths.PROCESSED)
@@ -243,8 +243,8 @@ def test_model_findings_on_the_committed_data():
 
 
 def test_the_papers_passage_reads_the_coverage_table(tmp_path):
-    from logbench.paper import sections
-    from logbench.paper.numbers import Numbers
+    from logbench.publish.paper import sections
+    from logbench.publish.paper.numbers import Numbers
 
     _two_server_table().to_csv(tmp_path / "toy_runs.csv", index=False)
     cov = models.coverage_table(models.aa_table(tmp_path))

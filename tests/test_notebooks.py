@@ -16,7 +16,8 @@ import re
 import papermill
 import pytest
 
-from logbench import paths, studies
+from logbench.base import paths
+from logbench import studies
 
 # (notebook, parameters injected for the test run); "{tmp}" is the run's temporary directory.
 # A study's notebook runs with each parameter set its spec names after the first (the registry: logbench.studies).
@@ -82,7 +83,7 @@ def test_the_defaults_a_parameters_cell_names_are_the_profiles():
 
     import nbformat
 
-    from logbench import design
+    from logbench.measure import design
 
     # a control a profile leaves out takes the Study's default (design.control_fields)
     study_default = {f.name: f.default for f in dataclasses.fields(design.Study) if f.name in design.CONTROL_FIELDS}

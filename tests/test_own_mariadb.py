@@ -11,12 +11,12 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from logbench import answer
-from logbench.capturing import Refused
-from logbench.errors import ParameterError
+from logbench.publish import answer
+from logbench.servers.capturing import Refused
+from logbench.base.errors import ParameterError
 from logbench.servers import mariadb as mdb
 from logbench.servers import own_mariadb as own
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.studies import own_mariadb as study_mod
 
 from conftest import files_holding, in_thread, interrupted_mid_load, processes_naming, wait_for
@@ -248,7 +248,7 @@ def test_killed_connection_is_reconnected_and_restored(server, before, tmp_path)
 
 @pytest.mark.integration
 def test_what_cannot_be_restored_is_said_with_the_statements(server, before, capsys):
-    from logbench.errors import SettingError
+    from logbench.base.errors import SettingError
 
     sw = own.Switcher(own.Server(spec(server)), restore_timeout=1.0)
     with pytest.raises(SettingError, match="not restored.*long_query_time"):
@@ -275,7 +275,7 @@ def test_notebook_on_a_handed_server_keeps_the_password_out(server, before, tmp_
     import nbformat
     import papermill
 
-    from logbench import paths
+    from logbench.base import paths
 
     out = tmp_path / "out"
     executed = tmp_path / "13_own_mariadb.out.ipynb"
@@ -283,7 +283,7 @@ def test_notebook_on_a_handed_server_keeps_the_password_out(server, before, tmp_
                                parameters={"profile": "smoke", "server": spec(server), "repeats": 1, "confirm": True,
                                            "arms": ["none", "slow_table"], "output_dir": str(out)},
                                cwd=str(tmp_path))
-    r = subprocess.run([sys.executable, "-m", "logbench.answer", "--html", str(executed)], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "logbench.publish.answer", "--html", str(executed)], capture_output=True,
                        text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "Logging on your own MariaDB/MySQL" in r.stdout and "A/A ratio" in r.stdout

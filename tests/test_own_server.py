@@ -13,12 +13,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from logbench import answer, paths
-from logbench.capture_pg import Refused
-from logbench.errors import ParameterError
+from logbench.publish import answer
+from logbench.base import paths
+from logbench.servers.capture_pg import Refused
+from logbench.base.errors import ParameterError
 from logbench.servers import own_postgres as own
 from logbench.servers.postgres import LocalPostgres
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.studies import own_server as study_mod
 from logbench.studies import pg_destinations
 from logbench.workloads import pgbench as pgbench_mod
@@ -365,7 +366,7 @@ def test_notebook_on_a_handed_server_keeps_the_password_out(server, before, tmp_
     papermill.execute_notebook(str(paths.NOTEBOOKS / "12_own_server.ipynb"), str(executed), progress_bar=False,
                                parameters={"profile": "smoke", "server": dsn(server), "confirm": True,
                                            "output_dir": str(out)}, cwd=str(tmp_path))
-    r = subprocess.run([sys.executable, "-m", "logbench.answer", "--html", str(executed)], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "logbench.publish.answer", "--html", str(executed)], capture_output=True,
                        text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "Logging on your own PostgreSQL" in r.stdout and "A/A ratio" in r.stdout and "out/runs.jsonl" in r.stdout
@@ -403,7 +404,7 @@ def test_a_failing_load_restores_everything(server, before, tmp_path, monkeypatc
 @pytest.mark.integration
 @needs_root
 def test_what_cannot_be_restored_is_said_with_the_statements(server, before, capsys):
-    from logbench.errors import SettingError
+    from logbench.base.errors import SettingError
 
     sw = own.Switcher(own.Dsn(dsn(server)), restore_timeout=1.0)
     with pytest.raises(SettingError, match="not restored.*log_min_duration_statement"):

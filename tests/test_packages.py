@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from logbench import paths
+from logbench.base import paths
 
 ROOT = paths.ROOT
 APT_LIST = ROOT / "scripts" / "apt-packages.txt"
@@ -94,8 +94,8 @@ PROGRAMS = {
     "cat": (_on_path("cat"), "studies/record_cost/calibration.py: the write() floor"),
     "git": (_on_path("git"), "environment.py: the commit in the environment record"),
     "pdftotext": (_on_path("pdftotext"), "tests/test_paper.py: the built paper's text"),
-    "pdfinfo": (_on_path("pdfinfo"), "logbench.paper.layout: the appendix's first page (named destinations)"),
-    "pdftohtml": (_on_path("pdftohtml"), "logbench.paper.layout: the built paper's type sizes"),
+    "pdfinfo": (_on_path("pdfinfo"), "logbench.publish.paper.layout: the appendix's first page (named destinations)"),
+    "pdftohtml": (_on_path("pdftohtml"), "logbench.publish.paper.layout: the built paper's type sizes"),
     "make": (_on_path("make"), "the README's `make paper` / `make findings`"),
     "python3": (_on_path("python3"), "scripts/setup.sh: the virtual environment"),
     "useradd": (_on_path("useradd"), "scripts/setup.sh: the logbench user"),

@@ -21,7 +21,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from logbench import claim_rules, claims, paths, regression, report, stats
+from logbench.analyze import claim_rules, claims, regression
+from logbench.base import paths, stats
+from logbench.publish import report
 
 pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None,
                                 reason="pdftotext (poppler-utils, see scripts/apt-packages.txt) is not installed")
@@ -499,7 +501,7 @@ def test_the_posts_points_sit_at_their_clients_per_core(synthetic_build):
 def test_the_abstract_leaves_out_a_level_whose_aa_control_excludes_1():
     """An anomaly is never the answer: a clients level whose A/A control excludes 1 is left out of the abstract's
     shares (and named there with its A/A), the others stay."""
-    from logbench import headline
+    from logbench.analyze import headline
 
     summary = pd.DataFrame({"configuration": ["off_again"] * 3, "clients": [1, 10, 50],
                             "ratio": [1.01, 1.238, 1.02], "ratio_ci_low": [0.99, 1.023, 0.94],
@@ -512,7 +514,8 @@ def test_the_abstract_leaves_out_a_level_whose_aa_control_excludes_1():
 def test_the_abstract_gives_each_hosts_answer_apart(synthetic_build, tmp_path):
     """Several hosts' runs gathered side by side (the workflow across hosts): one answer per environment, never a
     row of one host read as the other's or the two pooled."""
-    from logbench import headline, studies as registry
+    from logbench.analyze import headline
+    from logbench import studies as registry
 
     _, processed, _ = synthetic_build
     out = tmp_path / "processed"
@@ -535,7 +538,7 @@ def test_the_discussion_tells_a_logger_limit_from_the_cores_limit(tmp_path):
     """Study 02's lines per second by clients per core: a destination whose rate stops growing between the two
     highest levels is 'flat'; whether that says one process was the limit depends on the baseline's throughput
     between the same levels (flat too: the cores were, and the text says the two cannot be told apart)."""
-    from logbench import discussion
+    from logbench.analyze import discussion
 
     def row(cfg, clients, lines, tps, half):
         return {"configuration": cfg, "clients": clients, "tps_mean": tps, "tps_ci_low": tps - half,
@@ -610,7 +613,7 @@ def test_a_ratio_inside_its_levels_aa_spread_is_not_printed_as_an_effect(tmp_pat
     """Issue 22: the study table says per ratio whether it reads as an effect (stats.effect_reading) and the A/A
     row gives its band; the text's highest and lowest ratios say 'within the A/A spread' where their intervals
     alone would read as an effect."""
-    from logbench.paper import per_study
+    from logbench.publish.paper import per_study
 
     nan = math.nan
     summary = pd.DataFrame({
@@ -633,7 +636,7 @@ def test_a_ratio_inside_its_levels_aa_spread_is_not_printed_as_an_effect(tmp_pat
 def test_a_version_difference_is_read_only_where_the_aa_difference_contains_1(tmp_path):
     """The paper's version section (issue 23): a later version's ratio over the oldest's whose interval is off 1
     is named, unless the A/A control's own difference at that level and pair of versions is off 1 too."""
-    from logbench.paper import versions
+    from logbench.publish.paper import versions
 
     def row(cfg, clients, v, est, low, high):
         return {"configuration": cfg, "clients": clients, "variant": v, "against": "pg13",

@@ -10,9 +10,10 @@ import math
 import pandas as pd
 import pytest
 
-from logbench import costmodel, report
-from logbench.paper import guide
-from logbench.paper.numbers import resolve
+from logbench.analyze import costmodel
+from logbench.publish import report
+from logbench.publish.paper import guide
+from logbench.publish.paper.numbers import resolve
 
 
 def _write(directory, name, rows):
@@ -196,7 +197,7 @@ def test_an_import_phase_counts_rows_not_transactions():
 def test_the_committed_datas_answer_is_the_rule_applied_to_its_tables(tmp_path):
     """On the committed processed data (once 90_findings wrote the cost model's tables): each worked example is the
     counted records per statement times the fitted µs per record, and the share of the cores the rule's."""
-    from logbench import paths
+    from logbench.base import paths
 
     if not (paths.PROCESSED / guide.RULE).exists():
         pytest.skip("the cost model's tables are not in data/processed: run `make findings`")
@@ -216,7 +217,7 @@ def test_the_committed_datas_answer_is_the_rule_applied_to_its_tables(tmp_path):
 
 def test_no_table_or_text_of_the_paper_is_set_below_8_pt():
     """Issue 42: the claims table was set at 6 pt; every size the source states is 8 pt or more (the body is 10.5)."""
-    from logbench import paths
+    from logbench.base import paths
 
     source = (paths.PAPER / "logbench.typ").read_text()
     import re
@@ -231,7 +232,7 @@ def test_the_paper_builds_without_the_cost_models_tables(tmp_path):
     import shutil
     import subprocess
 
-    from logbench import paths
+    from logbench.base import paths
 
     if shutil.which("pdftotext") is None:
         pytest.skip("pdftotext is not installed")
@@ -248,7 +249,7 @@ def test_the_headline_figures_points_are_the_cells_ratio_turned_into_microsecond
     """Issue 42's headline figure: a hand-computed cell. Ratio 0.5 of a 1000-tps baseline on 2 cores, 2 records per
     transaction: 2e6 / 1000 x (1 / 0.5 - 1) = 2000 µs added, 0.5 x 1000 x 2 = 1000 records/s; the interval from the
     ratio's (0.4 -> 3000 µs, 0.625 -> 1200 µs). Levels below the cores, other studies and a variant are left out."""
-    from logbench import findings
+    from logbench.publish import findings
 
     base = {"model": "counted", "stem": "pg_destinations", "test": None, "regime": None, "variant": None,
             "configuration": "stderr", "cores": 2, "records_per_tx": 2.0, "baseline_tps": 1000.0,

@@ -1,5 +1,5 @@
 """Issue 42, "a paper people read": the main text's length and the type sizes read off the built PDF
-(logbench.paper.layout), the per-post scoreboard (logbench.paper.scoreboard), and no sentence of the main text
+(logbench.publish.paper.layout), the per-post scoreboard (logbench.publish.paper.scoreboard), and no sentence of the main text
 printed twice. The PDFs are real: the committed paper, and small documents compiled by typst here."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from logbench import claims, paths
-from logbench.paper import layout, scoreboard
+from logbench.analyze import claims
+from logbench.base import paths
+from logbench.publish.paper import layout, scoreboard
 
 needs_poppler = pytest.mark.skipif(not layout.available(),
                                    reason="pdfinfo/pdftohtml (poppler-utils, scripts/apt-packages.txt) not installed")

@@ -11,8 +11,9 @@ import json
 import papermill
 import pytest
 
-from logbench import paths, studies
-from logbench.errors import ParameterError
+from logbench.base import paths
+from logbench import studies
+from logbench.base.errors import ParameterError
 from logbench.studies import parameters
 from logbench.studies.declaration import (accepts, annotation, cell_source, conforms, declare, default_of,
                                           parameters_cell, type_text)

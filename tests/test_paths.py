@@ -1,4 +1,4 @@
-from logbench import paths
+from logbench.base import paths
 
 
 def test_paths_are_rooted_in_the_repository():

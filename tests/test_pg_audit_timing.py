@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from logbench import clock, contention, paths
-from logbench.errors import ParameterError
+from logbench.measure import clock, contention
+from logbench.base import paths
+from logbench.base.errors import ParameterError
 from logbench.servers.postgres import LocalPostgres
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.studies import pg_audit_timing as study_mod
 
 from conftest import needs_root
@@ -185,7 +186,7 @@ def test_a_switchback_run_counts_each_windows_records_and_estimates_every_arm(tm
     records (by their timestamps, up to the few that cross an edge), the baseline's none; every arm gets the
     switchback estimator's interval; track_io_timing's cost comes from its ratio, and the contention finding says
     why it has no evidence."""
-    from logbench import switchwindows
+    from logbench.measure import switchwindows
 
     study = study_mod.define(profile="switchback", clients=[2], configurations=[
         "none", "log_duration", "log_statement_all_duration_io_timing", "io_timing"], blocks=2, loads=2, max_loads=2,

@@ -21,7 +21,7 @@ def test_normalized_queries_are_named_and_ranked():
 
 
 def test_the_paper_prints_the_digest_and_reads_its_numbers_from_the_table(tmp_path):
-    from logbench import report
+    from logbench.publish import report
 
     processed, gen = tmp_path / "processed", tmp_path / "generated"
     processed.mkdir(), gen.mkdir()

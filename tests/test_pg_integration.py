@@ -11,11 +11,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from logbench import cleanup, paths, records
-from logbench.errors import ParameterError, ServerStartError, SettingError
+from logbench.base import cleanup, paths, records
+from logbench.base.errors import ParameterError, ServerStartError, SettingError
 from logbench.servers import netns
 from logbench.servers.postgres import LocalPostgres
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.studies import pg_destinations as study_mod
 
 from conftest import fail_the_load_tool_at, needs_root

@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from logbench.workloads import pgbadger
-from logbench.benches import postgres as pg
-from logbench.logsinks import wait_quiet
+from logbench.measure.benches import postgres as pg
+from logbench.base.logsinks import wait_quiet
 from logbench.studies import pg_audit_timing as audit_mod
 from logbench.studies import pg_destinations as study_mod
 from logbench.workloads.pgbench import SETUP_STATEMENTS

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from logbench.errors import ToolError
+from logbench.base.errors import ToolError
 from logbench.workloads.pgbench import parse_output, read_completion_times, read_latency_log
 
 FIX = Path(__file__).parent / "fixtures"

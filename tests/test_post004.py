@@ -3,10 +3,10 @@
 import psycopg
 import pytest
 
-from logbench.errors import ParameterError
+from logbench.base.errors import ParameterError
 from logbench.servers import process
 from logbench.servers.postgres import LocalPostgres
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.studies import common
 from logbench.studies import pg_destinations, pg_idle_connections, pg_wal_level
 from logbench.studies.pg_idle_connections import bench as pg_sessions

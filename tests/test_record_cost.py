@@ -15,8 +15,8 @@ import psutil
 import pytest
 
 from conftest import needs_root, study_process, wait_for_lines
-from logbench import cleanup, paths
-from logbench.errors import ParameterError
+from logbench.base import cleanup, paths
+from logbench.base.errors import ParameterError
 from logbench.studies import record_cost as rc
 from logbench.studies.record_cost import analysis, calibration, pg, report
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sstats
 
-from logbench.errors import ParameterError
+from logbench.base.errors import ParameterError
 from logbench.studies import record_cost as rc
 from logbench.studies.record_cost import calibration
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import processes_naming
-from logbench import paths
+from logbench.base import paths
 from logbench.studies.record_cost import mariadb as rc
 
 pytestmark = pytest.mark.integration  # every test here starts this machine's mariadbd under a counting tool

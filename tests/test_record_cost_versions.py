@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 
 from conftest import needs_root, processes_naming, study_process, wait_for_lines
-from logbench import cleanup, paths
-from logbench.benches.postgres import statement_records
-from logbench.errors import ParameterError
+from logbench.base import cleanup, paths
+from logbench.measure.benches.postgres import statement_records
+from logbench.base.errors import ParameterError
 from logbench.servers import containers
 from logbench.studies import record_cost as rc
-from logbench.paper import counted
+from logbench.publish.paper import counted
 from logbench.studies.record_cost import analysis, pg, report
 
 

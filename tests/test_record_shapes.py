@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from logbench.benches import postgres as pg
-from logbench.errors import SettingError
-from logbench.logsinks import FileSink, count_records
+from logbench.measure.benches import postgres as pg
+from logbench.base.errors import SettingError
+from logbench.base.logsinks import FileSink, count_records
 from logbench.servers import mariadb as mdb
-from logbench.settings import Configuration, RecordShape, Settings
+from logbench.base.settings import Configuration, RecordShape, Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CAPTURED = json.loads((FIXTURES / "pg15_statement_logging.json").read_text())

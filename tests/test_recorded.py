@@ -21,8 +21,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from logbench import jobs, paths, records, studies
-from logbench.errors import ParameterError
+from logbench import jobs, studies
+from logbench.base import paths, records
+from logbench.base.errors import ParameterError
 from logbench.studies import recorded
 
 # Studies whose run is no schedule of Run records (their own run(), no ``recorded`` parameter), and why a committed

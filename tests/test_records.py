@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from conftest import blank_run
-from logbench import records
+from logbench.base import records
 
 
 def test_measured_leaves_out_the_warm_ups_in_memory_and_read_back_as_text(tmp_path):
@@ -27,7 +27,7 @@ def test_a_table_without_the_warmup_column_has_no_warm_ups():
 
 
 def test_the_papers_where_spec_selects_the_runs_measured_selects():
-    from logbench.paper import numbers
+    from logbench.publish.paper import numbers
 
     table = pd.DataFrame({"position": [0, 1, 2], "warmup": [True, False, False]})
     spec = {"kind": "agg", "source": "runs", "where": records.MEASURED_WHERE, "agg": "count"}
@@ -37,7 +37,7 @@ def test_the_papers_where_spec_selects_the_runs_measured_selects():
 def test_what_the_load_tool_reported_is_recorded_under_the_same_names_and_types():
     import dataclasses
 
-    from logbench import runner
+    from logbench.measure import runner
 
     run = {f.name: f.type for f in dataclasses.fields(records.Run)}
     measurement = {f.name: f.type for f in dataclasses.fields(runner.Measurement)}

@@ -13,8 +13,8 @@ import re
 import pandas as pd
 import pytest
 
-from logbench import paths
-from logbench import reference as ref
+from logbench.base import paths
+from logbench.analyze import reference as ref
 
 SEEDS_PRESENT = paths.SEEDS.is_dir() and any(paths.SEEDS.glob("0*.txt"))
 needs_seeds = pytest.mark.skipif(

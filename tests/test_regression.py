@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from logbench import regression
+from logbench.analyze import regression
 
 FAMILY_COSTS = {"file": 4.0, "syslog": 30.0, "remote_syslog": 50.0, "table": 0.0, "discarded": 0.0}
 TWO_FAMILIES = {"none": (0, 0), "stderr": (2, 120), "csvlog": (2, 260), "syslog": (2, 150),
@@ -143,7 +143,8 @@ def test_tracer_records_are_subtracted():
 
 
 def test_the_fit_leaves_out_the_studies_whose_spec_says_why_and_the_version_sweeps():
-    from logbench import findings, studies
+    from logbench.publish import findings
+    from logbench import studies
 
     declared = {s.name: s.not_line_cost for s in studies.specs() if s.not_line_cost}
     assert findings.NOT_LINE_COST == {**declared, **{stem: findings.NOT_LINE_COST[stem]
@@ -157,7 +158,7 @@ def test_the_fit_leaves_out_the_studies_whose_spec_says_why_and_the_version_swee
 
 
 def test_the_findings_leave_every_version_sweep_of_the_registry_out_of_the_fit():
-    from logbench import findings
+    from logbench.publish import findings
 
     assert "pg_destinations_versions" in findings.VERSION_SWEEPS
     for stem in findings.VERSION_SWEEPS:
@@ -369,7 +370,8 @@ def test_a_negative_slope_is_reported_as_not_physical_never_as_a_cost():
 def test_the_committed_slopes_are_costs_with_cis_or_say_why_not():
     """On the committed data: every pooled slope is positive with its CI above 0, or flagged with its reason; the
     counted figure stands beside it wherever study 11 counted the family."""
-    from logbench import findings, paths
+    from logbench.publish import findings
+    from logbench.base import paths
 
     if not (paths.PROCESSED / "pg_destinations_runs.csv").exists():
         pytest.skip("no committed data")
@@ -392,7 +394,7 @@ def test_the_committed_slopes_are_costs_with_cis_or_say_why_not():
 def test_a_line_term_below_zero_is_said_to_be_no_cost_in_the_findings_text():
     """The pooled line-cost fit's bare line term (a line of zero bytes beside a kB term) came out at −4.24 µs: the
     text prints it as no cost, never as what a line costs; the typical line above zero stays a cost."""
-    from logbench.paper.text import regression_text
+    from logbench.publish.paper.text import regression_text
 
     def row(term, est, **kw):
         return {"fit": "f", "model": "main", "term": term, "family": kw.get("family", "file"), "clients": math.nan,

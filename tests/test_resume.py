@@ -8,8 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from logbench import resume, runner
-from logbench.errors import EnvironmentMismatch
+from logbench.measure import resume, runner
+from logbench.base.errors import EnvironmentMismatch
 from logbench.studies import pg_destinations as study_mod
 
 ENV = {"hostname": "h", "cpu_model": "c", "cpu_count": 2, "kernel": "6.1", "clocksource": "tsc",

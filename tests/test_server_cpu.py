@@ -9,7 +9,7 @@ import pytest
 
 from logbench.servers import process
 from logbench.servers.postgres import LocalPostgres
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.workloads.pgbench import Pgbench
 
 

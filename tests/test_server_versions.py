@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from logbench import versions
-from logbench.benches import postgres as pg
-from logbench.errors import ParameterError
-from logbench.logsinks import count_records
+from logbench.measure import versions
+from logbench.measure.benches import postgres as pg
+from logbench.base.errors import ParameterError
+from logbench.base.logsinks import count_records
 from logbench.servers import containers
 from logbench.servers import mariadb as mdb
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "versions"
 CAPTURED = json.loads((FIXTURES / "captured.json").read_text())
@@ -95,7 +95,7 @@ def test_the_default_images_match_the_local_binaries_patch_level():
     local servers' sources at the default images' pin (scripts/setup_packages.sh). The fresh-machine check runs
     this where set-up installed them; a machine that had another level before set-up keeps it, said by set-up."""
     from logbench.servers.postgres import find_bindir
-    from logbench.settings import mariadb_flavor
+    from logbench.base.settings import mariadb_flavor
 
     pg15, maria = containers.server_images("postgres")["15"], containers.server_images("mariadb")["10.11"]
     installed = {"postgresql-15": installed_from("postgresql-15"), "mariadb": installed_from("mariadb")}
@@ -233,7 +233,7 @@ def test_setup_refuses_an_image_it_cannot_build_naming_the_allowed_ones():
 def test_a_first_use_build_says_its_steps_and_a_failed_one_stops_with_its_lines(tmp_path, monkeypatch):
     """The plumbing of the build on first use, with a stand-in for set-up's script (the real one takes minutes):
     its step lines reach the progress channel; its failure is a ServerStartError carrying its last lines."""
-    from logbench.errors import ServerStartError
+    from logbench.base.errors import ServerStartError
 
     script = tmp_path / "setup_docker.sh"
     script.write_text('echo "setup_docker: building $2 (postgres 13.23-0+deb11u4 from bullseye)"\n'

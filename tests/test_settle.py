@@ -11,9 +11,10 @@ import math
 
 import pytest
 
-from logbench import controls, records, runner
-from logbench.controls import Settle, SettleReference, settle, settle_reference
-from logbench.errors import ParameterError
+from logbench.measure import controls, runner
+from logbench.base import records
+from logbench.measure.controls import Settle, SettleReference, settle, settle_reference
+from logbench.base.errors import ParameterError
 
 MEMINFO = """MemTotal:        8000000 kB
 MemFree:         4000000 kB

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from logbench import paths
+from logbench.base import paths
 from test_server_versions import installed_from
 
 SCRIPT = paths.ROOT / "scripts" / "setup_packages.sh"

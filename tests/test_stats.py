@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import pytest
 
-from logbench import stats
+from logbench.base import stats
 
 
 def test_mean_ci_n1_has_no_interval():
@@ -99,7 +99,7 @@ def _aa_runs(shift: float) -> pd.DataFrame:
 
 
 def test_summarise_refuses_runs_of_two_environments():
-    from logbench.errors import EnvironmentMismatch
+    from logbench.base.errors import EnvironmentMismatch
 
     runs = _aa_runs(1.0)
     one = stats.summarise(runs.assign(env_id="a"), by=["configuration", "clients"], baseline="none")
@@ -147,7 +147,7 @@ def _blocks(values: dict[str, list[float]]) -> pd.DataFrame:
 def test_a_paired_ratio_is_the_mean_log_ratio_with_a_t_interval_by_hand():
     from scipy import stats as sps
 
-    from logbench.stats import paired_ratio_ci
+    from logbench.base.stats import paired_ratio_ci
 
     r = _blocks({"a": [110.0, 90.0, 105.0], "none": [100.0, 100.0, 100.0]})
     e = paired_ratio_ci(r[r.configuration == "a"], r[r.configuration == "none"], "tps", "repeat")
@@ -163,7 +163,7 @@ def test_a_paired_ratio_is_the_mean_log_ratio_with_a_t_interval_by_hand():
 def test_drift_that_moves_whole_blocks_leaves_the_paired_ratio_exact():
     """Every block at another speed (the host's drift), the configuration always 0.8 of its block's baseline:
     within blocks the ratio is exact, where the independent means' interval is wide."""
-    from logbench.stats import INDEPENDENT, PAIRED, cell_ratio
+    from logbench.base.stats import INDEPENDENT, PAIRED, cell_ratio
 
     speed = [100.0, 140.0, 70.0, 120.0]
     r = _blocks({"a": [0.8 * s for s in speed], "none": speed})
@@ -175,7 +175,7 @@ def test_drift_that_moves_whole_blocks_leaves_the_paired_ratio_exact():
 
 
 def test_runs_that_cannot_be_paired_fall_back_to_fieller():
-    from logbench.stats import INDEPENDENT, cell_ratio, paired_ratio_ci
+    from logbench.base.stats import INDEPENDENT, cell_ratio, paired_ratio_ci
 
     one = _blocks({"a": [90.0, 95.0], "none": [100.0]})  # one pair only
     assert paired_ratio_ci(one[one.configuration == "a"], one[one.configuration == "none"], "tps", "repeat") is None
@@ -201,7 +201,7 @@ def test_a_block_with_two_baseline_runs_pairs_with_their_geometric_mean_on_the_b
     2 degrees of freedom (the runs of a block share its drift: they are not 6 independent pairs)."""
     from scipy import stats as sps
 
-    from logbench.stats import PAIRED, cell_ratio
+    from logbench.base.stats import PAIRED, cell_ratio
 
     r = _layout_blocks()
     e, how = cell_ratio(r[r.configuration == "a"], r[r.configuration == "none"], "tps", "repeat")
@@ -217,7 +217,7 @@ def test_a_block_with_two_baseline_runs_pairs_with_their_geometric_mean_on_the_b
 def test_the_aa_control_repeated_within_blocks_pairs_both_sides_by_their_block_means():
     from scipy import stats as sps
 
-    from logbench.stats import PAIRED, cell_ratio
+    from logbench.base.stats import PAIRED, cell_ratio
 
     r = _layout_blocks()
     e, how = cell_ratio(r[r.configuration == "none_again"], r[r.configuration == "none"], "tps", "repeat")
@@ -232,7 +232,7 @@ def test_the_aa_control_repeated_within_blocks_pairs_both_sides_by_their_block_m
 
 def test_whole_block_drift_with_repeated_baselines_leaves_the_ratio_exact():
     """Each block at its own speed, the baseline's two runs equal within it: the ratio is exact within blocks."""
-    from logbench.stats import PAIRED, cell_ratio
+    from logbench.base.stats import PAIRED, cell_ratio
 
     speed = [100.0, 140.0, 70.0, 120.0]
     r = pd.DataFrame([{"configuration": c, "clients": 1, "repeat": k, "tps": f * s}
@@ -243,7 +243,7 @@ def test_whole_block_drift_with_repeated_baselines_leaves_the_ratio_exact():
 
 
 def test_a_summary_of_a_layout_with_two_baseline_runs_has_per_cell_intervals():
-    from logbench.stats import PAIRED, summarise
+    from logbench.base.stats import PAIRED, summarise
 
     s = summarise(_layout_blocks(), by=["configuration", "clients"], baseline="none", block="repeat")
     s = s.set_index("configuration")
@@ -253,7 +253,7 @@ def test_a_summary_of_a_layout_with_two_baseline_runs_has_per_cell_intervals():
 
 
 def test_summarise_says_how_each_ratio_was_made():
-    from logbench.stats import PAIRED, summarise
+    from logbench.base.stats import PAIRED, summarise
 
     r = _blocks({"a": [90.0, 80.0, 85.0], "none": [100.0, 90.0, 95.0], "none_again": [101.0, 88.0, 96.0]})
     s = summarise(r, by=["configuration", "clients"], baseline="none", block="repeat").set_index("configuration")

@@ -1,4 +1,4 @@
-"""The switchback design (logbench.switchback): its checks before anything starts, its window plan, and a short
+"""The switchback design (logbench.measure.switchback): its checks before anything starts, its window plan, and a short
 real load on a real server: switches take effect within the guard, records are where the switch says, and the
 A/A control's interval holds 1."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import needs_root
-from logbench import switchback, switchwindows
-from logbench.errors import ParameterError
-from logbench.settings import Configuration, Settings
+from logbench.measure import switchback, switchwindows
+from logbench.base.errors import ParameterError
+from logbench.base.settings import Configuration, Settings
 from logbench.studies import pg_destinations
 
 
@@ -117,9 +117,9 @@ def test_control_switches_through_the_included_file_and_hands_back_to_alter_syst
     import shutil
     import tempfile
 
-    from logbench import paths
-    from logbench.benches.pg_switchback import Control
-    from logbench.errors import SettingError
+    from logbench.base import paths
+    from logbench.measure.benches.pg_switchback import Control
+    from logbench.base.errors import SettingError
     from logbench.servers.postgres import LocalPostgres
 
     log_dir = Path(tempfile.mkdtemp(prefix="lbtest-log-", dir=paths.scratch_root()))
@@ -180,7 +180,7 @@ def test_real_switchback_load(tmp_path):
             assert r.log_records_received == 0 and e["foreign_records"].get("stderr", 0) == 0
     s = pg_destinations.summary(runs)
     assert set(s["design"]) == {"switchback"}
-    from logbench import switchstats
+    from logbench.measure import switchstats
 
     # a load enters an arm's interval with two or more in-time log-ratios; a late switch (the fresh-machine
     # container's reloads stalled often enough to leave a load one) can leave it out
@@ -281,7 +281,7 @@ def test_a_block_design_run_removes_an_earlier_switchback_runs_tables(tmp_path):
     carryover table of the earlier run stays beside the new summary (the answer would read its pilot)."""
     import pandas as pd
 
-    from logbench import records
+    from logbench.base import records
 
     for key in switchwindows.PROCESSED_TABLES:
         (tmp_path / f"s_{key}.csv").write_text("old\n")

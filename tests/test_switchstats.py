@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from scipy.signal import lfilter
 
-from logbench import switchstats as ss
+from logbench.measure import switchstats as ss
 
 BASE, AA, LOGGING = "none", "none_again", "syslog"
 TRUE_RATIO = {AA: 1.0, LOGGING: 0.6}

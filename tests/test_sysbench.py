@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from logbench.errors import ToolError
+from logbench.base.errors import ToolError
 from logbench.workloads import sysbench as sb
 
 FIXTURES = Path(__file__).parent / "fixtures"

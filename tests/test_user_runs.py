@@ -15,9 +15,11 @@ import nbformat
 import pandas as pd
 import pytest
 
-from logbench import answer, paths, progress, studies
-from logbench.errors import ParameterError
-from logbench.formatting import ci_text
+from logbench.publish import answer
+from logbench.base import paths, progress
+from logbench import studies
+from logbench.base.errors import ParameterError
+from logbench.base.formatting import ci_text
 from logbench.studies import common
 from logbench.studies import pg_destinations as study_mod
 
@@ -115,7 +117,7 @@ def test_progress_lines_reach_the_channel_not_the_notebook(user_run, capsys):
 def test_the_answer_of_a_recorded_run(user_run, tmp_path):
     study, result, *_ = user_run
     out = Path(study.output_dir)
-    r = subprocess.run([sys.executable, "-m", "logbench.answer", str(out)], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "logbench.publish.answer", str(out)], capture_output=True, text=True,
                        timeout=120, env={**os.environ, "PYTHONPATH": str(paths.ROOT / "lib")})
     assert r.returncode == 0, r.stderr
     summary = pd.read_csv(out / "processed" / "pg_destinations.csv")

@@ -27,7 +27,8 @@ import pytest
 from nbval import plugin as nbval_plugin
 
 from conftest import guardians_writing_to
-from logbench import cleanup, jobs, paths, studies
+from logbench.base import cleanup, paths
+from logbench import jobs, studies
 
 FRESH_INSIDE = "LOGBENCH_FRESH_MACHINE_INSIDE"  # tests/test_fresh_machine.py: no engine there, by design
 SNAKEFILE = paths.ROOT / "workflow" / "Snakefile"
@@ -123,7 +124,7 @@ def test_runs_come_from_the_registry():
 
 
 def test_unknown_study_or_override_is_refused():
-    from logbench.errors import ParameterError
+    from logbench.base.errors import ParameterError
 
     with pytest.raises(ParameterError, match="'studies'"):
         jobs.profile_runs("smoke", ["no_such_study"])
@@ -224,7 +225,7 @@ def test_a_study_s_input_is_its_module_or_its_whole_package():
 
 
 def test_a_committed_run_refuses_changed_code_not_the_outputs_of_earlier_runs(tmp_path):
-    from logbench import environment
+    from logbench.base import environment
 
     def git(*args):
         subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
@@ -396,7 +397,7 @@ def test_smoke_notebook_matches_the_committed_one_under_nbval(smoke_run, name):
 @pytest.mark.workflow_smoke
 def test_nothing_was_left_behind(smoke_run):
     """Every study's own teardown stopped and removed what it started: when its kernel ended, its guardian
-    (logbench.cleanup) found nothing to remove. (The study's processes and directories are gone either way; the
+    (logbench.base.cleanup) found nothing to remove. (The study's processes and directories are gone either way; the
     guardian would have removed what the teardown left before this test could look.)"""
     deadline = time.monotonic() + 60
     while guardians_writing_to(smoke_run.guardian_log) and time.monotonic() < deadline:
@@ -411,7 +412,7 @@ def test_nothing_was_left_behind(smoke_run):
 def test_log_rotations_every_method_once_under_load(smoke_run):
     """tests/test_log_rotation.py's real run of study 06 is the smoke run's study: asserted on its runs here (that test
     runs it itself only when the workflow's smoke run is not part of the session)."""
-    from logbench import records
+    from logbench.base import records
     from logbench.studies import log_rotation as rot
     from test_log_rotation import check_every_method_once
 
@@ -447,7 +448,7 @@ def _summary(env_id: str, ratio: float) -> pd.DataFrame:
 
 
 def test_gather_keeps_each_host_and_environment_side_by_side(tmp_path):
-    from logbench import gather, report
+    from logbench.publish import gather, report
 
     for host, env_id, ratio in (("a", "e1", 0.8), ("b", "e2", 0.6)):
         d = tmp_path / host
@@ -466,7 +467,7 @@ def test_gather_keeps_each_host_and_environment_side_by_side(tmp_path):
     assert report.cells(merged) == [{"host": "a", "env_id": "e1"}, {"host": "b", "env_id": "e2"}]
     assert list(report.study_table(merged).columns[:3]) == ["host", "env_id", "configuration"]
     assert report.cells(_summary("e1", 0.8)) == [{}]
-    from logbench.claims import StudyData
+    from logbench.analyze.claims import StudyData
 
     side = report.environment_ratios({"s": StudyData(name="s", engine="postgresql", baseline="none",
                                                      runs=pd.DataFrame(), summary=merged, environment=env)})["s"]
@@ -479,7 +480,7 @@ def test_gather_keeps_each_host_and_environment_side_by_side(tmp_path):
 
 
 def test_processed_tables_carry_their_environment():
-    from logbench import records
+    from logbench.base import records
 
     plain = pd.DataFrame({"configuration": ["none"], "n": [3]})
     assert list(records.with_environment(plain, {"env_id": "e1"})["env_id"]) == ["e1"]
@@ -491,7 +492,7 @@ def test_processed_tables_carry_their_environment():
                              "clients": [1, 1], "n": [3, 3]})
     tagged = records.with_environment(backends, env)
     assert list(tagged["env_id"]) == ["e1", "e2"]
-    from logbench import report
+    from logbench.publish import report
 
     assert report.cell_columns(tagged) == ["backend"]
     runs = pd.DataFrame({"env_id": ["x"]})

@@ -23,7 +23,8 @@ import time
 import pandas as pd
 import pytest
 
-from logbench import paths, report
+from logbench.base import paths
+from logbench.publish import report
 
 from conftest import needs_root
 

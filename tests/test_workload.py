@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from logbench.errors import ParameterError
+from logbench.base.errors import ParameterError
 from logbench.workloads import pgbench as pgbench_mod
 from logbench.workloads import workload as workload_mod
 from logbench.workloads.workload import Workload

@@ -13,11 +13,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from logbench import capture_pg, cli, paths
-from logbench.benches.postgres import BASE
-from logbench.errors import ParameterError
+from logbench.servers import capture_pg
+from logbench import cli
+from logbench.base import paths
+from logbench.measure.benches.postgres import BASE
+from logbench.base.errors import ParameterError
 from logbench.servers.postgres import LocalPostgres, find_bindir
-from logbench.settings import Settings
+from logbench.base.settings import Settings
 from logbench.workloads import from_log, pgbadger, user_scripts
 from logbench.workloads.pgbench import Pgbench
 

@@ -15,13 +15,13 @@ are strings (``-p versions "[13, 15]"``). Exit status 2: an unknown study or a b
 
     python -m logbench workload-from-log LOG [--top N] [--out DIR]   # pgbench scripts from a captured log
 
-derives a user's workload for study 12 from a statement log :mod:`logbench.capture_pg` captured
+derives a user's workload for study 12 from a statement log :mod:`logbench.servers.capture_pg` captured
 (:mod:`logbench.workloads.from_log`).
 
     python -m logbench cost --statements-per-second N --cores C --destination D [--engine E]
                             [--records-per-statement R] [--run DIR]
 
-predicts what logging costs at that rate from the committed tables or a run's (:mod:`logbench.overhead`).
+predicts what logging costs at that rate from the committed tables or a run's (:mod:`logbench.analyze.overhead`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,11 @@ from pathlib import Path
 
 import yaml
 
-from . import overhead, progress, studies
-from .capturing import Refused
-from .errors import ParameterError
+from .analyze import overhead
+from .base import progress
+from . import studies
+from .servers.capturing import Refused
+from .base.errors import ParameterError
 from .studies.declaration import Parameter, conforms, default_of, type_text
 from .workloads import from_log
 

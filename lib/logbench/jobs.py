@@ -24,8 +24,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import environment, paths, studies
-from .errors import ParameterError
+from .base import environment, paths
+from . import studies
+from .base.errors import ParameterError
 from .studies import common
 
 PROFILES = ("smoke", "standard", "full")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 
-from ..errors import ParameterError
+from ..base.errors import ParameterError
 
 
 def tool(name: str, package: str | None = None) -> str:

@@ -14,7 +14,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from ..errors import ToolError
+from ..base.errors import ToolError
 from . import tool
 
 OUT_PREFIX = "cg"

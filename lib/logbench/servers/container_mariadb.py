@@ -7,8 +7,8 @@ import re
 import uuid
 from pathlib import Path
 
-from ..errors import ServerStartError
-from ..settings import Settings, mariadb_flavor, validate_mariadb
+from ..base.errors import ServerStartError
+from ..base.settings import Settings, mariadb_flavor, validate_mariadb
 # The engine and image helpers through their module (containers._docker, not a copy of the name), so whatever
 # replaces one there (a test's stand-in engine) is what this server uses too, as when it lived in containers.py.
 from . import containers, process

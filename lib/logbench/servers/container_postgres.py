@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from ..settings import Settings, validate_postgres
+from ..base.settings import Settings, validate_postgres
 # The engine and image helpers through their module (containers._docker, not a copy of the name), so whatever
 # replaces one there (a test's stand-in engine) is what this server uses too, as when it lived in containers.py.
 from . import containers, process

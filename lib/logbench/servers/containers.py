@@ -25,19 +25,18 @@ server reports the same ``slow_query_log_file`` either way and the host counts
 the files it writes.
 
 This module keeps the engine and the images (issue 24: it had grown to 630 lines); the servers are modules of
-their own, :mod:`.container_postgres`, :mod:`.container_mariadb` and :mod:`.container_syslog`, and stay
-importable from here (``containers.ContainerPostgres``), as the benches, versions.py and the tests use them.
+their own, :mod:`.container_postgres`, :mod:`.container_mariadb` and :mod:`.container_syslog`, which import this
+one (so it names none of them: the package keeps no import circle).
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 import time
 from dataclasses import dataclass
 
-from .. import paths
-from ..errors import ParameterError, ServerStartError
+from ..base import paths
+from ..base.errors import ParameterError, ServerStartError
 
 RSYSLOG_IMAGE = "logbench/rsyslog:8"
 CONTAINER_UID = 999  # the postgres/mysql user of the official images, and of ours
@@ -180,7 +179,7 @@ def build_image(tag: str, why: str = "") -> None:
     the image's size; ServerStartError with the script's last lines when it fails."""
     import subprocess
 
-    from .. import progress
+    from ..base import progress
 
     say = progress.Reporter("images")
     t0 = time.monotonic()
@@ -282,15 +281,3 @@ def _logs_of(container, lines: int = 30) -> str:
         return container.get_wrapped_container().logs(tail=lines).decode(errors="replace")
     except Exception as e:  # no container (create failed) or already gone
         return f"(no container log: {e})"
-
-
-# The servers moved to modules of their own and import this one (its engine, images and helpers); they are
-# re-exported lazily (PEP 562), on first use, so either module can be imported first without a cycle.
-_SERVERS = {"ContainerLogHost": ".container_syslog", "ContainerPostgres": ".container_postgres",
-            "ContainerMariaDB": ".container_mariadb"}
-
-
-def __getattr__(name: str):
-    if name in _SERVERS:
-        return getattr(importlib.import_module(_SERVERS[name], __package__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,8 +22,8 @@ import signal
 import subprocess
 from pathlib import Path
 
-from ..errors import ServerStartError
-from ..settings import Settings
+from ..base.errors import ServerStartError
+from ..base.settings import Settings
 from . import process
 from .counted_container import CountedContainer
 from .mariadb import MariaDBServer

@@ -16,8 +16,8 @@ import signal
 import subprocess
 from pathlib import Path
 
-from ..errors import ServerStartError
-from ..settings import Settings
+from ..base.errors import ServerStartError
+from ..base.settings import Settings
 from . import containers, process
 from .counted_container import CountedContainer
 from .postgres import DBNAME, SUPERUSER, PostgresServer, conf_text, find_bindir

@@ -22,7 +22,7 @@ session when it connects. The studies therefore start their load tool after
 
 :class:`MariaDBServer` holds what does not depend on where the server runs (its
 command line, sessions, ``apply``); :class:`LocalMariaDB` runs the machine's
-binaries, :class:`logbench.servers.containers.ContainerMariaDB` an image, with the
+binaries, :class:`logbench.servers.container_mariadb.ContainerMariaDB` an image, with the
 same command-line options and the same ``SET GLOBAL`` / restart switching.
 
 MariaDB and MySQL 8 differ here, and this module handles each difference:
@@ -39,7 +39,7 @@ MariaDB and MySQL 8 differ here, and this module handles each difference:
   (``log_slow_query``, ``log_slow_query_time``, ``log_slow_query_file``) and keeps
   the old names as aliases; we use the old names, which both servers know.
   ``log_slow_rate_limit`` and ``log_slow_verbosity`` exist on MariaDB (and Percona
-  Server) only; :func:`~logbench.settings.validate_mariadb` rejects them for
+  Server) only; :func:`~logbench.base.settings.validate_mariadb` rejects them for
   MySQL before anything starts;
 - a quiet session (one whose own statements are not logged) uses a huge session
   ``long_query_time`` on both, plus session ``slow_query_log = 0`` on MariaDB,
@@ -62,8 +62,8 @@ from pathlib import Path
 
 import pymysql
 
-from ..errors import ServerStartError, SettingError
-from ..settings import Settings, mariadb_flavor, validate_mariadb
+from ..base.errors import ServerStartError, SettingError
+from ..base.settings import Settings, mariadb_flavor, validate_mariadb
 from . import process
 # Re-exported: the benches, the studies and the capture helper count records through this module (mdb.slow_entry).
 from .mariadb_logs import (GENERAL_QUERY, GENERAL_RECORD_MARKER, QUIT_LOGGED_BEFORE, SLOW_ENTRY,  # noqa: F401

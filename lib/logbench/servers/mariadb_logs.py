@@ -7,13 +7,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from ..logsinks import Count, FileSink
-from ..settings import RecordShape
+from ..base.logsinks import Count, FileSink
+from ..base.settings import RecordShape
 
-if TYPE_CHECKING:  # the server imports this module to re-export it
-    from .mariadb import MariaDBServer
+
+class QueriedServer(Protocol):
+    """What a :class:`TableSink` uses of its server (a ``servers.mariadb.MariaDBServer``, which is not imported here:
+    that module imports this one to re-export it, and the package keeps no import circle)."""
+
+    datadir: Path
+
+    def query(self, sql: str, args=None) -> list[tuple]: ...
 
 
 # One slow-log entry (file) has exactly one '# Query_time:' header line, whatever else
@@ -56,7 +62,7 @@ class TableSink:
     connections would never see the table go quiet.
     """
 
-    def __init__(self, server: "MariaDBServer", name: str = "slow_table", table: str = "mysql.slow_log"):
+    def __init__(self, server: QueriedServer, name: str = "slow_table", table: str = "mysql.slow_log"):
         self.server, self.name, self.table = server, name, table
 
     @property

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import psutil
 
-from ..errors import ParameterError
+from ..base.errors import ParameterError
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -125,7 +125,7 @@ def available(read_limit_on: Path | None = None) -> str:
 def limit_parameters(memory_limit_mb: object, read_iops: object, backend: str) -> tuple[int | None, int | None]:
     """(memory limit in MB, reads per second), each None when off; ParameterError naming the parameter when a
     value is wrong or the two do not go together. What the machine allows is :func:`check_machine`'s, last."""
-    from .. import params
+    from ..base import params
 
     limit = params.positive_int_or_off("memory_limit_mb", memory_limit_mb)
     iops = params.positive_int_or_off("read_iops", read_iops)

@@ -14,9 +14,9 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import cleanup, paths
-from ..cleanup import leftover_namespaces  # noqa: F401  (the tests check here that none is left)
-from ..errors import LogbenchError, ToolError
+from ..base import cleanup, paths
+from ..base.cleanup import leftover_namespaces  # noqa: F401  (the tests check here that none is left)
+from ..base.errors import LogbenchError, ToolError
 from . import process
 
 PREFIX = cleanup.NAMESPACE_PREFIX
@@ -49,7 +49,7 @@ class NetworkHost:
         veth, peer = cleanup.host_link(self.name), f"lbp{tag}"
         try:
             # A namespace has no directory of its own: this record names its owner, so that a killed
-            # study's namespace is found and deleted (logbench.cleanup).
+            # study's namespace is found and deleted (logbench.base.cleanup).
             self._record().mkdir()
             cleanup.claim(self._record())
             _ip("netns", "add", self.name)

@@ -10,7 +10,7 @@ found it.
   privileges — printed as the GRANT statements —, busy sessions, a database the study would create that exists).
 - :class:`Switcher`: switches logging by ``SET GLOBAL``, timing each switch until ``SHOW GLOBAL VARIABLES``
   reports it, and restores exactly what it changed with the capture tool's restore
-  (:func:`logbench.capture.restore_changes`: reverse order, reconnecting after a dropped connection, verified),
+  (:func:`logbench.servers.capture.restore_changes`: reverse order, reconnecting after a dropped connection, verified),
   printing what it cannot restore as the statements to run.
 - :class:`SlowLog`: where an arm's records are counted: the study's own slow-log and general-log files when the
   server runs on this host, ``mysql.slow_log`` through SQL for the TABLE output; :attr:`SlowLog.how` says which,
@@ -36,10 +36,10 @@ from pathlib import Path
 
 import pymysql
 
-from .. import capture as cap
-from ..capturing import Change, Restoring, Session, Switch
-from ..errors import ParameterError, SettingError
-from ..logsinks import Count
+from . import capture as cap
+from .capturing import Change, Restoring, Session, Switch
+from ..base.errors import ParameterError, SettingError
+from ..base.logsinks import Count
 from .mariadb import make_quiet, same_value, slow_log_entries, sql_literal
 from .mariadb_logs import GENERAL_RECORD_MARKER, SLOW_RECORD_MARKER
 

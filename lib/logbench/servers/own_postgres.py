@@ -9,7 +9,7 @@ did not start and must leave as it found it.
   that exists already).
 - :class:`Switcher`: switches logging settings by ``ALTER SYSTEM`` + ``pg_reload_conf()`` (the included
   switch file of the suite's own servers is out of reach), timing each switch, and restores exactly what it
-  changed with the statement-log capture's restore (:func:`logbench.capture_pg.restore_changes`: the previous
+  changed with the statement-log capture's restore (:func:`logbench.servers.capture_pg.restore_changes`: the previous
   ``postgresql.auto.conf`` entry or ``RESET``, verified in ``pg_file_settings`` and ``pg_settings``), also
   after a dropped connection; what it cannot restore it prints as the statements to run.
 - :class:`ServerLog`: the log file the server writes now (``pg_current_logfile``), read on the server's host
@@ -31,11 +31,11 @@ import psycopg
 import psycopg.conninfo
 import psycopg.sql
 
-from .. import capture_pg
-from ..capturing import Change, Restoring, Session, Switch
-from ..errors import ParameterError, SettingError
-from ..logsinks import Count, count_records
-from ..settings import RecordShape
+from . import capture_pg
+from .capturing import Change, Restoring, Session, Switch
+from ..base.errors import ParameterError, SettingError
+from ..base.logsinks import Count, count_records
+from ..base.settings import RecordShape
 
 # The load's sessions name themselves so that their records are told from everyone else's on a shared server.
 APP = "logbench-own-server"

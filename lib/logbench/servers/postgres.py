@@ -7,7 +7,7 @@ base settings go to ``postgresql.conf``; each configuration's settings go in by
 ``ALTER SYSTEM`` and a reload, and the server's own ``pending_restart`` decides
 whether a restart is needed. ``postgresql.conf`` ends by including ``SWITCH_FILE``
 (empty but for a switchback load, which switches through it: see
-:mod:`logbench.benches.pg_switchback`).
+:mod:`logbench.measure.benches.pg_switchback`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from ..errors import ServerStartError, SettingError
-from ..settings import Settings, validate_postgres
+from ..base.errors import ServerStartError, SettingError
+from ..base.settings import Settings, validate_postgres
 from . import process
 from .process import RunUser
 

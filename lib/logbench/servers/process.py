@@ -26,8 +26,8 @@ from pathlib import Path
 
 import psutil
 
-from .. import cleanup, paths
-from ..errors import LogbenchError, ServerStartError, SettingError
+from ..base import cleanup, paths
+from ..base.errors import LogbenchError, ServerStartError, SettingError
 
 # Tried in order when we run as root: PostgreSQL and MariaDB refuse to run as root.
 UNPRIVILEGED_USERS = ("logbench", "postgres", "nobody")
@@ -193,7 +193,7 @@ class Managed(Launched):
     :meth:`_configure` (its files, its data directory) -> launch and wait until a real probe answers
     (:class:`Launched`) -> :meth:`_started`. ``close()`` also runs when ``start()`` fails half-way, so
     nothing it had already started outlives the error. Setting ``workdir`` marks the directory as this
-    process's (:func:`logbench.cleanup.claim`), so that what a killed study leaves there is found and
+    process's (:func:`logbench.base.cleanup.claim`), so that what a killed study leaves there is found and
     removed by its guardian or the next study.
     """
 

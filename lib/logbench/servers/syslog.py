@@ -24,8 +24,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import paths
-from ..errors import ServerStartError
+from ..base import paths
+from ..base.errors import ServerStartError
 from . import process
 from .netns import NetworkHost
 

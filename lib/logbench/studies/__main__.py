@@ -25,7 +25,7 @@ def own_parameters(name: str) -> list[str]:
 
 def write_cells() -> list[str]:
     """Rewrite every study notebook's parameters cell from its declaration; returns the notebooks changed."""
-    from .. import paths
+    from ..base import paths
     from . import user_server_specs
     from .declaration import parameters_cell, write_cell
 

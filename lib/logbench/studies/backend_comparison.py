@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
 
-from .. import params, paths, records, stats
-from ..benches import postgres as pg
+from ..base import params, paths, records, stats
+from ..measure.benches import postgres as pg
 from . import common
 from .common import server_versions  # {backend: its runs' server versions}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import paths
+from ..base import paths
 from .running import _environments
 from .spec import StudySpec
 
@@ -62,7 +62,7 @@ def environment_beside(yours: Mapping | None, reference: Mapping | None) -> pd.D
 def value_cells(frame: pd.DataFrame, keys: list[str], value: str = "ratio") -> pd.Series:
     """Each cell's ``value`` as text, indexed by ``keys``: 'v [low, high] (n=…)' where the frame has its
     interval (cells without one, a baseline's ratio, are left out), else the value alone (one capture)."""
-    from ..formatting import ci_text
+    from ..base.formatting import ci_text
 
     lo, hi = f"{value}_ci_low", f"{value}_ci_high"
     if lo in frame.columns:

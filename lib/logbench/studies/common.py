@@ -45,4 +45,4 @@ __all__ = [
     "sweep_default", "switchback_summary", "switches_of", "value_cells", "variant_differences", "variant_keys",
     "version_key", "with_baseline", "with_server_version", "with_variant", "first_environment", "server_versions",
 ]
-# _environments (an environment record's servers by label) is used by logbench.answer too.
+# _environments (an environment record's servers by label) is used by logbench.publish.answer too.

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import records
+from ..base import records
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,7 +83,7 @@ def keep(study: DigestFields, environment: dict, digest: pd.DataFrame) -> None:
 def paper_columns(d: pd.DataFrame, query: str, heading: str) -> dict[str, pd.Series]:
     """The columns every digest's paper table starts with: rank, ours, the query (column ``query`` under
     ``heading``, its first 60 characters), count and share of time; a study adds its own after them."""
-    from ..formatting import number as fmt
+    from ..base.formatting import number as fmt
 
     return {"rank": d["rank"].astype(int).astype(str), "ours": d["statement"].fillna("").astype(str),
             heading: d[query].astype(str).str.slice(0, 60), "count": d["count"].astype(int).astype(str),

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import overhead, records
-from ..errors import ParameterError
+from ..analyze import overhead
+from ..base import records
+from ..base.errors import ParameterError
 from . import common
 
 ALSO = ("latency_mean_ms", "log_loss", "log_records_received", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s")
@@ -71,7 +72,7 @@ def processed_tables(result: common.StudyResult, baseline: str, arms: Sequence[s
 
 def predictions(processed: Path, stem: str, engine: str, baseline: str,
                 priced_as: Callable[[str, list[str]], str | None]) -> tuple[pd.DataFrame, str]:
-    """The cost model's prediction beside each arm's measured ratio (:func:`logbench.overhead.beside_measured`,
+    """The cost model's prediction beside each arm's measured ratio (:func:`logbench.analyze.overhead.beside_measured`,
     what ``python -m logbench cost`` computes), and which cores it assumed: the server's where its process ran on
     this host (its CPU was read), else this host's, said so."""
     processed = Path(processed)

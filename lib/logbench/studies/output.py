@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import paths
-from ..errors import ParameterError
+from ..base import paths
+from ..base.errors import ParameterError
 
 
 def stem(name: str, profile: str) -> str:

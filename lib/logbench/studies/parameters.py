@@ -9,8 +9,9 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from .. import design, params
-from ..errors import ParameterError
+from ..measure import design
+from ..base import params
+from ..base.errors import ParameterError
 from . import recorded as recorded_run
 from .output import output_path, processed_path, stem
 from .spec import StudySpec
@@ -36,7 +37,7 @@ def study_fields(spec: StudySpec, profile: str, profiles: dict[str, dict[str, ob
                  aa_control: bool | None = None, target_halfwidth: float | str | None = None,
                  time_budget_s: float | None = None, max_repeats: int | None = None, placement: str | None = None,
                  recorded: str | None = None, **unknown: object) -> dict[str, object]:
-    """The :class:`~logbench.design.Study` fields every study shares, checked (ParameterError otherwise).
+    """The :class:`~logbench.measure.design.Study` fields every study shares, checked (ParameterError otherwise).
 
     ``whole_seconds``: duration and warm-up are whole seconds (the load tool takes no fractions).
     The noise controls and adaptive repeats (None: the profile's value) are checked by the Study itself.

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import paths, records
-from ..errors import ParameterError
+from ..base import paths, records
+from ..base.errors import ParameterError
 
 COMMITTED = "committed"
 # What a run directory must hold (its raw records); the rest is optional (pilot.json: switchback only).
@@ -117,7 +117,7 @@ def committed_records(stem: str, processed_dir: Path = paths.PROCESSED) -> list[
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     missing = [f for f in records.RUN_FIELDS if f not in table.columns and f not in records._DEFAULTS]
     if missing:
-        raise ValueError(f"{path}: no column {', '.join(missing)}: not a runs table of logbench.records.Run")
+        raise ValueError(f"{path}: no column {', '.join(missing)}: not a runs table of logbench.base.records.Run")
     cols = [f for f in records.RUN_FIELDS if f in table.columns]
     return [{f: _value(f, row[f]) for f in cols} for row in table[cols].to_dict("records")]
 

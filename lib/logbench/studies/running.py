@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import records, runner
-from ..design import Study
+from ..base import records
+from ..base.environment import _environments, first_environment
+from ..measure import runner
+from ..measure.runner import execute_all, switches_of
+from ..measure.design import Study
 
 
 @dataclass(frozen=True)
@@ -21,21 +24,6 @@ class StudyResult:
     runs: pd.DataFrame
     environment: dict
     switches: tuple[tuple[str, float], ...] = ()  # (reload | restart, seconds) of every settings switch
-
-
-def switches_of(bench: object) -> list[tuple[str, float]]:
-    """The settings switches a bench (or each bench behind a SplitBench) made."""
-    # A wrapper's ``switches`` would be only the bench running now's (through __getattr__): unwrap to the split.
-    while isinstance(bench, runner.WrappedBench) and not isinstance(bench, runner.SplitBench):
-        bench = bench.inner
-    benches = bench.benches.values() if isinstance(bench, runner.SplitBench) else [bench]
-    return [sw for b in benches for sw in b.switches]
-
-
-def execute_all(study: Study, bench: object, env: dict, progress: bool) -> tuple[pd.DataFrame, list]:
-    """The plain schedule: every planned run on one bench (a SplitBench's runs keep their own server's
-    environment id; its record is ``{"variants": {label: record}}``)."""
-    return runner.execute(study, bench, first_environment(env)["env_id"], progress=progress), switches_of(bench)
 
 
 def run_study(study: Study, start: Callable[[Study, contextlib.ExitStack], tuple[object, dict]],
@@ -49,7 +37,7 @@ def run_study(study: Study, start: Callable[[Study, contextlib.ExitStack], tuple
     ``execute(study, bench, env, progress)`` returns (runs, switches) (default: the whole schedule on
     the bench); ``tables(result)`` gives the processed tables (``summary`` -> ``<name>.csv``).
     """
-    from .. import progress as channel
+    from ..base import progress as channel
 
     if getattr(study, "recorded", None) is not None:
         return render(study, tables)
@@ -87,19 +75,6 @@ def cores_of(environment: Mapping) -> int:
     return int(first_environment(environment)["cpu_count"])
 
 
-def _environments(env: Mapping | None) -> dict[str, Mapping]:
-    if not env:
-        return {}
-    return dict(env["variants"]) if "variants" in env else {"": env}
-
-
-def first_environment(env: Mapping) -> Mapping:
-    """The record of a one-server environment, or of a multi-server one's first server: what belongs to the machine
-    (its cores, its tools, a default environment id) is the same in each."""
-    return next(iter(_environments(env).values()))
-
-
-
 def render(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFrame]]) -> StudyResult:
     """:func:`run_study` without the measurement: the finished run ``study.recorded`` names (a run directory, or
     "committed": the committed run of its stem) loaded as the run would have handed it over, its processed tables
@@ -107,7 +82,7 @@ def render(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFrame]
     of their runs table: only a committed run that kept its records (recorded.keep) is rendered onto them again."""
     import copy
 
-    from .. import paths
+    from ..base import paths
     from . import recorded
 
     directory = recorded.source(study)

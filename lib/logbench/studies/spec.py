@@ -11,13 +11,13 @@ import pandas as pd
 
 @dataclass(frozen=True)
 class DigestPaper:
-    """A digest study's part of the paper (``logbench.paper.sections.digest_section``, one function for every such
+    """A digest study's part of the paper (``logbench.publish.paper.sections.digest_section``, one function for every such
     study): the top rows of its processed table (data/processed/<name>.csv) as display strings, and the numbers the
     text of its section states, each by reference to that table."""
 
     # the table's top ``rows`` rows -> the paper's table, every cell a display string
     table: Callable[[pd.DataFrame], pd.DataFrame]
-    # key -> a number's spec (logbench.paper.numbers: "cell", "agg", "div", "scale") without its source, which is
+    # key -> a number's spec (logbench.publish.paper.numbers: "cell", "agg", "div", "scale") without its source, which is
     # the study's table; registered as "<name>.<key>"
     numbers: Mapping[str, dict] = field(default_factory=dict)
     rows: int = 12
@@ -50,12 +50,12 @@ class StudySpec:
     # what is logged ("" for none): the line-cost regression leaves its runs out (findings.NOT_LINE_COST) and the
     # paper prints the reason. Only a study that measures logging has runs the regression could take.
     not_line_cost: str = ""
-    # What its committed run says in the paper's abstract (logbench.headline.Headline), or None
+    # What its committed run says in the paper's abstract (logbench.analyze.headline.Headline), or None
     headline: object = None
     # A study that digests a captured log: its section of the paper (DigestPaper), or None
     digest: DigestPaper | None = None
     # What its version sweep (the committed run of its profile "versions", in extra_committed) measures: the
-    # sweep's title in the paper's section on versions (logbench.paper.versions); "" for none
+    # sweep's title in the paper's section on versions (logbench.publish.paper.versions); "" for none
     versions_title: str = ""
 
     @property

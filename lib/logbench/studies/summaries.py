@@ -14,7 +14,7 @@ def summary_per_variant(runs: pd.DataFrame, baseline: str, also: tuple[str, ...]
     Fieller's CI on independent means where a cell's runs cannot be paired: stats.cell_ratio) — per variant,
     each against its own baseline, when the schedule spanned several servers (never pooled across
     environments)."""
-    from .. import stats
+    from ..base import stats
 
     measured = split_variant(runs)
     parts = []
@@ -30,9 +30,10 @@ def switchback_summary(runs: pd.DataFrame, baseline: str, also: tuple[str, ...],
     """:func:`summary_per_variant`'s table for a switchback study (the claims, the paper and the answer read its
     columns): means over windows as there, and the ratio with the switchback estimator's interval
     (within-unit paired log-ratios, autocorrelation-robust per load, random effects over loads:
-    logbench.switchstats), never Fieller's on windows taken as independent runs. ``n`` counts windows;
+    logbench.measure.switchstats), never Fieller's on windows taken as independent runs. ``n`` counts windows;
     ``n_loads`` the independent loads; ``ratio_method`` says how the interval was made."""
-    from .. import stats, switchwindows
+    from ..base import stats
+    from ..measure import switchwindows
 
     measured = split_variant(switchwindows.in_time(runs))
     s = stats.summarise(measured, by=["configuration", "clients"], baseline=baseline, also=also)

@@ -31,7 +31,7 @@ def environment_table(result: StudyResult, rows: Mapping[str, object] = (), *,
 
 def ci(r: pd.Series, col: str, digits: int = 3) -> str:
     """A summary row's 'mean [low, high] (n=…)' for ``col`` (its ``_mean`` column, or ``col`` itself)."""
-    from ..formatting import ci_text
+    from ..base.formatting import ci_text
 
     return ci_text(r[col if col in r.index else f"{col}_mean"], r[f"{col}_ci_low"], r[f"{col}_ci_high"],
                    n=int(r["n"]), sig=digits)
@@ -40,7 +40,7 @@ def ci(r: pd.Series, col: str, digits: int = 3) -> str:
 def per_variant_text(summary: pd.DataFrame, finding: Callable[..., str], *args: object) -> str:
     """``finding(summary, *args)``, or where the summary has several servers (a version sweep's variants), the
     finding of each server's rows under its label: every server against its own baseline, never pooled."""
-    from ..plots import variants
+    from ..analyze.plots import variants
 
     parts = variants(summary)
     if len(parts) == 1:
@@ -51,8 +51,8 @@ def per_variant_text(summary: pd.DataFrame, finding: Callable[..., str], *args: 
 def resolution_note(summary: pd.DataFrame, baseline: str) -> str:
     """Markdown: the A/A control's ratio per level (the study's resolution) and, where its CI excludes 1,
     the warning that ratios there carry a bias of that size."""
-    from .. import stats
-    from ..formatting import ci_text
+    from ..base import stats
+    from ..base.formatting import ci_text
 
     res = stats.resolution(summary, baseline)
     if res.empty:

@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import progress, records, runner, stats
+from ..base import progress, records, stats
+from ..measure import runner
 
 
 def sweep_default(study: str, swept: Sequence[str], chosen: Iterable[str], can_run: Callable[[str], bool],

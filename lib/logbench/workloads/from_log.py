@@ -48,8 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..capture_pg import PREFIX
-from ..errors import ParameterError, ToolError
+from ..servers.capture_pg import PREFIX
+from ..base.errors import ParameterError, ToolError
 from . import pgbadger
 
 PROG = "python -m logbench workload-from-log"

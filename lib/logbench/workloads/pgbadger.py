@@ -15,8 +15,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import environment
-from ..errors import ToolError
+from ..base import environment
+from ..base.errors import ToolError
 
 TOOL = "pgbadger"
 # PostgreSQL's name of a destination -> pgBadger's --format. A syslog file in rsyslog's RSYSLOG_FileFormat

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ParameterError, ToolError
+from ..base.errors import ParameterError, ToolError
 from .workload import SELECT_ONLY, Workload
 
 QUERY_MODES = ("simple", "prepared")

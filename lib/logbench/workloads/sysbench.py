@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ToolError
+from ..base.errors import ToolError
 
 TESTS = ("oltp_read_write", "oltp_point_select", "oltp_read_only", "oltp_write_only")
 PS_MODES = ("disable", "auto")

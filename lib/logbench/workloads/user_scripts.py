@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ParameterError
+from ..base.errors import ParameterError
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ParameterError
+from ..base.errors import ParameterError
 
 # pgbench's built-in scripts (pgbench -b NAME) and the statements one transaction of each sends; select-only is
 # pgbench -S (its record counts were counted on real servers: tests/test_pg_integration.py).

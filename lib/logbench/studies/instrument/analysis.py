@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ... import records, stats
-from ...formatting import ci_text
+from ...base import records, stats
+from ...base.formatting import ci_text
 from .anomaly import anomaly_summary, anomaly_verdict, baseline_by_control
 from .noise import (autocorrelation, cv_by_length, finding_floor, finding_run_length, per_run_controls,
                     run_length_table, series_frame)

@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from ... import stats
+from ...base import stats
 from .. import common
 from .spec import ANOMALY_DESTINATIONS, BASELINE
 
@@ -22,7 +22,7 @@ def anomaly_summary(runs: pd.DataFrame) -> pd.DataFrame:
 
 def anomaly_verdict(summary: pd.DataFrame) -> str:
     """Does 'logging is not slower (or faster) than no logging at 1 client' survive the idle-state control?"""
-    from ...formatting import ci_text
+    from ...base.formatting import ci_text
 
     logging = summary[summary["configuration"].isin(["stderr", "syslog"])]
     lines = []

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ... import paths, switchstats, switchwindows
-from ...settings import AA_SUFFIX
+from ...base import paths
+from ...measure import switchstats, switchwindows
+from ...base.settings import AA_SUFFIX
 from .design_comparison import placement_mode
 
 # the columns a committed switchback table keeps its cells in besides clients (study 04: the sysbench test and

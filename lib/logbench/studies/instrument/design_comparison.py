@@ -2,8 +2,8 @@
 
 Which design should a study use, and does switching inside a load bias what it measures? Per clients level,
 ``rounds`` rounds; each round runs one **switchback session** (one load on a freshly started server, every arm
-switched in at window edges: :mod:`logbench.switchback`) and one **block session** (the same arms as separate
-runs in shuffled blocks: :mod:`logbench.runner`, on a freshly started server too), in a seeded random order, of
+switched in at window edges: :mod:`logbench.measure.switchback`) and one **block session** (the same arms as separate
+runs in shuffled blocks: :mod:`logbench.measure.runner`, on a freshly started server too), in a seeded random order, of
 about the same length. Each session gives its own estimate of every arm's ratio (the A/A control's true ratio is
 1), so the variance of a design's estimate is measured across its sessions, not taken from a model:
 
@@ -28,9 +28,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ... import progress as progress_channel, records, runner, stats, switchback, switchstats, switchwindows
-from ...controls import PLACEMENTS, IdleState, Placement
-from ...benches import postgres as pg
+from ...base import progress as progress_channel, records, stats
+from ...measure import runner, switchback, switchstats, switchwindows
+from ...measure.controls import PLACEMENTS, IdleState, Placement
+from ...measure.benches import postgres as pg
 from .. import common
 
 DESIGNS = ("switchback", "blocks")
@@ -56,7 +57,7 @@ def sessions_for(spec, profiles: dict, profile: str, engine: dict, output_dir: P
                  placements: object = None) -> Sessions | None:
     """The designs part of study 00 from its parameters (the profile's ``design_*`` values), or None with 0
     rounds; ParameterError before anything starts."""
-    from ... import params
+    from ...base import params
 
     rounds = params.non_negative_int("design_rounds", rounds)
     if not rounds:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ... import stats
+from ...base import stats
 from .. import common
 from .spec import LENGTHS, SKIP_SECONDS
 
@@ -110,7 +110,7 @@ def cv_figure(cv: pd.DataFrame):
     """CV of a w-second mean against w, per control and clients, with 95 % error bars (log-log)."""
     import matplotlib.pyplot as plt
 
-    from ... import plots
+    from ...analyze import plots
 
     plots.theme()
     levels = sorted(cv["clients"].unique())

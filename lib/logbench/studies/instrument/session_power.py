@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 from scipy import optimize, stats as sps
 
-from ... import paths, stats
+from ...base import paths, stats
 
 RATIO = 2.0  # the difference in efficiency (variance per machine-minute) the designs part is to tell
 POWER = 0.8

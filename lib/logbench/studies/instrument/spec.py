@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...benches import postgres as pg
-from ...design import VARIANT_SEP
+from ...measure.benches import postgres as pg
+from ...measure.design import VARIANT_SEP
 from .. import common
 
 NAME = "instrument"

@@ -7,11 +7,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ... import params
-from ...bench import WrappedBench
-from ...benches import postgres as pg
-from ...design import VARIANT_SEP
-from ...settings import Configuration
+from ...base import params
+from ...measure.bench import WrappedBench
+from ...measure.benches import postgres as pg
+from ...measure.design import VARIANT_SEP
+from ...base.settings import Configuration
 from .. import common
 from .analysis import write_processed
 from .spec import (ANOMALY_CONTROLS, ANOMALY_DESTINATIONS, BASELINE, CONTROLS, NAME, PROFILES, SKIP_SECONDS, SPEC,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ... import records, stats
-from ...design import aa_name
+from ...base import records, stats
+from ...measure.design import aa_name
 from .. import common
 from .bench import RotationNumbers
 from .spec import BASELINE, METHODS
@@ -61,7 +61,7 @@ def timeline_figure(tl: pd.DataFrame, clients: int):
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from ... import plots
+    from ...analyze import plots
 
     plots.theme()
     parts = plots.variants(tl)
@@ -105,7 +105,7 @@ def finding(summary: pd.DataFrame) -> str:
 
 
 def _finding(summary: pd.DataFrame) -> str:
-    from ...formatting import ci_text
+    from ...base.formatting import ci_text
 
     lines = []
     for _, r in summary.iterrows():

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...benches import mariadb as mb
-from ...design import PlannedRun
-from ...logsinks import wait_quiet
-from ...runner import Measurement, SplitBench
+from ...measure.benches import mariadb as mb
+from ...measure.design import PlannedRun
+from ...base.logsinks import wait_quiet
+from ...measure.runner import Measurement, SplitBench
 from ...servers import mariadb as mdb
-from ...settings import Configuration
+from ...base.settings import Configuration
 from ...workloads.sysbench import Sysbench
 from .rotation import rotate, rotated_path
 from .spec import SETTLE_S, LogRotationStudy
@@ -75,7 +75,7 @@ class RotationNumbers(mb.SysbenchNumbers):
 
 
 class RotationBench(mb.SysbenchBench):
-    """The runner's Bench for the rotation study (see :class:`logbench.runner.Bench`)."""
+    """The runner's Bench for the rotation study (see :class:`logbench.measure.runner.Bench`)."""
 
     def __init__(self, study: LogRotationStudy, server: mdb.MariaDBServer, sysbench: Sysbench):
         super().__init__(study, server, sysbench, study.workload)

@@ -7,7 +7,7 @@ import shutil
 import time
 from pathlib import Path
 
-from ...errors import ParameterError
+from ...base.errors import ParameterError
 from ...servers import mariadb as mdb
 from .spec import METHODS
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...benches import mariadb as mb
+from ...measure.benches import mariadb as mb
 from .. import common
 
 NAME = "log_rotation"

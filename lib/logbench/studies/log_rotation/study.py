@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import params, runner
-from ...benches import mariadb as mb
-from ...errors import ParameterError
-from ...settings import Configuration, Settings, validate_mariadb
+from ...base import params
+from ...measure import runner
+from ...measure.benches import mariadb as mb
+from ...base.errors import ParameterError
+from ...base.settings import Configuration, Settings, validate_mariadb
 from .. import common
 from .analysis import processed_tables
 from .bench import RotationBench

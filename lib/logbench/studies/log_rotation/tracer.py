@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pymysql
 
-from ...logsinks import Count
+from ...base.logsinks import Count
 from ...servers import mariadb as mdb
 from .rotation import rotated_path
 

@@ -1,7 +1,7 @@
 """Study 09: what the full slow log is for — a digest of a captured log (post 002, Percona's ebook, redone).
 
 The ebook captures every statement of a running server for a while (``full-slow-log``, here
-:mod:`logbench.capture`), feeds the file to ``pt-query-digest`` and reads each query's rows examined
+:mod:`logbench.servers.capture`), feeds the file to ``pt-query-digest`` and reads each query's rows examined
 against rows sent (Peter Zaitsev's chapter). Here a private MariaDB runs sysbench's well-indexed
 ``oltp_read_write`` while this study sends statements of its own, some well indexed and some not
 (:data:`OWN_STATEMENTS`: the ebook's own examples on sysbench's table, an unindexed filter and a join
@@ -15,7 +15,7 @@ The study is a package (issue 24): ``spec`` (its declarations, own statements, p
 table), ``digest`` (pt-query-digest and the ebook's rule: this study's tool alone), ``analysis`` (from the digest to
 the notebook's tables and findings), ``study`` (define / run). Layered spec <- analysis <- study, no cycle; what it
 shares with study 10 (the study type's common fields, the own statements' load, the checked capture) is
-:mod:`logbench.studies.digesting`. The capture helper stays :mod:`logbench.capture` (a command of its own, for any
+:mod:`logbench.studies.digesting`. The capture helper stays :mod:`logbench.servers.capture` (a command of its own, for any
 server). What the registry, the notebook and the tests call is re-exported here, every name the module had.
 """
 

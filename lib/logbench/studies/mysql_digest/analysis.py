@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import paths
+from ...base import paths
 from .. import common
 from . import digest
 from .spec import EBOOK_ROWS, NAME, OWN_ORDER, OWN_STATEMENTS, POST, DigestStudy
@@ -49,7 +49,7 @@ def ranked(result_digest: pd.DataFrame, top: int = 15) -> pd.DataFrame:
 
 def ebook_examples() -> pd.DataFrame:
     """The ebook's rows sent / examined examples from the reference data (002-051..053 and its two joins)."""
-    from ... import reference
+    from ...analyze import reference
 
     ids = [i for pair in EBOOK_ROWS.values() for i in pair if i]
     v = reference.load_values(POST)

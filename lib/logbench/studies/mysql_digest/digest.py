@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import environment
-from ...errors import ToolError
+from ...base import environment
+from ...base.errors import ToolError
 
 TOOL = "pt-query-digest"
 # The ebook's thresholds (B / A): at most 1 is "perfect", 10 or more "a very serious candidate".

@@ -73,7 +73,7 @@ PROFILES: dict[str, dict[str, object]] = {
 
 def paper_table(d: pd.DataFrame) -> pd.DataFrame:
     """The paper's digest table: each fingerprint's rank, count, share of time, p95, rows and the ebook's reading."""
-    from ...formatting import number as fmt
+    from ...base.formatting import number as fmt
 
     return pd.DataFrame({
         **paper_columns(d, "fingerprint", "fingerprint"),

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pymysql
 
-from ... import capture, environment, params
-from ...benches import mariadb as mb
+from ...servers import capture
+from ...base import environment, params
+from ...measure.benches import mariadb as mb
 from .. import common, digesting
 from . import digest
 from .analysis import label

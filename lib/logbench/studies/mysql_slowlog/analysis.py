@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import claim_rules, environment, paths, records, stats
+from ...analyze import claim_rules
+from ...base import environment, paths, records, stats
 from .. import common
 from .bench import SETTLE_TIMEOUT_S, SlowlogNumbers
 from .spec import BASELINE, CONFIGURATIONS, NAME, REGIMES, WORKLOADS, MysqlSlowlogStudy, post_levels
@@ -34,7 +35,7 @@ def expand(runs: pd.DataFrame) -> pd.DataFrame:
 def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """Per regime × workload × configuration × clients: tps and qps mean ± CI, ratio to ``off`` ± CI (block
     design: within blocks, stats.cell_ratio), records, log rate and server CPU per query."""
-    from ... import switchwindows
+    from ...measure import switchwindows
 
     also = ("qps", "latency_p95_ms", "latency_p99_ms", "log_records_expected", "log_records_received", "log_loss",
             "log_bytes_per_s", "log_bytes_per_query", "server_cpu_s", "server_cpu_us_per_query")
@@ -126,7 +127,7 @@ def between_versions(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFra
 def switchback_tables(study: MysqlSlowlogStudy, runs: pd.DataFrame) -> dict[str, pd.DataFrame | None]:
     """The switchback design's tables (switchwindows.processed_tables), cell by cell: a cell's switches and
     carryover are its own load's; None for a block-design run (an earlier switchback run's files are removed)."""
-    from ... import switchwindows
+    from ...measure import switchwindows
 
     if not switchwindows.is_switchback(runs):
         return dict.fromkeys(switchwindows.PROCESSED_TABLES)
@@ -144,7 +145,7 @@ def switchback_tables(study: MysqlSlowlogStudy, runs: pd.DataFrame) -> dict[str,
 
 def _pilot(study: MysqlSlowlogStudy) -> pd.DataFrame:
     """The pilot's table (switchwindows.pilot_table) with each cell by its name, first."""
-    from ... import switchwindows
+    from ...measure import switchwindows
 
     pilot = switchwindows.pilot_table(study)
     if len(pilot) and "cell" in pilot:
@@ -155,7 +156,7 @@ def _pilot(study: MysqlSlowlogStudy) -> pd.DataFrame:
 def pilot_vs_reached(study: MysqlSlowlogStudy, summary: pd.DataFrame) -> pd.DataFrame:
     """Per cell and clients level: the pilot's prediction beside what was reached (switchwindows.pilot_vs_reached;
     empty for the block design)."""
-    from ... import switchwindows
+    from ...measure import switchwindows
 
     return switchwindows.pilot_vs_reached(_pilot(study), summary.assign(cell=summary["regime"] + "/" + summary["test"]),
                                           BASELINE, study.aa_configuration, ("cell", "clients"))

@@ -10,12 +10,12 @@ import re
 import time
 from dataclasses import dataclass
 
-from ...benches import mariadb as mb
-from ...design import PlannedRun
-from ...runner import Measurement
+from ...measure.benches import mariadb as mb
+from ...measure.design import PlannedRun
+from ...measure.runner import Measurement
 from ...servers import mariadb as mdb
 from ...servers import memlimit
-from ...settings import Configuration, Settings
+from ...base.settings import Configuration, Settings
 from ...workloads.sysbench import Sysbench
 from .spec import DEVNULL, MysqlSlowlogStudy
 
@@ -101,7 +101,7 @@ def io_evidence(pool0: dict[str, int], pool1: dict[str, int], mem0: dict | None,
 
 
 class SlowlogBench(mb.SysbenchBench):
-    """The MariaDB half of the runner's loop for one cell (see :class:`logbench.runner.Bench`); in the io regime
+    """The MariaDB half of the runner's loop for one cell (see :class:`logbench.measure.runner.Bench`); in the io regime
     under a memory limit (``memory_limit``), its server's processes are held in it, restarted or not."""
 
     def __init__(self, study: MysqlSlowlogStudy, server: mdb.MariaDBServer, sysbench: Sysbench,

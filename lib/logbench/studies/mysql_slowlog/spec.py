@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ... import claim_rules
-from ...benches import mariadb as mb
-from ...benches.mariadb import BACKENDS  # noqa: F401  (the study's allowed backends)
-from ...errors import ParameterError
-from ...headline import Headline
-from ...settings import Settings
+from ...analyze import claim_rules
+from ...measure.benches import mariadb as mb
+from ...measure.benches.mariadb import BACKENDS  # noqa: F401  (the study's allowed backends)
+from ...base.errors import ParameterError
+from ...analyze.headline import Headline
+from ...base.settings import Settings
 from .. import common
 
 NAME = "mysql_slowlog"
@@ -50,7 +50,7 @@ CONFIGURATIONS: dict[str, tuple[dict, tuple[str, ...], str]] = {
 }
 # Pairs (cheaper, dearer) whose order is physical: the first does strictly less of the second's work (the same
 # records to /dev/null instead of a file; far fewer records). The anomaly screen flags a cell where the first kept
-# less throughput (logbench.anomalies).
+# less throughput (logbench.analyze.anomalies).
 PHYSICAL_ORDER = (("slow_all_devnull", "slow_all"), ("slow_1s", "slow_all"), ("slow_sampled", "slow_all"))
 # Our names for the post's configuration keys (data/raw/reference/configurations.csv).
 REFERENCE_KEYS = {"none": "off", "slow_log_1s": "slow_1s", "slow_log_all": "slow_all",
@@ -89,7 +89,7 @@ PROFILES: dict[str, dict[str, object]] = {
                  # transactions in flight do, ~1.4 s longer at 50 clients (the smoke-sized run), ~+1 min in all
                  # -> ~11 min with the start and the data load
                  "target_halfwidth": 0.03, "time_budget_s": 180, "max_repeats": 8},
-    # The switchback design (logbench.switchback, by SET GLOBAL inside one sysbench load per cell x level: ~20 min):
+    # The switchback design (logbench.measure.switchback, by SET GLOBAL inside one sysbench load per cell x level: ~20 min):
     # the arms a running session takes at once (benches.mariadb_switchback), the post's two cached cells at its
     # connections per core; per level four loads on a restarted server, 2 blocks of the 4 arms in 3 s windows
     # (four short loads, not two: two give the loads' random effect one degree of freedom, t = 12.7, whenever
@@ -154,7 +154,7 @@ class MysqlSlowlogStudy(mb.MariaDBStudy):
     read_iops: int | None = None
     pacing_off: str = ""
     cell: int = -1  # -1: the whole study; >= 0: one (regime, workload) cell of it
-    # The switchback design (logbench.switchback; benches.mariadb_switchback), or None for blocks.
+    # The switchback design (logbench.measure.switchback; benches.mariadb_switchback), or None for blocks.
     switchback: object = None
 
     def base_for(self, regime: str) -> Settings:
@@ -201,7 +201,7 @@ class MysqlSlowlogStudy(mb.MariaDBStudy):
 def published_ratios(regime: str | None = None) -> pd.DataFrame:
     """Post 001's NOTPM ratios to its own 'No logging', keyed by our configuration names (and our regime names)."""
     try:
-        from ... import reference
+        from ...analyze import reference
     except ImportError:
         return pd.DataFrame(columns=["regime", "configuration_key", "clients", "ratio"])
     pub = reference.published_ratios(POST)

@@ -8,12 +8,13 @@ import dataclasses
 
 import pandas as pd
 
-from ... import params, paths, progress, records, runner
-from ...benches import mariadb as mb
-from ...errors import ParameterError
+from ...base import params, paths, progress, records
+from ...measure import runner
+from ...measure.benches import mariadb as mb
+from ...base.errors import ParameterError
 from ...servers import mariadb as mdb
 from ...servers import memlimit
-from ...settings import Configuration, Settings, validate_mariadb
+from ...base.settings import Configuration, Settings, validate_mariadb
 from .. import common
 from .analysis import processed_tables
 from .bench import SlowlogBench, hold
@@ -160,8 +161,8 @@ def _configurations(chosen: list[str], rate: int, flavor: str) -> list[Configura
 
 def _with_switchback(study: MysqlSlowlogStudy, own: dict, swept: object, **design: object) -> MysqlSlowlogStudy:
     """The study with the switchback design where the profile or ``design`` asks for it (checked); as it was."""
-    from ... import switchback
-    from ...benches import mariadb_switchback
+    from ...measure import switchback
+    from ...measure.benches import mariadb_switchback
 
     sb = switchback.from_profile(own, lead_in_s=study.warmup, **design)
     if sb is not None:
@@ -284,8 +285,8 @@ def _execute_cells(study: MysqlSlowlogStudy, started, env: dict, progress: bool)
                 b.warm_after_restart()
         bench = benches[""] if "" in benches else runner.SplitBench(benches, env["variants"])
         if study.switchback is not None:
-            from ... import switchback
-            from ...benches import mariadb_switchback
+            from ...measure import switchback
+            from ...measure.benches import mariadb_switchback
 
             _, sw = switchback.execute(cell, bench, env, progress, engine=mariadb_switchback.engine())
             switches += sw

@@ -31,5 +31,5 @@ def priced_as(arm: str, destinations: list[str]) -> str | None:
 
 
 def predictions(processed, stem: str = "own_mariadb"):
-    """The cost model's prediction beside each arm's measured ratio (logbench.overhead, what `cost` prints)."""
+    """The cost model's prediction beside each arm's measured ratio (logbench.analyze.overhead, what `cost` prints)."""
     return shared.predictions(processed, stem, "mariadb", BASELINE, priced_as)

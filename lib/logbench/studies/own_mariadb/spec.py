@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...design import Study
+from ...measure.design import Study
 from ...servers.own_mariadb import Server
 from .. import common
 
@@ -45,7 +45,7 @@ PROFILES: dict[str, dict[str, object]] = {
 
 @dataclass(frozen=True, kw_only=True)
 class OwnMariaDBStudy(Study):
-    """A study on a MariaDB/MySQL the user names. Not a :class:`~logbench.benches.mariadb.MariaDBStudy`: that
+    """A study on a MariaDB/MySQL the user names. Not a :class:`~logbench.measure.benches.mariadb.MariaDBStudy`: that
     type's fields describe a server the suite starts."""
 
     server: Server

@@ -8,12 +8,12 @@ import datetime as dt
 import subprocess
 from pathlib import Path
 
-from ... import environment, params, progress as channel
-from ...benches.mariadb import statement_records
-from ...capturing import Refused
-from ...errors import ParameterError, ToolError
+from ...base import environment, params, progress as channel
+from ...measure.benches.mariadb import statement_records
+from ...servers.capturing import Refused
+from ...base.errors import ParameterError, ToolError
 from ...servers import own_mariadb as own
-from ...settings import Configuration, Settings
+from ...base.settings import Configuration, Settings
 from ...workloads.sysbench import sysbench_binary
 from .. import common, on_user_server
 from .analysis import processed_tables
@@ -134,7 +134,7 @@ def start(study: OwnMariaDBStudy, stack: contextlib.ExitStack) -> tuple[object, 
     """Connect, refuse what must not be touched (Refused: nothing changed), then the switcher (restoring on the way
     out), the built-in database if any, the study's own log files, and the environment record (host, port or
     socket, user: never a password)."""
-    from ...benches.own_mariadb import OwnMariaDBBench
+    from ...measure.benches.own_mariadb import OwnMariaDBBench
 
     reporter = channel.Reporter(study.name)
     conn = study.server.connect()

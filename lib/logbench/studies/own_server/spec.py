@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...design import Study
+from ...measure.design import Study
 from ...servers.own_postgres import APP, FILE_DESTINATIONS, Dsn
 from ...workloads.user_scripts import Script
 from .. import common
@@ -45,7 +45,7 @@ PROFILES: dict[str, dict[str, object]] = {
 
 @dataclass(frozen=True, kw_only=True)
 class OwnServerStudy(Study):
-    """A study on a server the user names. Not a :class:`~logbench.benches.postgres.PgStudy`: that type's fields
+    """A study on a server the user names. Not a :class:`~logbench.measure.benches.postgres.PgStudy`: that type's fields
     describe a server the suite starts (base settings checked against local binaries, syslog daemons, images), none
     of which holds for a server that runs already."""
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from ... import environment, params, progress as channel
-from ...capture_pg import Refused
-from ...errors import ParameterError
+from ...base import environment, params, progress as channel
+from ...servers.capture_pg import Refused
+from ...base.errors import ParameterError
 from ...servers import own_postgres as own
 from ...servers import postgres as pgserver
-from ...settings import Configuration, RecordShape, Settings
+from ...base.settings import Configuration, RecordShape, Settings
 from ...workloads import user_scripts
 from ...workloads.pgbench import Pgbench
 from .. import common, on_user_server
@@ -157,7 +157,7 @@ def start(study: OwnServerStudy, stack: contextlib.ExitStack) -> tuple[object, d
     """Connect, refuse what must not be touched (Refused: nothing changed), then the switcher (restoring on the way
     out), the built-in database if any, the log reader and the environment record (host, port, database, user:
     never a password)."""
-    from ...benches.own_postgres import OwnPgBench
+    from ...measure.benches.own_postgres import OwnPgBench
 
     reporter = channel.Reporter(study.name)
     settings = {k: v for c in study.configurations for k, v in c.settings.items()}

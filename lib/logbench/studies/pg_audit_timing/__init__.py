@@ -6,9 +6,9 @@ Post 003 (digoal, 2018) ran pgbench -M prepared -S at 28 and 56 clients with ``l
 over a concurrency sweep reported in clients per core, with ``track_io_timing`` alone and the pipe
 hypothesis as configurations of their own: both settings in the collector's stderr format through the
 pipe, and the same with ``logging_collector = off``, each backend writing straight into a file the study
-names. Every run records the contention evidence of :mod:`logbench.contention` (wchan samples, context
+names. Every run records the contention evidence of :mod:`logbench.measure.contention` (wchan samples, context
 switches of backends and collector, block reads); each cell's first measured run is profiled with perf
-during its warm-up; the clock is measured with repeated ``pg_test_timing`` (:mod:`logbench.clock`).
+during its warm-up; the clock is measured with repeated ``pg_test_timing`` (:mod:`logbench.measure.clock`).
 
 ``versions=["13", "17"]`` runs the block design on each PostgreSQL version in its container (issue 23; never local
 beside container: the backend moves the numbers), one interleaved schedule, each version with its own baseline and

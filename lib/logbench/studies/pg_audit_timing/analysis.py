@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ... import clock, contention, paths, records, runner, stats
-from ...formatting import ci_text
+from ...measure import clock, contention, runner
+from ...base import paths, records, stats
+from ...base.formatting import ci_text
 from .. import common
 from .spec import BASELINE, CONFIGURATIONS, DIRECT, EXPERIMENT, NAME, PIPE, published_ratios
 
@@ -22,14 +23,14 @@ ALSO = ("latency_mean_ms", "log_loss", "log_lines_per_s", "wchan_pipe_share", "w
         "server_cpu_s")
 
 
-# A switchback window's own columns (logbench.switchback.window_records): no per-run contention evidence.
+# A switchback window's own columns (logbench.measure.switchback.window_records): no per-run contention evidence.
 ALSO_WINDOWS = ("latency_mean_ms", "log_loss", "log_lines_per_s", "us_per_tx", "server_cpu_s")
 
 
 def summary(runs: pd.DataFrame, cores: int) -> pd.DataFrame:
     """Per configuration × clients: tps and its ratio to none, loss, and the contention evidence (block design:
     the ratio within blocks, stats.cell_ratio; switchback: the switchback estimator's, common.switchback_summary)."""
-    from ... import switchwindows
+    from ...measure import switchwindows
 
     measured = contention.with_evidence(records.measured(runs))
     if switchwindows.is_switchback(measured):
@@ -37,7 +38,7 @@ def summary(runs: pd.DataFrame, cores: int) -> pd.DataFrame:
     else:
         s = common.summary_per_variant(measured, BASELINE, ALSO, list(CONFIGURATIONS))
     # after n: the columns before it are the summary's keys, and a key other than configuration and clients would
-    # split the study into cells (logbench.report)
+    # split the study into cells (logbench.publish.report)
     s.insert(s.columns.get_loc("n") + 1, "clients_per_core", s["clients"] / cores)
     return common.with_server_version(s, runs)  # the server each row's runs ran on (a sweep's: per version)
 
@@ -67,8 +68,8 @@ def io_timing_cost(runs: pd.DataFrame, loop_ns: float, summ: pd.DataFrame | None
     not independent runs and count no block reads: there the added µs come from the arm's ratio and its
     interval (``summ``, the switchback estimator's) applied to the baseline's µs per transaction, and the
     prediction is left out."""
-    from ... import switchwindows
-    from ...stats import difference_ci
+    from ...measure import switchwindows
+    from ...base.stats import difference_ci
 
     if switchwindows.is_switchback(runs):
         return _io_timing_from_ratio(summ if summ is not None else summary(runs, 1))
@@ -103,7 +104,7 @@ def _io_timing_from_ratio(summ: pd.DataFrame) -> pd.DataFrame:
 
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
-    from ... import switchwindows
+    from ...measure import switchwindows
 
     loops, hist = clock_tables(result.environment)
     summ = summary(result.runs, common.cores_of(result.environment))
@@ -126,7 +127,7 @@ def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame,
 
 def post_profiles() -> pd.DataFrame:
     """The post's perf numbers (reference data): profile, symbol, percent."""
-    from ... import reference
+    from ...analyze import reference
 
     v = reference.load_values()
     v = v[(v["experiment"] == EXPERIMENT) & v["metric"].astype(str).str.startswith("perf_")
@@ -231,9 +232,9 @@ POST_SYMBOLS = {"errfinish": ("errfinish",), "EmitErrorReport": ("EmitErrorRepor
 
 
 def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) -> pd.DataFrame:
-    """The post's symbols with its percentages, beside ours in one profiled cell (logbench.contention); a version
+    """The post's symbols with its percentages, beside ours in one profiled cell (logbench.measure.contention); a version
     sweep's versions side by side, each its own columns."""
-    from ...plots import variants
+    from ...analyze.plots import variants
 
     post = post_profiles()
     # A call graph drawn by caller (the post's last one) shows shares of its parent, 100 % at each root: not
@@ -251,7 +252,7 @@ def profile_beside_post(prof: pd.DataFrame, configuration: str, clients: int) ->
 
 def top_table(prof: pd.DataFrame, configuration: str, clients: int, view: str = "self", n: int = 10) -> pd.DataFrame:
     """The cell's top symbols; a version sweep's versions side by side."""
-    from ...plots import variants
+    from ...analyze.plots import variants
 
     parts = [(v, contention.top_table(p[(p["configuration"] == configuration) & (p["clients"] == clients)]
                                       if len(p) else p, view, n)) for v, p in variants(prof)]
@@ -260,7 +261,7 @@ def top_table(prof: pd.DataFrame, configuration: str, clients: int, view: str = 
 
 def paper_findings(summ: pd.DataFrame, loops: pd.DataFrame, io: pd.DataFrame) -> pd.DataFrame:
     """The statements the paper prints under this study (plain text; every number read from the tables)."""
-    from ...plots import variants
+    from ...analyze.plots import variants
 
     plain = lambda t: t.replace("**", "").replace("`", "").replace("- ", "", 1)  # noqa: E731
     rows = []

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ...benches import postgres as pg
+from ...measure.benches import postgres as pg
 from .. import common
 
 NAME = "pg_audit_timing"
@@ -43,7 +43,7 @@ PROFILES: dict[str, dict[str, object]] = {
     # + 27 profiled warm-ups (2 s, ~3 s more each) ≈ 1.5 min, + ~15 s set-up: ~8 min; no adaptive blocks
     "standard": {"configurations": list(CONFIGURATIONS), "clients": [2, 8, 64], "repeats": 3, "duration": 2,
                  "warmup": 1, "scale": 10, "sampling_rate": 0.02, "wchan_hz": 100, "timing_repeats": 5},
-    # The switchback design (logbench.switchback; issue 21): the arms a reload applies, switched inside one
+    # The switchback design (logbench.measure.switchback; issue 21): the arms a reload applies, switched inside one
     # continuous pgbench load per clients level, at the standard profile's levels. The pipe pair needs
     # logging_collector = off (a restart) and stays on the block design (the standard profile), with the
     # contention evidence and the perf profiles, which are taken per run. Per level 5 loads on a restarted
@@ -70,7 +70,7 @@ class AuditTimingStudy(pg.PgStudy):
 
 
 def published_ratios(runs: pd.DataFrame | None = None) -> pd.DataFrame:
-    from ... import reference
+    from ...analyze import reference
 
     d = reference.published_ratios(POST, EXPERIMENT)
     return d[d["metric"] == "throughput"].reset_index(drop=True)

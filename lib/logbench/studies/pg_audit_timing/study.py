@@ -4,9 +4,10 @@ server starts), ``run`` measures the clock and executes it; the plan's tables fo
 
 from __future__ import annotations
 
-from ... import clock, contention, params
-from ...benches import postgres as pg
-from ...errors import ParameterError, SettingError
+from ...measure import clock, contention
+from ...base import params
+from ...measure.benches import postgres as pg
+from ...base.errors import ParameterError, SettingError
 from .. import common
 from .analysis import processed_tables
 from .spec import BASELINE, CONFIGURATIONS, DIRECT, PROFILES, SPEC, AuditTimingStudy

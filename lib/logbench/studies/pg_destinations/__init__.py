@@ -15,7 +15,7 @@ the module had, and the modules callers reach through it (``pg``: benches.postgr
 
 from __future__ import annotations
 
-from ...benches import postgres as pg
+from ...measure.benches import postgres as pg
 from .. import common
 from .analysis import (IoNumbers, beside_post, environment_table, finding_loss, finding_overhead, finding_per_record,
                        finding_rates, load_processed, logger_share, per_record_cost, processed_tables, published_for,

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import paths, records, stats
-from ...benches import postgres as pg
+from ...base import paths, records, stats
+from ...measure.benches import postgres as pg
 from .. import common
 from .spec import ARMS, BASELINE, NAME, PROFILE_POSTS, SAMPLED, published_ratios
 
@@ -21,7 +21,7 @@ def summary(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     configuration × clients (and per variant, each against its own baseline, when the study spans several
     servers)."""
     also = ("latency_p95_ms", "log_loss", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s", "logger_cpu_s")
-    from ... import switchwindows
+    from ...measure import switchwindows
 
     if "extra" in runs.columns and runs["extra"].map(lambda e: "collector_cpu_s" in e).any():
         # the logging collector's own CPU, where the runs recorded it (it is part of server_cpu_s too)
@@ -73,7 +73,7 @@ def regime_check(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def processed_tables(result: common.StudyResult) -> dict[str, pd.DataFrame]:
-    from ... import switchwindows
+    from ...measure import switchwindows
 
     tables = {"summary": summary(result.runs), "runs": records.flatten(with_regime(result.runs)),
               **switchwindows.processed_tables(result.study, result.runs, BASELINE)}
@@ -156,7 +156,7 @@ def environment_table(result: common.StudyResult) -> pd.DataFrame:
 
 def beside_post(summary: pd.DataFrame, published: pd.DataFrame) -> pd.DataFrame:
     """Our ratio with its CI next to the post's ratio for the same destination and concurrency."""
-    from ...formatting import ci_text
+    from ...base.formatting import ci_text
 
     pub = published.set_index(["configuration_key", "clients"])["ratio"]
     rows = []
@@ -179,7 +179,7 @@ def published_for(study: pg.PgStudy) -> pd.DataFrame:
         return published_ratios(study.query_mode)
     import os
 
-    from ... import claim_rules, reference
+    from ...analyze import claim_rules, reference
 
     post, experiment = PROFILE_POSTS[study.profile]
     d = reference.published_ratios(post, experiment)
@@ -250,7 +250,7 @@ def per_record_cost(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFram
 def finding_per_record(table: pd.DataFrame, full: str = "stderr") -> str:
     """Markdown: per level, the server CPU and voluntary context switches per record of each sampled arm
     (SAMPLED) beside the full log to the same file (``full``); every number read from ``table``."""
-    from ...formatting import ci_text
+    from ...base.formatting import ci_text
 
     sampled = [c for c in SAMPLED if c in set(table.get("configuration", ()))]
     if table is None or table.empty or not sampled or full not in set(table["configuration"]):

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ... import params
-from ...benches import postgres as pg
-from ...headline import Headline
+from ...base import params
+from ...measure.benches import postgres as pg
+from ...analyze.headline import Headline
 from .. import common
 
 NAME = "pg_destinations"
@@ -61,7 +61,7 @@ PROFILES: dict[str, dict[str, object]] = {
               "design": "blocks"},
     # the committed run: ~15 minutes on two cores, the block design (9 configurations with the A/A control x 3
     # levels x 4 blocks of ~5.9 s runs = ~11 min, then up to 4 min of adaptive blocks where a ratio is still wide).
-    # design="switchback" switches them inside one load instead (logbench.switchback; ~19 min with these values:
+    # design="switchback" switches them inside one load instead (logbench.measure.switchback; ~19 min with these values:
     # per level four loads on a restarted server, 2 blocks of the 9 arms in 4 s windows, 1 s guard). Four short
     # loads, not two long ones: with two, the loads' random effect has one degree of freedom (t = 12.7) whenever
     # their means differ more than their windows do; at 1 client, the same hour, the same 8 windows per arm,
@@ -138,7 +138,7 @@ POST_EXPERIMENT = {"prepared": "cached_prepared_select", "simple": "io_bound_sel
 
 def published_ratios(query_mode: str = "prepared") -> pd.DataFrame:
     """Post 000's throughput ratios to its own baseline, keyed like our configurations."""
-    from ... import reference
+    from ...analyze import reference
 
     d = reference.published_ratios(POST, POST_EXPERIMENT[query_mode])
     return d[d["metric"] == "throughput"].reset_index(drop=True)

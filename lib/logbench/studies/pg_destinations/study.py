@@ -8,9 +8,9 @@ import re
 
 import pandas as pd
 
-from ... import params, paths
-from ...benches import postgres as pg
-from ...errors import ParameterError
+from ...base import params, paths
+from ...measure.benches import postgres as pg
+from ...base.errors import ParameterError
 from ...servers import memlimit
 from .. import common
 from .analysis import processed_tables
@@ -136,7 +136,7 @@ def _every_version_has(chosen: list[str], swept: tuple[str, ...]) -> list[str]:
     """A sweep's default destinations: those every swept major has, the others said and left out (jsonlog before
     15), so ``versions=["13", "17"]`` alone runs; named in ``destinations``, one a version lacks is refused
     (pg.checked)."""
-    from ...versions import JSONLOG_FROM, pg_has
+    from ...measure.versions import JSONLOG_FROM, pg_has
 
     return common.sweep_default(SPEC.name, swept, chosen, lambda c: all(pg_has(v, ARMS[c][1]) for v in swept),
                                 f"jsonlog came in PostgreSQL {JSONLOG_FROM}")

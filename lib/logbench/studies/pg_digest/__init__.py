@@ -1,7 +1,7 @@
 """Study 10: PostgreSQL's full statement log digested by pgBadger — study 09's workflow on PostgreSQL (issue 25).
 
 A DBA logs every statement of a running server for a while (``logbench-full-statement-log``, here
-:mod:`logbench.capture_pg`), restores the settings, and digests the log with pgBadger to find what is worth
+:mod:`logbench.servers.capture_pg`), restores the settings, and digests the log with pgBadger to find what is worth
 optimizing. Here a private PostgreSQL runs pgbench's select-only load while this study sends statements of
 its own with known plans (:data:`OWN_STATEMENTS`: an unindexed filter, its indexed twin, a join without an
 index); the capture logs all of it, pgBadger (``--format`` of the captured file, JSON for the tables, HTML
@@ -18,7 +18,7 @@ The study is a package (issue 24): ``spec`` (its declarations, own statements, p
 table and numbers), ``analysis`` (from pgBadger's report to the notebook's tables and findings), ``study``
 (define / run). Layered spec <- analysis <- study, no cycle; what it shares with study 09 (the study type's common
 fields, the own statements' load, the checked capture) is :mod:`logbench.studies.digesting`. The capture helper
-stays :mod:`logbench.capture_pg` (a command of its own, for any server); pgBadger run on a captured log and its
+stays :mod:`logbench.servers.capture_pg` (a command of its own, for any server); pgBadger run on a captured log and its
 JSON read is :mod:`logbench.workloads.pgbadger`, shared with the workload derived from a captured log. What the
 registry, the notebook and the tests call is re-exported here.
 """

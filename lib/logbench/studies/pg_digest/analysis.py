@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import paths
+from ...base import paths
 from .. import common
 from .spec import NAME, OWN_STATEMENTS, PgDigestResult, PgDigestStudy
 

@@ -81,7 +81,7 @@ PAPER_NUMBERS = {
 
 def paper_table(d: pd.DataFrame) -> pd.DataFrame:
     """The paper's digest table: each normalized query's rank by total time, count and mean, and its times."""
-    from ...formatting import number as fmt
+    from ...base.formatting import number as fmt
 
     return pd.DataFrame({
         **paper_columns(d, "query", "normalized query"),

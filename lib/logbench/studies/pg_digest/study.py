@@ -16,10 +16,11 @@ import numpy as np
 import pandas as pd
 import psycopg
 
-from ... import capture_pg, environment, params, paths
-from ...benches import postgres as pg
+from ...servers import capture_pg
+from ...base import environment, params, paths
+from ...measure.benches import postgres as pg
 from ...servers.postgres import LocalPostgres, find_bindir
-from ...settings import Settings
+from ...base.settings import Settings
 from ...workloads import pgbadger
 from ...workloads.pgbench import Pgbench, parse_output
 from .. import common, digesting

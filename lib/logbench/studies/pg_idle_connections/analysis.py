@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import statsmodels.formula.api as smf
 
-from ... import paths, records, stats
-from ...settings import is_aa
+from ...base import paths, records, stats
+from ...base.settings import is_aa
 from .. import common
 from .spec import KINDS, NAME, name_of, parse, plain
 
@@ -120,14 +120,14 @@ def load_processed(processed_dir: Path = paths.PROCESSED) -> tuple[pd.DataFrame,
 
 def variants_of(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """plots.variants' servers, each with its rows without the variant column; [('', frame)] for one server."""
-    from ... import plots
+    from ...analyze import plots
 
     return [(v, g.drop(columns="variant", errors="ignore")) for v, g in plots.variants(frame)]
 
 
 def side_by_side(summary: pd.DataFrame, value: str) -> pd.DataFrame:
     """plots.ci_table of ``value`` per version, the versions' columns side by side (one server: the table)."""
-    from ... import plots
+    from ...analyze import plots
 
     parts = variants_of(summary)
     if len(parts) == 1:

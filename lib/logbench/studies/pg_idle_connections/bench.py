@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 import psutil
 import psycopg
 
-from ...bench import Bench, WrappedBench
-from ...errors import ToolError
-from ...runner import Measurement
+from ...measure.bench import Bench, WrappedBench
+from ...base.errors import ToolError
+from ...measure.runner import Measurement
 from ...servers import postgres as pgserver
 
 KINDS = ("none", "sleep", "idle")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ... import runner
-from ...benches import postgres as pg
-from ...settings import AA_SUFFIX
+from ...measure import runner
+from ...measure.benches import postgres as pg
+from ...base.settings import AA_SUFFIX
 from .. import common
 from . import bench as pg_sessions
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import params
-from ...benches import postgres as pg
-from ...errors import ParameterError
+from ...base import params
+from ...measure.benches import postgres as pg
+from ...base.errors import ParameterError
 from .. import common
 from . import bench as pg_sessions
 from .analysis import processed_tables

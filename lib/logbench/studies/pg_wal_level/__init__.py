@@ -8,7 +8,7 @@ Two phases in one interleaved schedule (runner.SplitBench labels ``import/…`` 
 - **oltp** — one server restarted to change the level, a checkpoint before each run, a fixed number of
   transactions of pgbench's TPC-B-like default script: WAL bytes per transaction and tps.
 
-Ratios replica/minimal and logical/replica (Fieller CIs, :mod:`logbench.stats`) stand beside the post's 35×.
+Ratios replica/minimal and logical/replica (Fieller CIs, :mod:`logbench.base.stats`) stand beside the post's 35×.
 The post's ``archive`` and ``hot_standby`` are both ``replica`` since PostgreSQL 9.6; ``logical`` is newer than
 the post.
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ... import paths, records, stats
-from ...formatting import ci_text
+from ...base import paths, records, stats
+from ...base.formatting import ci_text
 from .. import common
 from . import bench
 from .spec import BASELINE, LEVELS, NAME

@@ -22,15 +22,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ... import cleanup, environment, params, paths
-from ...bench import Bench
-from ...benches.backend import filesystem_of
-from ...benches.postgres import PgStudy
-from ...errors import ToolError
-from ...runner import Measurement
+from ...base import cleanup, environment, params, paths
+from ...measure.bench import Bench
+from ...measure.benches.backend import filesystem_of
+from ...measure.benches.postgres import PgStudy
+from ...base.errors import ToolError
+from ...measure.runner import Measurement
 from ...servers import postgres as pgserver
 from ...servers import process
-from ...settings import Configuration, Settings
+from ...base.settings import Configuration, Settings
 from ...workloads.pgbench import parse_output
 
 # What each level requires (post 004's archive / hot_standby are replica since PostgreSQL 9.6):

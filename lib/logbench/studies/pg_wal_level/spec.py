@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...benches import postgres as pg
+from ...measure.benches import postgres as pg
 from .. import common
 from . import bench
 

@@ -7,10 +7,10 @@ import contextlib
 
 import pandas as pd
 
-from ... import params
-from ...benches import postgres as pg
-from ...errors import ParameterError
-from ...runner import SplitBench
+from ...base import params
+from ...measure.benches import postgres as pg
+from ...base.errors import ParameterError
+from ...measure.runner import SplitBench
 from .. import common
 from . import bench
 from .analysis import processed_tables

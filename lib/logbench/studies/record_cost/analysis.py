@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...counting.strace import WRITES
-from ...stats import mean_ci
+from ...base.stats import mean_ci
 
 KEYS = ["engine", "server", "configuration", "baseline", "counter", "process", "metric", "call"]
 # The processes a figure is given for; the rest of a server's processes are summed as "background".

@@ -32,12 +32,12 @@ import numpy as np
 import pandas as pd
 import psutil
 
-from ... import params
+from ...base import params
 from ...counting import valgrind
-from ...errors import ParameterError, ToolError
+from ...base.errors import ParameterError, ToolError
 from ...servers.postgres import LocalPostgres
-from ...settings import Settings
-from ...stats import Estimate, mean_ci, median_ci, ratio_ci
+from ...base.settings import Settings
+from ...base.stats import Estimate, mean_ci, median_ci, ratio_ci
 from ...workloads.pgbench import Pgbench, parse_output, read_completion_times
 from . import analysis, pg
 from .spec import PROFILES
@@ -220,7 +220,7 @@ def cpu_loads(prepared: pg.Prepared, base: Settings, *, repeats: int, seconds: i
 def per_instruction(user_us: np.ndarray, instructions: np.ndarray) -> Estimate:
     """µs of user CPU per instruction: the mean user CPU per transaction over the mean instructions per statement
     (pgbench -S: one statement a transaction), with Fieller's interval for the ratio of two independent means
-    (:func:`logbench.stats.ratio_ci`). With a single count (one pair of starts) the count is taken as exact: it
+    (:func:`logbench.base.stats.ratio_ci`). With a single count (one pair of starts) the count is taken as exact: it
     repeats within ~0.5 % between starts, against the timing's several %, so the interval is the CPU's alone."""
     instructions = np.asarray(instructions, dtype=float)
     if instructions.size >= 2:

@@ -59,11 +59,11 @@ from pathlib import Path
 
 from ... import counting
 from ...counting import Count, StartCounts, strace as st, valgrind as vg
-from ...errors import ParameterError, ToolError
+from ...base.errors import ParameterError, ToolError
 from ...servers import containers, process
 from ...servers import mariadb as mdb
 from ...servers.counted_mariadb import CountedContainerMariaDB
-from ...settings import Settings
+from ...base.settings import Settings
 from ...workloads.sysbench import Sysbench, parse_output
 
 SLOW_FILE = {"slow_query_log": "ON", "long_query_time": "0", "log_output": "FILE"}

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...counting import Count, StartCounts, strace, valgrind
-from ...errors import ToolError
-from ...logsinks import FileSink, wait_quiet
+from ...base.errors import ToolError
+from ...base.logsinks import FileSink, wait_quiet
 from ...servers import process
 from ...servers.counted_postgres import CountedContainerPostgres
 from ...servers.postgres import LocalPostgres, find_bindir
 from ...servers.syslog import SyslogPair
-from ...settings import RecordShape, Settings
+from ...base.settings import RecordShape, Settings
 from ...workloads.pgbench import Pgbench
 
 PGBENCH_SEED = 20131117  # pgbench --random-seed: every start draws the same accounts

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...formatting import ci_text, number
+from ...base.formatting import ci_text, number
 from . import analysis, mariadb
 from .spec import PG_CONFIGURATIONS
 

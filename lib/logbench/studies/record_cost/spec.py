@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...benches.postgres import DESTINATIONS
+from ...measure.benches.postgres import DESTINATIONS
 from .. import common
 
 NAME = "record_cost"

@@ -16,15 +16,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ... import cleanup, environment, params, records, runner
-from ... import progress as channel
-from ...benches.postgres import BASE, statement_records
+from ...base import cleanup, environment, params, records
+from ...measure import runner
+from ...base import progress as channel
+from ...measure.benches.postgres import BASE, statement_records
 from ...counting import StartCounts, strace, valgrind
-from ...errors import ParameterError
+from ...base.errors import ParameterError
 from ...servers import process
 from ...servers.containers import image_id, server_images
 from ...servers.postgres import find_bindir
-from ...settings import Settings
+from ...base.settings import Settings
 from .. import common
 from . import analysis, calibration, mariadb, pg
 from .spec import BACKENDS, COUNTERS, HOLD, NAME, PG_CONFIGURATIONS, PROFILES, SPEC, RecordCostStudy
@@ -265,7 +266,7 @@ def run(study: RecordCostStudy, *, progress: bool = True) -> dict:
     starts = plan(study)
     raw = out / "starts.jsonl"
     with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
-        # claimed: a study killed outright leaves it to its guardian (logbench.cleanup), not to the disk
+        # claimed: a study killed outright leaves it to its guardian (logbench.base.cleanup), not to the disk
         work = cleanup.private_dir("logbench-record-cost-")
         stack.callback(shutil.rmtree, work, ignore_errors=True)
         work.chmod(0o755)

@@ -1,0 +1,750 @@
+"""The cost model (issue 42): study 11's counted cost of one log record, mapped to time on the throughput studies'
+host, predicts every logging cell's throughput ratio in studies 02, 04 and 05; each prediction stands beside the
+measured ratio and its 95 % interval.
+
+A pure function of ``data/processed``. Per logging arm and clients level:
+
+- **records per transaction** are the arm's own, counted in its runs (records the server produced, over its
+  transactions); nothing is assumed from the configuration's name;
+- **per record**, for each process that handles it (the backend or MariaDB's connection thread, PostgreSQL's logging
+  collector, the syslog daemon and, for remote syslog, the receiver on the same host): counted user-space
+  instructions × the host's time per instruction + system calls × the write() floor at the record's size;
+- **the host's time per instruction** is study 11's calibration (the baseline backend's CPU per counted instruction,
+  timed on the machine study 11 ran on) carried to the throughput studies' host by the ratio of the two machines'
+  baseline CPU per transaction, the same pgbench load on both: a calibration on the baseline only. MariaDB has no
+  calibration of its own: its connection thread is priced at the same time per instruction;
+- **concurrency**: with fewer clients than cores (or an IO-bound profile) a transaction waits for its backend, so
+  the backend's added time lengthens each client's cycle; the cores bound the rate at any level, every process's
+  added CPU (the daemons' included) being demand on them beside the baseline's core time per transaction (where
+  the cores were saturated); a single-threaded daemon holds at most one core: its records per second are at most
+  one over its time per record, whatever the clients. The least of the three bounds is the prediction.
+
+Two models. **counted**: nothing fitted on a logging arm, judged on every cell. **fitted**: one factor per process
+(the record-making thread, the collector, the syslog daemon) on its counted time, from its measured CPU per
+transaction on a stated subset (:data:`FIT_SUBSET`) only, judged on the other cells: the counts are user-space
+work, and what the factor carries is the kernel's time and this host's speed on that code. Where a prediction
+misses, :func:`missing_term` names the term the measured CPU points to.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..base import paths
+from ..base.errors import LogbenchError
+
+RECORD_COST = "record_cost.csv"
+RECORD_FIGURES = "record_cost_figures.csv"
+# A version sweep's counts (each version in its release's container), read for the throughput sweeps' variants
+VERSIONS_COST, VERSIONS_FIGURES = "record_cost_versions.csv", "record_cost_versions_figures.csv"
+CALIBRATION = "record_cost_calibration.csv"
+
+# The throughput tables the model predicts: (study, processed stem)
+STUDIES: tuple[tuple[str, str], ...] = (
+    ("02", "pg_destinations"), ("02", "pg_destinations_post000"), ("02", "pg_destinations_post004"),
+    ("02", "pg_destinations_io_bound"), ("02", "pg_destinations_versions"), ("04", "mysql_slowlog"),
+    ("04", "mysql_slowlog_switchback"), ("04", "mysql_slowlog_versions"), ("05", "pg_audit_timing"),
+    ("05", "pg_audit_timing_switchback"),
+)
+# A version sweep's variant is priced by its version's counts (study 11's versions profile); a configuration that
+# profile did not count (syslog) by this machine's server's, said in the cell's match. Every version is priced at
+# the one host time per instruction: the containers ran on the same host, and no calibration timed them.
+VERSIONED = {"pg_destinations_versions", "mysql_slowlog_versions"}
+# The host's time per instruction is carried over from study 11 by this baseline: the same pgbench -S -M prepared
+# load at one client as study 11's timed calibration loads.
+HOST_BASELINE = ("pg_destinations", "none", 1)
+# The cells the fitted variant's factors come from; every other cell is judged
+FIT_SUBSET = {"stem": "pg_destinations", "clients": 1}
+FIT_SUBSET_TEXT = "study 02's standard profile at 1 client"
+# The issue's goals on the judged cells
+GOAL_MEDIAN_ERROR = 0.05
+GOAL_COVERAGE = 0.80
+# Keys that split a study's cells beyond (configuration, clients)
+EXTRA_KEYS = ("regime", "test", "variant")
+# Profiles whose transactions wait on the disk, not on the cores
+IO_BOUND = {"pg_destinations_io_bound"}
+
+
+class MissingInput(LogbenchError, FileNotFoundError):
+    """A processed table the cost model reads is not there."""
+
+    def __init__(self, path: Path, made_by: str):
+        self.path = Path(path)
+        super().__init__(f"the cost model needs {self.path.name} (in {self.path.parent}), written by {made_by}; "
+                         "run that study's committed profile or point processed_dir at a directory that has it")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How an arm's records map onto study 11's counted configurations."""
+
+    parts: tuple[tuple[str, float], ...]  # (study 11 configuration, its records per statement): a mix by weight
+    delta: tuple[str, str] | None = None  # (to, from): the per-record difference added (a destination's format)
+    per_statement: tuple[str, ...] = ()  # study 11 configurations whose extra per statement (no record) is added
+    collector: bool = True  # PostgreSQL's logging collector carries the records (else the backend writes the file)
+    receiver: bool = False  # a remote syslog receiver on the same cores
+    match: str = "counted as is"  # how near study 11's configuration is to the arm
+
+
+def _pg_prepared() -> dict[str, Recipe]:
+    same = {n: Recipe(((n, 1.0),)) for n in ("stderr", "csvlog", "jsonlog", "syslog", "syslog,csvlog")}
+    return {**same,
+            "remote_syslog_udp": Recipe((("remote_syslog_udp", 1.0),), receiver=True,
+                                        match="counted as is; the receiver as the local syslog daemon's record"),
+            "remote_syslog_tcp": Recipe((("remote_syslog_udp", 1.0),), receiver=True,
+                                        match="nearest: UDP forwarding counted, TCP not; the receiver as the local "
+                                              "syslog daemon's record"),
+            "stderr_sample_1pct": Recipe((("sample_1pct", 1.0),)),
+            "stderr_sample_10pct": Recipe((("sample_10pct", 1.0),))}
+
+
+def _pg_simple(statement: bool) -> dict[str, Recipe]:
+    note = ("nearest: a simple-protocol duration record stands for a statement record" if statement
+            else "simple protocol counted for stderr")
+    base = (("stderr_simple", 1.0),)
+    return {"stderr": Recipe(base, match=note),
+            "csvlog": Recipe(base, delta=("csvlog", "stderr"), match=f"{note}; csvlog's format added"),
+            "syslog": Recipe(base, delta=("syslog", "stderr"), match=f"{note}; syslog's path added"),
+            "remote_syslog_udp": Recipe(base, delta=("remote_syslog_udp", "stderr"), receiver=True,
+                                        match=f"{note}; syslog forwarding added; the receiver as the local syslog "
+                                              "daemon's record")}
+
+
+_AUDIT_MIX = (("log_statement_all", 1.0), ("log_duration", 2.0))
+_CSV = ("csvlog", "stderr")
+RECIPES: dict[str, dict[str, Recipe]] = {
+    "pg_destinations": _pg_prepared(),
+    "pg_destinations_post000": _pg_prepared(),
+    "pg_destinations_post004": _pg_simple(statement=True),
+    "pg_destinations_io_bound": _pg_simple(statement=False),
+    "pg_audit_timing": {
+        "log_statement_all": Recipe((("log_statement_all", 1.0),), delta=_CSV, match="counted to stderr; csvlog's "
+                                    "format added"),
+        "log_duration": Recipe((("log_duration", 1.0),), delta=_CSV, match="counted to stderr; csvlog's format added"),
+        "log_statement_all_duration": Recipe(_AUDIT_MIX, delta=_CSV, match="the two counted records mixed 1:2; "
+                                             "csvlog's format added"),
+        "log_statement_all_duration_io_timing": Recipe(_AUDIT_MIX, delta=_CSV, per_statement=("track_io_timing",),
+                                                       match="as log_statement_all_duration, track_io_timing added"),
+        "io_timing": Recipe((), per_statement=("track_io_timing",), match="no record: track_io_timing's counted "
+                            "instructions per statement"),
+        "log_statement_all_duration_pipe": Recipe(_AUDIT_MIX, match="the two counted records mixed 1:2"),
+        "log_statement_all_duration_direct": Recipe(_AUDIT_MIX, collector=False,
+                                                    match="the two counted records mixed 1:2, without the collector "
+                                                          "(not counted so: the backend's write taken as a file's)"),
+    },
+    "mysql_slowlog": {
+        "slow_all": Recipe((("slow_file", 1.0),)),
+        "slow_1s": Recipe((("slow_file", 1.0),)),
+        "slow_sampled": Recipe((("slow_file", 1.0),)),
+        "slow_all_devnull": Recipe((("slow_file", 1.0),), match="nearest: the same record, counted to a file (its "
+                                   "write floor a file's, not /dev/null's)"),
+        "slow_all_table": Recipe((("slow_table", 1.0),)),
+        "general_log": Recipe((("general_file", 1.0),)),
+    },
+}
+RECIPES["pg_destinations_versions"] = _pg_prepared()
+RECIPES["pg_audit_timing_switchback"] = RECIPES["pg_audit_timing"]
+RECIPES["mysql_slowlog_switchback"] = RECIPES["mysql_slowlog_versions"] = RECIPES["mysql_slowlog"]
+# Per engine: the process that makes a record (study 11's role) and the daemons that take it
+LOADER = {"postgresql": "backend", "mariadb": "connection"}
+DAEMONS = ("logger", "rsyslogd")
+
+
+def _cpu_model(processed: Path, stem: str) -> str:
+    f = processed / f"{stem}_environment.json"
+    return str(json.loads(f.read_text()).get("cpu_model", "")) if f.exists() else ""
+
+
+def _read(processed: Path, name: str, made_by: str) -> pd.DataFrame:
+    path = processed / name
+    if not path.exists():
+        raise MissingInput(path, made_by)
+    return pd.read_csv(path)
+
+
+# --- study 11: per record, per process --------------------------------------------------------------------------
+
+def counted_costs(record_cost: pd.DataFrame, figures: pd.DataFrame) -> pd.DataFrame:
+    """Per (engine, study 11 configuration, process): user-space instructions, system calls and bytes written per
+    record, and the extra instructions per statement. The loader's system calls are its write-like calls (one per
+    record, deterministic); a daemon's are all its calls (the reads and wake-ups are part of taking a record)."""
+    rows = []
+    for _, r in record_cost.iterrows():
+        for role in (*LOADER.values(), *DAEMONS):
+            inst = r.get(f"{role}_instructions_per_record")
+            extra = r.get(f"{role}_extra_instructions_per_statement")
+            if pd.isna(inst) and pd.isna(extra):
+                continue
+            if role in DAEMONS:
+                f = figures[(figures["engine"] == r["engine"]) & (figures["configuration"] == r["configuration"])
+                            & (figures["process"] == role) & (figures["metric"] == "syscalls")
+                            & (figures["call"] == "all")]
+                calls = float(f["per_record"].iloc[0]) if len(f) else np.nan
+            else:
+                calls = r.get(f"{role}_write_calls_per_record", np.nan)
+            rows.append({"engine": r["engine"], "server": str(r.get("server", "")),
+                         "configuration": r["configuration"], "process": role,
+                         "instructions_per_record": _num(inst), "syscalls_per_record": _num(calls),
+                         "bytes_per_record": _num(r.get(f"{role}_bytes_written_per_record")),
+                         "extra_instructions_per_statement": _num(extra)})
+    return pd.DataFrame(rows)
+
+
+def _num(x) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return 0.0
+    # a figure below its counting noise (a process that takes no record) is no cost
+    return 0.0 if np.isnan(v) else v
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Study 11's machine: time per instruction (µs) and the write() floor (µs per call) by target and size."""
+
+    us_per_instruction: float
+    cpu_per_transaction_us: float  # its baseline's user + system CPU per transaction, the same load as HOST_BASELINE
+    floors: pd.DataFrame  # target, nbytes, value
+
+    def floor(self, target: str, nbytes: float) -> float:
+        g = self.floors[self.floors["target"] == target]
+        if g.empty:
+            raise MissingInput(Path(CALIBRATION), f"study 11's calibration (no write floor for {target!r})")
+        nb = 0.0 if not np.isfinite(nbytes) else nbytes
+        return float(g.iloc[int((g["nbytes"] - nb).abs().to_numpy().argmin())]["value"])
+
+
+def calibration(table: pd.DataFrame) -> Calibration:
+    q = table.set_index("quantity")["value"]
+    for need in ("time_per_instruction", "cpu_per_transaction"):
+        if need not in q.index:
+            raise MissingInput(Path(CALIBRATION), f"study 11's calibration (no {need!r} row)")
+    floors = table[table["part"] == "write_floor"][["target", "nbytes", "value"]].astype({"nbytes": float})
+    return Calibration(float(q["time_per_instruction"]), float(q["cpu_per_transaction"]), floors)
+
+
+def per_record_us(recipe: Recipe, engine: str, costs: pd.DataFrame, cal: Calibration, us_per_instruction: float,
+                  speed: float) -> dict[str, float]:
+    """µs per record of each process on the host, and µs per statement that no record carries. ``speed`` scales
+    the write floor from study 11's machine to the host, as the time per instruction is scaled."""
+    c = costs[costs["engine"] == engine].set_index(["configuration", "process"])
+
+    def fig(conf: str, role: str, col: str) -> float:
+        return float(c.loc[(conf, role), col]) if (conf, role) in c.index else 0.0
+
+    def mix(role: str, col: str) -> float:
+        w = sum(wt for _, wt in recipe.parts)
+        v = sum(wt * fig(conf, role, col) for conf, wt in recipe.parts) / w if w else 0.0
+        if recipe.delta:
+            v += fig(recipe.delta[0], role, col) - fig(recipe.delta[1], role, col)
+        return v
+
+    loader = LOADER[engine]
+    out = {}
+    into = "pipe" if engine == "postgresql" and recipe.collector else "file"
+    out["loader"] = (mix(loader, "instructions_per_record") * us_per_instruction
+                     + mix(loader, "syscalls_per_record") * cal.floor(into, mix(loader, "bytes_per_record")) * speed)
+    for role, name in (("logger", "collector"), ("rsyslogd", "syslog")):
+        n = mix(role, "instructions_per_record") if (role != "logger" or recipe.collector) else 0.0
+        calls = mix(role, "syscalls_per_record") if (role != "logger" or recipe.collector) else 0.0
+        out[name] = n * us_per_instruction + calls * cal.floor("file", mix(role, "bytes_per_record")) * speed
+    # the receiver takes a forwarded record as the local daemon takes one: received and written to a file
+    out["receiver"] = ((fig("syslog", "rsyslogd", "instructions_per_record") * us_per_instruction
+                        + fig("syslog", "rsyslogd", "syscalls_per_record")
+                        * cal.floor("file", fig("syslog", "rsyslogd", "bytes_per_record")) * speed)
+                       if recipe.receiver else 0.0)
+    out["per_statement"] = sum(fig(conf, loader, "extra_instructions_per_statement")
+                               for conf in recipe.per_statement) * us_per_instruction
+    return out
+
+
+# --- the throughput studies: cells, their records and CPU ------------------------------------------------------
+
+def _extra(runs: pd.DataFrame, key: str) -> pd.Series:
+    if "extra" not in runs.columns:
+        return pd.Series(np.nan, index=runs.index)
+
+    def get(x):
+        try:
+            return float(json.loads(x).get(key, np.nan)) if isinstance(x, str) else np.nan
+        except (ValueError, TypeError, AttributeError):
+            return np.nan
+    return runs["extra"].map(get)
+
+
+def cell_counts(runs: pd.DataFrame, extra_keys: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Per (configuration, clients, regime, test) of a study's measured runs: records per transaction (those the
+    server produced: expected where the runner declared them, else received), the servers' CPU per transaction
+    split into the backend (every server process but the collector), the collector and the syslog daemons."""
+    d = runs[~runs["warmup"].astype(bool)].copy() if "warmup" in runs.columns else runs.copy()
+    # a version sweep's runs name their configuration "<variant>/<configuration>"
+    conf = d["configuration"].astype(str)
+    if "variant" in extra_keys and conf.str.contains("/").any():
+        d["variant"] = conf.str.split("/").str[0]
+    d["configuration"] = conf.str.split("/").str[-1]
+    keys = ["configuration", "clients", *extra_keys]
+    expected = pd.to_numeric(d["log_records_expected"], errors="coerce").fillna(0)
+    received = pd.to_numeric(d["log_records_received"], errors="coerce").fillna(0)
+    d["records"] = expected.where(expected > 0, received)
+    d["collector_s"] = _extra(d, "collector_cpu_s")
+    d["daemon_s"] = pd.to_numeric(d.get("logger_cpu_s"), errors="coerce")
+    g = d.groupby(keys, dropna=False)
+    out = pd.DataFrame({
+        "records_per_tx": g["records"].sum() / g["transactions"].sum(),
+        "server_cpu_us_per_tx": g["server_cpu_s"].sum() / g["transactions"].sum() * 1e6,
+        "collector_cpu_us_per_tx": g["collector_s"].sum(min_count=1) / g["transactions"].sum() * 1e6,
+        "daemon_cpu_us_per_tx": g["daemon_s"].sum(min_count=1) / g["transactions"].sum() * 1e6,
+        "loss": g["log_loss"].mean() if "log_loss" in d.columns else np.nan,
+    }).reset_index()
+    out["backend_cpu_us_per_tx"] = out["server_cpu_us_per_tx"] - out["collector_cpu_us_per_tx"].fillna(0)
+    return out
+
+
+def _baseline_name(summary: pd.DataFrame) -> str:
+    return "off" if "off" in set(summary["configuration"]) else "none"
+
+
+def study_cells(processed: Path, study: str, stem: str) -> pd.DataFrame:
+    """Every cell of one processed table beside its baseline: measured ratio and CI, baseline tps, the counted
+    records and the measured CPU per transaction of arm and baseline."""
+    summary = _read(processed, f"{stem}.csv", f"study {study}'s committed run")
+    runs = _read(processed, f"{stem}_runs.csv", f"study {study}'s committed run")
+    env_file = processed / f"{stem}_environment.json"
+    env = json.loads(env_file.read_text()) if env_file.exists() else {}
+    # a version sweep keeps one record per variant, all on this host
+    cores = int(env.get("cpu_count") or max([v.get("cpu_count", 0) for v in env.get("variants", {}).values()],
+                                            default=0))
+    if cores <= 0:
+        raise MissingInput(env_file, f"study {study}'s committed run (its cpu_count)")
+    keys = ["clients", *[k for k in EXTRA_KEYS if k in summary.columns]]
+    counts = cell_counts(runs, tuple(keys[1:]))
+    base_name = _baseline_name(summary)
+    s = summary.merge(counts, on=["configuration", *keys], how="left")
+    base = s[s["configuration"] == base_name][[*keys, "tps_mean", "server_cpu_us_per_tx", "backend_cpu_us_per_tx"]]
+    base = base.rename(columns={"tps_mean": "baseline_tps", "server_cpu_us_per_tx": "baseline_server_cpu_us_per_tx",
+                                "backend_cpu_us_per_tx": "baseline_backend_cpu_us_per_tx"})
+    s = s.merge(base, on=keys, how="left")
+    s = s[s["configuration"] != base_name].copy()
+    s["study"], s["stem"], s["cores"] = study, stem, cores
+    s["engine"] = "mariadb" if stem.startswith("mysql") else "postgresql"
+    s["role"] = np.where(s["configuration"].str.endswith("_again"), "A/A control", "logging arm")
+    for k in EXTRA_KEYS:
+        s[k] = s[k].fillna("").astype(str) if k in s.columns else ""
+    s["io_bound"] = (stem in IO_BOUND) | (s["regime"] == "io")
+    # the cores' time per transaction where they were saturated: the highest baseline tps at a level with at least
+    # as many clients as cores (same regime and test); what a level with fewer clients would cost them, too
+    sat = base[base["clients"] >= cores].groupby([k for k in EXTRA_KEYS if k in base.columns], dropna=False)[
+        "baseline_tps"].max() if any(k in base.columns for k in EXTRA_KEYS) else None
+    if sat is None:
+        top = base.loc[base["clients"] >= cores, "baseline_tps"]
+        s["saturated_tps"] = top.max() if len(top) else np.nan
+    else:
+        s = s.merge(sat.rename("saturated_tps").reset_index(), on=list(sat.index.names), how="left")
+    return s
+
+
+# --- the model --------------------------------------------------------------------------------------------------
+
+def host_speed(processed: Path, cal: Calibration) -> tuple[float, float]:
+    """(host CPU per transaction / study 11's, host baseline CPU µs per transaction) of :data:`HOST_BASELINE`."""
+    stem, conf, clients = HOST_BASELINE
+    runs = _read(processed, f"{stem}_runs.csv", "study 02's committed run")
+    c = cell_counts(runs)
+    row = c[(c["configuration"] == conf) & (c["clients"] == clients)]
+    if row.empty:
+        raise MissingInput(processed / f"{stem}_runs.csv", f"study 02's committed run (its {conf} at {clients} client)")
+    host = float(row["server_cpu_us_per_tx"].iloc[0])
+    return host / cal.cpu_per_transaction_us, host
+
+
+def _version(label: str) -> str:
+    """'pg13' -> '13', 'mariadb10.5' -> '10.5', '13 (bullseye container)' -> '13'."""
+    head = str(label).split()[0] if str(label).strip() else ""
+    return head.lstrip("abcdefghijklmnopqrstuvwxyz")
+
+
+def version_costs(costs: pd.DataFrame, versioned: pd.DataFrame | None, engine: str, variant: str
+                  ) -> tuple[pd.DataFrame, set[str]]:
+    """The counts a cell is priced by: its variant's version where the version sweep counted the configuration,
+    else this machine's; with the configurations the version's own counts cover."""
+    mine = costs[costs["engine"] == engine]
+    if not variant or versioned is None:
+        return mine, set()
+    v = versioned[(versioned["engine"] == engine) & (versioned["server"].map(_version) == _version(variant))]
+    own = set(v["configuration"])
+    return pd.concat([v, mine[~mine["configuration"].isin(own)]], ignore_index=True), own
+
+
+def demands(cells: pd.DataFrame, costs: pd.DataFrame, cal: Calibration, speed: float,
+            versioned: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each cell's µs per transaction of each process on the host (factor 1), from its recipe and counted records."""
+    us_per_instruction = cal.us_per_instruction * speed
+    rows = []
+    for _, c in cells.iterrows():
+        recipe = RECIPES.get(c["stem"], {}).get(c["configuration"])
+        if recipe is None or c["role"] != "logging arm":
+            rows.append({"match": "" if recipe is None and c["role"] != "logging arm" else "no counted recipe"})
+            continue
+        mine, own = version_costs(costs, versioned, c["engine"], c["variant"])
+        per = per_record_us(recipe, c["engine"], mine, cal, us_per_instruction, speed)
+        r = float(c["records_per_tx"]) if pd.notna(c["records_per_tx"]) else 0.0
+        used = {conf for conf, _ in recipe.parts} | set(recipe.delta or ()) | set(recipe.per_statement)
+        said = "" if recipe.match == Recipe.match else f"{recipe.match}; "
+        match = recipe.match if not c["variant"] else (
+            f"{said}{c['variant']}'s own counts" if used <= own else
+            f"{said}{', '.join(sorted(used - own))} counted on this machine's server, not {c['variant']}")
+        rows.append({"match": match,
+                     "loader_us_per_tx": r * per["loader"] + per["per_statement"],
+                     "collector_us_per_tx": r * per["collector"], "syslog_us_per_tx": r * per["syslog"],
+                     "receiver_us_per_tx": r * per["receiver"],
+                     "loader_us_per_record": per["loader"], "collector_us_per_record": per["collector"],
+                     "syslog_us_per_record": per["syslog"]})
+    return pd.concat([cells.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+
+
+PROCESSES = ("loader", "collector", "syslog")  # the receiver is a syslog daemon: it takes the syslog factor
+UNFITTED = {p: 1.0 for p in PROCESSES}
+
+
+def predict(d: pd.DataFrame, factors: dict[str, float] = UNFITTED) -> pd.DataFrame:
+    """The predicted ratio of each cell: the least of the latency bound (fewer clients than cores, or IO-bound),
+    the cores' bound (not IO-bound) and each daemon's one-core ceiling. ``factors`` scale each process's time."""
+    d = d.copy()
+    k, cores, tps0 = d["clients"].astype(float), d["cores"].astype(float), d["baseline_tps"].astype(float)
+    loader = d["loader_us_per_tx"].fillna(0) * factors["loader"]
+    daemons = {"collector": d["collector_us_per_tx"].fillna(0) * factors["collector"],
+               "syslog": d["syslog_us_per_tx"].fillna(0) * factors["syslog"],
+               "receiver": d["receiver_us_per_tx"].fillna(0) * factors["syslog"]}
+    total = loader + sum(daemons.values())
+    io = d["io_bound"].astype(bool)
+    latency_bound = (d["clients"] < d["cores"]) | io
+    # a client's cycle is the baseline's (clients / tps) plus its backend's added time
+    lat = pd.Series(np.where(latency_bound, k / (k / tps0 + loader * 1e-6), np.inf), index=d.index)
+    # the cores' time per transaction at the baseline (cores / tps where they are saturated; below that level, the
+    # saturated level's) plus every process's added CPU; an IO-bound baseline says nothing of its core time
+    core_us = np.where(d["clients"] >= d["cores"], cores / tps0, cores / d["saturated_tps"].astype(float)) * 1e6
+    cpu = pd.Series(np.where(io, np.inf, cores / ((core_us + total) * 1e-6)), index=d.index).fillna(np.inf)
+    bound = np.minimum(lat, cpu)
+    ceiling = pd.Series(np.inf, index=d.index)
+    which = pd.Series("", index=d.index, dtype=object)
+    for n, us in daemons.items():
+        cap = pd.Series(np.where(us > 0, 1e6 / us.where(us > 0, 1.0), np.inf), index=d.index)
+        which = which.where(cap >= ceiling, n)
+        ceiling = np.minimum(ceiling, cap)
+    tps = np.minimum(bound, ceiling)
+    d["binding"] = np.where(ceiling < bound, "ceiling: one core of the " + which.astype(str),
+                            np.where(lat <= cpu, "latency: the backend's added time", "CPU: the cores"))
+    d["predicted_ratio"] = np.where(d["role"] == "logging arm", tps / tps0, np.nan)
+    d["predicted_ratio"] = d["predicted_ratio"].where(d["match"] != "no counted recipe")
+    d["added_us_per_tx"] = total
+    for p in PROCESSES:
+        d[f"{p}_factor"] = factors[p]
+    return d
+
+
+def in_fit_subset(d: pd.DataFrame) -> pd.Series:
+    m = pd.Series(True, index=d.index)
+    for k, v in FIT_SUBSET.items():
+        m &= d[k] == v
+    return m & (d["role"] == "logging arm")
+
+
+def measured_added(d: pd.DataFrame) -> pd.DataFrame:
+    """Each process's measured added CPU per transaction (µs): the backend's (the server less its collector) over
+    the baseline's, the collector's, the syslog daemons' (local and receiver)."""
+    return pd.DataFrame({"loader": d["backend_cpu_us_per_tx"] - d["baseline_backend_cpu_us_per_tx"],
+                         "collector": d["collector_cpu_us_per_tx"], "syslog": d["daemon_cpu_us_per_tx"]})
+
+
+def fit_factors(d: pd.DataFrame) -> pd.DataFrame:
+    """Per process, the factor on its counted time that its measured CPU per transaction says, fitted on the fit
+    subset's cells only (least squares through the origin: measured = factor × counted); with its 95 % CI and n.
+    The counts are user-space work: what the factor adds is the host's kernel time and its speed on this code."""
+    import statsmodels.api as sm
+
+    sub = d[in_fit_subset(d)]
+    if sub.empty:
+        raise LogbenchError(f"the cost model's fit subset ({FIT_SUBSET_TEXT}) has no logging cell")
+    measured = measured_added(sub)
+    model = {"loader": sub["loader_us_per_tx"], "collector": sub["collector_us_per_tx"],
+             "syslog": sub["syslog_us_per_tx"] + sub["receiver_us_per_tx"]}
+    rows = []
+    for p in PROCESSES:
+        x, y = model[p].astype(float), measured[p].astype(float)
+        ok = (x > 0) & y.notna()
+        if ok.sum() < 2:
+            rows.append({"process": p, "factor": 1.0, "ci_low": np.nan, "ci_high": np.nan, "n": int(ok.sum())})
+            continue
+        fit = sm.OLS(y[ok].to_numpy(), x[ok].to_numpy()).fit()
+        lo, hi = fit.conf_int()[0]
+        rows.append({"process": p, "factor": float(fit.params[0]), "ci_low": float(lo), "ci_high": float(hi),
+                     "n": int(ok.sum())})
+    return pd.DataFrame(rows)
+
+
+# Names of the terms a prediction can miss, by the process whose measured CPU the model falls short of (the paper
+# explains each: kernel time and contention beyond the counted user-space work, the collector's pipe reads and
+# wake-ups, the syslog daemon's kernel time and threads)
+TERMS = {"backend": "backend CPU beyond the counted", "collector": "collector CPU beyond the counted",
+         "syslog": "syslog daemon CPU beyond the counted"}
+TERM_WAIT = "waiting, not CPU (pipe, socket, lock)"
+TERM_OVER = "counted cost above the timed"
+TERM_LOSS = "syslog rate limit dropped records"
+
+
+def missing_term(row: pd.Series) -> str:
+    """The term that the measured CPU says the prediction lacks, where the prediction misses (outside the measured
+    CI and off by more than the goal); empty where it does not."""
+    p, m, lo, hi = row["predicted_ratio"], row["ratio"], row["ratio_ci_low"], row["ratio_ci_high"]
+    if pd.isna(p) or pd.isna(m):
+        return ""
+    if lo <= p <= hi or abs(p - m) <= GOAL_MEDIAN_ERROR:
+        return ""
+    if pd.notna(row.get("loss")) and row["loss"] > 0.5:
+        return TERM_LOSS
+    if p < m:
+        return TERM_OVER
+    gaps = {"backend": row["backend_cpu_us_per_tx"] - row["baseline_backend_cpu_us_per_tx"]
+            - row["loader_us_per_tx"] * row["loader_factor"],
+            "collector": row["collector_cpu_us_per_tx"] - row["collector_us_per_tx"] * row["collector_factor"],
+            "syslog": row["daemon_cpu_us_per_tx"] - (row["syslog_us_per_tx"] + row["receiver_us_per_tx"])
+            * row["syslog_factor"]}
+    gaps = {k: v for k, v in gaps.items() if pd.notna(v)}
+    needed = row["added_us_per_tx"] * (p / m - 1) if m > 0 else np.nan
+    worst = max(gaps, key=gaps.get) if gaps else None
+    if worst is None or not gaps[worst] > 0 or (pd.notna(needed) and gaps[worst] < 0.25 * needed):
+        return TERM_WAIT
+    return TERMS[worst]
+
+
+COLUMNS = ["study", "stem", "regime", "test", "variant", "configuration", "clients", "cores", "model", "judged",
+           "records_per_tx", "baseline_tps", "loader_us_per_record", "collector_us_per_record",
+           "syslog_us_per_record", "loader_us_per_tx", "collector_us_per_tx", "syslog_us_per_tx",
+           "receiver_us_per_tx", "loader_factor", "collector_factor", "syslog_factor", "binding", "predicted_ratio",
+           "ratio", "ratio_ci_low", "ratio_ci_high", "error", "in_ci", "missing_term", "match", "env_id"]
+SUMMARY_COLUMNS = ["model", "fitted_on", "study", "judged_cells", "median_abs_error", "in_ci_share",
+                   "goal_median_abs_error", "goal_in_ci_share", "goals_met"]
+FACTOR_COLUMNS = ["process", "factor", "ci_low", "ci_high", "n", "fitted_on", "us_per_instruction", "host_speed",
+                  "calibration_us_per_instruction", "host_cpu", "calibration_cpu"]
+# The destinations a DBA chooses between, as study 11 counted them: (engine, configuration, what it is)
+RULE_ROWS = (("postgresql", "stderr", "PostgreSQL, stderr to a file through the collector"),
+             ("postgresql", "csvlog", "PostgreSQL, csvlog"), ("postgresql", "jsonlog", "PostgreSQL, jsonlog"),
+             ("postgresql", "syslog", "PostgreSQL, local syslog (rsyslogd to a file)"),
+             ("postgresql", "remote_syslog_udp", "PostgreSQL, syslog forwarded over UDP (receiver not counted)"),
+             ("postgresql", "log_statement_all", "PostgreSQL, log_statement = all (stderr)"),
+             ("postgresql", "log_duration", "PostgreSQL, log_duration (stderr)"),
+             ("mariadb", "slow_file", "MariaDB, slow log to a file"), ("mariadb", "slow_table", "MariaDB, slow log to "
+                                                                                                "its table"),
+             ("mariadb", "general_file", "MariaDB, general log to a file"))
+RULE_COLUMNS = ["engine", "configuration", "what", "loader_instructions_per_record",
+                "collector_instructions_per_record", "syslog_instructions_per_record", "loader_syscalls_per_record",
+                "daemon_syscalls_per_record", "model", "loader_us_per_record", "collector_us_per_record",
+                "syslog_us_per_record", "us_per_record", "us_per_record_ci_low", "us_per_record_ci_high",
+                "daemon_records_per_s", "daemon_records_per_s_ci_low", "daemon_records_per_s_ci_high"]
+
+
+@dataclass(frozen=True)
+class CostModel:
+    cells: pd.DataFrame  # every logging cell, predicted by each model, beside the measured ratio
+    summary: pd.DataFrame  # held-out accuracy per model, study and overall
+    factors: pd.DataFrame  # the fitted variant's factors, with the host's time per instruction
+    rule: pd.DataFrame  # per destination: instructions and µs per record, a daemon core's records per second
+
+
+def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
+    """Every logging cell of :data:`STUDIES` predicted by the counted model (nothing fitted: judged on every cell)
+    and by the fitted one (each process's factor from its measured CPU on :data:`FIT_SUBSET`: judged on the other
+    cells), their held-out accuracy, the factors and the per-record rule. MissingInput names the first processed
+    table that is not there."""
+    processed = Path(processed_dir)
+    cal = calibration(_read(processed, CALIBRATION, "study 11's committed run (its calibration)"))
+    costs = counted_costs(_read(processed, RECORD_COST, "study 11's committed run"),
+                          _read(processed, RECORD_FIGURES, "study 11's committed run"))
+    speed, _ = host_speed(processed, cal)
+    cells = pd.concat([study_cells(processed, study, stem) for study, stem in STUDIES], ignore_index=True)
+    versioned = None
+    if (cells["stem"].isin(VERSIONED)).any():
+        versioned = counted_costs(_read(processed, VERSIONS_COST, "study 11's versions run"),
+                                  _read(processed, VERSIONS_FIGURES, "study 11's versions run"))
+    d = demands(cells, costs, cal, speed, versioned)
+    d = d[d["role"] == "logging arm"].reset_index(drop=True)
+    factors = fit_factors(d)
+    fitted = dict(zip(factors["process"], factors["factor"]))
+    counted_ok = d["match"].ne("no counted recipe")
+    tables = []
+    for model, f, judged in (("counted", UNFITTED, counted_ok), ("fitted", fitted, counted_ok & ~in_fit_subset(d))):
+        p = predict(d, f).assign(model=model, judged=judged)
+        p["error"] = p["predicted_ratio"] - p["ratio"]
+        p["in_ci"] = (p["predicted_ratio"] >= p["ratio_ci_low"]) & (p["predicted_ratio"] <= p["ratio_ci_high"])
+        p["missing_term"] = p.apply(missing_term, axis=1)
+        tables.append(p)
+    out = pd.concat(tables, ignore_index=True)
+    us_per_instruction = cal.us_per_instruction * speed
+    # study 11 and the throughput studies may have run on different processors: said beside the carried-over time
+    factors = factors.assign(fitted_on=FIT_SUBSET_TEXT, us_per_instruction=us_per_instruction, host_speed=speed,
+                             calibration_us_per_instruction=cal.us_per_instruction,
+                             host_cpu=_cpu_model(processed, HOST_BASELINE[0]),
+                             calibration_cpu=_cpu_model(processed, "record_cost"))
+    return CostModel(out[COLUMNS], summarise(out), factors[FACTOR_COLUMNS],
+                     rule(costs, cal, us_per_instruction, speed, fitted, factors))
+
+
+def summarise(out: pd.DataFrame) -> pd.DataFrame:
+    """Per model, per study and overall: judged cells, median |predicted − measured|, share of measured CIs that
+    contain the prediction, and whether the issue's goals are met."""
+    rows = []
+    for model, g in out.groupby("model", sort=False):
+        j = g[g["judged"] & g["predicted_ratio"].notna() & g["ratio"].notna()]
+        for study, h in [*j.groupby("study"), ("all", j)]:
+            mae = float(np.median(np.abs(h["error"]))) if len(h) else np.nan
+            share = float(h["in_ci"].mean()) if len(h) else np.nan
+            rows.append({"model": model,
+                         "fitted_on": FIT_SUBSET_TEXT if model == "fitted" else "nothing (counts and calibration)",
+                         "study": study, "judged_cells": len(h), "median_abs_error": mae, "in_ci_share": share,
+                         "goal_median_abs_error": GOAL_MEDIAN_ERROR, "goal_in_ci_share": GOAL_COVERAGE,
+                         "goals_met": bool(mae <= GOAL_MEDIAN_ERROR and share >= GOAL_COVERAGE)})
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def rule(costs: pd.DataFrame, cal: Calibration, us_per_instruction: float, speed: float,
+         fitted: dict[str, float], factors: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The DBA's table: per destination, the counted instructions and system calls per record (they transfer to
+    another machine), the µs per record on this host (counted; fitted) and the records per second one core of its
+    daemon holds (a single-threaded collector or syslog daemon). The fitted model's µs carry an interval: each
+    process's counted time times the ends of its factor's 95 % interval, summed (conservative: the ends taken
+    together); the counted model fits nothing and has none."""
+    ends = {}
+    if factors is not None and len(factors):
+        f = factors.set_index("process")
+        ends = {e: {p: float(f.loc[p, col]) if p in f.index and pd.notna(f.loc[p, col]) else fitted[p]
+                    for p in PROCESSES} for e, col in (("low", "ci_low"), ("high", "ci_high"))}
+    c = costs.set_index(["engine", "configuration", "process"])
+    rows = []
+    for engine, conf, what in RULE_ROWS:
+        if not any((engine, conf, p) in c.index for p in (*LOADER.values(), *DAEMONS)):
+            continue
+
+        def get(proc, col):
+            return float(c.loc[(engine, conf, proc), col]) if (engine, conf, proc) in c.index else 0.0
+
+        loader, daemon = LOADER[engine], "rsyslogd" if get("rsyslogd", "instructions_per_record") > 0 else "logger"
+        recipe = Recipe(((conf, 1.0),))
+        per = per_record_us(recipe, engine, costs, cal, us_per_instruction, speed)
+        base = {"engine": engine, "configuration": conf, "what": what,
+                "loader_instructions_per_record": get(loader, "instructions_per_record"),
+                "collector_instructions_per_record": get("logger", "instructions_per_record"),
+                "syslog_instructions_per_record": get("rsyslogd", "instructions_per_record"),
+                "loader_syscalls_per_record": get(loader, "syscalls_per_record"),
+                "daemon_syscalls_per_record": get(daemon, "syscalls_per_record")}
+        for model, f in (("counted", UNFITTED), ("fitted", fitted)):
+            us = {p: per[p] * f[p] for p in PROCESSES}
+            daemon_us = max(us["collector"], us["syslog"])
+            interval = {}
+            if model == "fitted" and ends:
+                lo = {p: per[p] * ends["low"][p] for p in PROCESSES}
+                hi = {p: per[p] * ends["high"][p] for p in PROCESSES}
+                d_lo, d_hi = max(lo["collector"], lo["syslog"]), max(hi["collector"], hi["syslog"])
+                # a daemon that is slower per record holds fewer records: the ends swap
+                interval = {"us_per_record_ci_low": sum(lo.values()), "us_per_record_ci_high": sum(hi.values()),
+                            "daemon_records_per_s_ci_low": 1e6 / d_hi if daemon_us > 0.01 and d_hi > 0 else np.nan,
+                            "daemon_records_per_s_ci_high": 1e6 / d_lo if daemon_us > 0.01 and d_lo > 0 else np.nan}
+            rows.append({**base, "model": model, **{f"{p}_us_per_record": us[p] for p in PROCESSES},
+                         "us_per_record": sum(us.values()),
+                         "daemon_records_per_s": 1e6 / daemon_us if daemon_us > 0.01 else np.nan, **interval})
+    return pd.DataFrame(rows, columns=RULE_COLUMNS)
+
+
+# --- the syslog daemons' own CPU, timed: the local one and the receiver apart --------------------------------------
+
+# The tables whose syslog arms ran a daemon whose CPU each run recorded (the receiver of remote syslog apart, in the
+# run's extra record as logger_cpu_s_by_daemon since the runs of 2026-11-26)
+DAEMON_STEMS = ("pg_destinations", "pg_destinations_post000", "pg_destinations_post004", "pg_destinations_io_bound")
+DAEMON_COLUMNS = ["study", "stem", "configuration", "clients", "n", "duration_s", "local_core_share",
+                  "local_core_share_ci_low", "local_core_share_ci_high", "receiver_core_share",
+                  "receiver_core_share_ci_low", "receiver_core_share_ci_high", "local_us_per_record",
+                  "local_us_per_record_ci_low", "local_us_per_record_ci_high", "local_records_per_s_one_core",
+                  "receiver_us_per_record", "receiver_us_per_record_ci_low", "receiver_us_per_record_ci_high",
+                  "env_id"]
+
+
+def _by_daemon(runs: pd.DataFrame, which: str) -> pd.Series:
+    def get(x):
+        try:
+            v = json.loads(x).get("logger_cpu_s_by_daemon", {}) if isinstance(x, str) else {}
+            return float(v.get(which, np.nan))
+        except (ValueError, TypeError, AttributeError):
+            return np.nan
+    return runs["extra"].map(get) if "extra" in runs.columns else pd.Series(np.nan, index=runs.index)
+
+
+def _syslog_share(x) -> float:
+    """The share of a run's records that went to a syslog destination (local or remote), from its per-destination
+    counts; NaN where the run did not record them."""
+    try:
+        d = json.loads(x) if isinstance(x, str) else {}
+    except ValueError:
+        return np.nan
+    total = sum(float(v) for v in d.values())
+    return sum(float(v) for k, v in d.items() if "syslog" in k) / total if total > 0 else np.nan
+
+
+def daemon_cpu(processed_dir: Path | str = paths.PROCESSED) -> pd.DataFrame:
+    """Per syslog arm and clients level of :data:`DAEMON_STEMS`: the local syslog daemon's and, for remote syslog,
+    the receiver's CPU as a share of one core (each run's CPU seconds over its measured length; mean with its t
+    interval over runs, n), and each one's µs per record it took (the local daemon every record the server sent,
+    the receiver the records that arrived). The receiver ran on the same cores as the server: reported apart, never
+    charged to the database host as if it were elsewhere. A stem whose runs did not record the daemons apart
+    contributes its local daemon's total only where it had no receiver."""
+    from ..base.stats import mean_ci
+
+    processed = Path(processed_dir)
+    rows = []
+    for stem in DAEMON_STEMS:
+        f = processed / f"{stem}_runs.csv"
+        if not f.exists():
+            continue
+        runs = pd.read_csv(f)
+        if "warmup" in runs.columns:
+            runs = runs[~runs["warmup"].astype(bool)]
+        runs = runs[runs["configuration"].astype(str).str.contains("syslog")]
+        if runs.empty:
+            continue
+        runs = runs.assign(local=_by_daemon(runs, "local"), remote=_by_daemon(runs, "remote"))
+        total = pd.to_numeric(runs.get("logger_cpu_s", pd.Series(np.nan, index=runs.index)), errors="coerce")
+        # without the split, the one recorded figure is the local daemon's only where there was no receiver; a
+        # configuration without a receiver has no receiver's CPU (its recorded 0 is no measurement)
+        no_receiver = ~runs["configuration"].astype(str).str.startswith("remote")
+        runs["local"] = runs["local"].where(runs["local"].notna(), total.where(no_receiver))
+        runs["remote"] = runs["remote"].where(~no_receiver)
+        nan = pd.Series(np.nan, index=runs.index)
+        sent = pd.to_numeric(runs.get("log_records_expected", nan), errors="coerce")
+        got = pd.to_numeric(runs.get("log_records_received", nan), errors="coerce")
+        sent = sent.where(sent > 0, got)
+        # a configuration that also logs to a file sends the daemon only its syslog share of the records
+        share = runs.get("log_records_by_destination", nan).map(_syslog_share)
+        sent, got = sent * share.fillna(1.0), got * share.fillna(1.0)
+        for (conf, k), g in runs.groupby(["configuration", "clients"], sort=True):
+            dur = g["duration_s"].astype(float)
+            local, remote = mean_ci(g["local"] / dur), mean_ci(g["remote"] / dur)
+            per_l = mean_ci(1e6 * g["local"] / sent[g.index].where(sent[g.index] > 0))
+            per_r = mean_ci(1e6 * g["remote"] / got[g.index].where(got[g.index] > 0))
+            if local.n == 0:
+                continue
+            rows.append({"study": "02", "stem": stem, "configuration": conf, "clients": int(k), "n": local.n,
+                         "duration_s": float(dur.median()), "local_core_share": local.value,
+                         "local_core_share_ci_low": local.low, "local_core_share_ci_high": local.high,
+                         "receiver_core_share": remote.value, "receiver_core_share_ci_low": remote.low,
+                         "receiver_core_share_ci_high": remote.high, "local_us_per_record": per_l.value,
+                         "local_us_per_record_ci_low": per_l.low, "local_us_per_record_ci_high": per_l.high,
+                         # one core's worth of seconds over the daemon's seconds per record
+                         "local_records_per_s_one_core": 1e6 / per_l.value if per_l.value > 0 else np.nan,
+                         "receiver_us_per_record": per_r.value, "receiver_us_per_record_ci_low": per_r.low,
+                         "receiver_us_per_record_ci_high": per_r.high,
+                         "env_id": str(g["env_id"].iloc[0]) if "env_id" in g.columns else ""})
+    return pd.DataFrame(rows, columns=DAEMON_COLUMNS)

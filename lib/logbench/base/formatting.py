@@ -1,0 +1,59 @@
+"""How every estimate is printed: one number format and one estimate-with-interval format, for the notebooks, the
+answer, the findings and the paper alike.
+
+:func:`number` gives ``sig`` significant digits in plain decimals (12345, not 1.23e+04; 1.00, not 1), '∞' for an
+unbounded bound and '—' where a value is undefined. :func:`ci_text` is 'mean [low, high]' over it, with ' (n=…)'
+where the caller knows n; where the interval is undefined (n = 1) it prints the mean alone rather than two dashes.
+"""
+
+from __future__ import annotations
+
+import math
+
+# The level of every interval: stats computes at it and takes it from here, so what is printed and what is computed
+# cannot disagree, and formatting needs nothing of stats.
+CONFIDENCE = 0.95
+CI = f"{round(100 * CONFIDENCE)} % CI"
+UNDEFINED = "—"
+
+
+def undefined(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def number(x, sig: int = 3) -> str:
+    """A number with ``sig`` significant digits, no exponent; ∞ and — for the unbounded and the undefined."""
+    if x is None:
+        return UNDEFINED
+    x = float(x)  # numpy's float32 and ints too, whose NaN undefined() would not see
+    if math.isnan(x):
+        return UNDEFINED
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if x == 0:
+        return "0"
+    decimals = max(0, sig - 1 - int(math.floor(math.log10(abs(x)))))
+    s = f"{x:.{decimals}f}"
+    return "0" if s in ("-0", "-0.0") else s
+
+
+def p_value(p) -> str:
+    """A p-value: two significant digits, or '< 0.001'."""
+    if undefined(p):
+        return UNDEFINED
+    return "< 0.001" if p < 0.001 else number(p, 2)
+
+
+def ci_text(mean, low, high, sig: int = 3, factor: float = 1.0, n: int | None = None) -> str:
+    """'mean [low, high]' (the interval left out where undefined), each value times ``factor``; ' (n=…)' if given."""
+    def scaled(v):
+        return v if undefined(v) else float(v) * factor
+    text = number(scaled(mean), sig)
+    if not (undefined(low) or undefined(high)):
+        text += f" [{number(scaled(low), sig)}, {number(scaled(high), sig)}]"
+    return text + (f" (n={int(n)})" if n is not None else "")
+
+
+def ci_words(mean, low, high, unit: str = "µs") -> str:
+    """The estimate in a sentence: 'mean µs (95 % CI low to high)'."""
+    return f"{number(mean)} {unit} ({CI} {number(low)} to {number(high)})"

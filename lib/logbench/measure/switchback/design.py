@@ -1,0 +1,159 @@
+"""The switchback design's plan: its parameters, each load's windows, the order of the loads, the adaptive budget.
+
+Pure values and seeded plans, nothing started: what a study checks before anything runs (see the package's
+docstring for the design itself).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...base import params
+from ...base.errors import ParameterError
+
+LAYOUTS = ("permutation", "paired")
+DESIGNS = ("blocks", "switchback")
+# pgbench reports its transactions per whole second (--aggregate-interval=1): a window's measured part must
+# hold at least one whole interval.
+REPORT_INTERVAL_S = 1
+
+
+@dataclass(frozen=True)
+class SwitchbackDesign:
+    """How arms are switched inside a load; checked on construction (ParameterError naming the parameter)."""
+
+    window_s: int
+    guard_s: int
+    layout: str = "permutation"
+    blocks: int = 6           # blocks per load
+    loads: int = 2            # independent loads per clients level, at least
+    max_loads: int = 2        # adaptive: up to this many while an arm is wider than the target
+    lead_in_s: int = 3        # the load runs this long before the first window (connections, caches)
+    # sync(2) inside each guard: the page cache a logging window left dirty is written back there, not in later
+    # windows. Without it, at 4 clients on 2 cores a 4 s stderr window left the next 5-10 s 11-26 % slower
+    # (benchmarks/pg_carryover.py, 3 runs of 3-4 arm segments each); with it, -0.5 % [-3.0, +2.1] in the 5 s after
+    flush: bool = True
+
+    def __post_init__(self):
+        for name in ("window_s", "blocks", "loads", "max_loads"):
+            params.positive_int(name, getattr(self, name))
+        for name in ("guard_s", "lead_in_s"):
+            params.non_negative_int(name, getattr(self, name))
+        params.choice("layout", self.layout, LAYOUTS)
+        if self.window_s - self.guard_s < REPORT_INTERVAL_S:
+            raise ParameterError("window_s", self.window_s,
+                                 f"a whole number of seconds longer than guard_s ({self.guard_s}) by at least the "
+                                 f"load tool's report interval ({REPORT_INTERVAL_S} s): the window must keep a "
+                                 "measured second after its guard")
+        if not isinstance(self.flush, bool):
+            raise ParameterError("flush", self.flush, "True or False")
+        if self.max_loads < self.loads:
+            raise ParameterError("max_loads", self.max_loads, f"a whole number >= loads ({self.loads})")
+
+    @property
+    def measured_s(self) -> int:
+        return self.window_s - self.guard_s
+
+    def windows_per_block(self, arms: int) -> int:
+        return arms if self.layout == "permutation" else 2 * (arms - 1)
+
+    def load_seconds(self, arms: int) -> int:
+        """How long one load's windows take (without the lead-in)."""
+        return self.blocks * self.windows_per_block(arms) * self.window_s
+
+    def as_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+def design_from(design: object, *, window_s: object, guard_s: object, layout: object, blocks: object,
+                loads: object, max_loads: object, lead_in_s: object, flush: object = None) -> SwitchbackDesign | None:
+    """The notebook's ``design`` parameter and its switchback parameters -> a design, or None for blocks."""
+    params.choice("design", design, DESIGNS)
+    if design == "blocks":
+        return None
+    loads = params.positive_int("loads", loads)
+    return SwitchbackDesign(window_s=params.positive_int("window_s", window_s),
+                            guard_s=params.non_negative_int("guard_s", guard_s), layout=layout,
+                            blocks=params.positive_int("blocks", blocks), loads=loads,
+                            max_loads=loads if max_loads is None else max_loads,
+                            lead_in_s=params.non_negative_int("lead_in_s", lead_in_s),
+                            flush=True if flush is None else flush)
+
+
+SWITCHBACK_FIELDS = ("window_s", "guard_s", "layout", "blocks", "loads", "max_loads", "flush")
+
+
+def from_profile(profile: dict, *, design: object, lead_in_s: float, **given: object) -> SwitchbackDesign | None:
+    """The design from a study's parameters, each None taking the profile's; None for the block design."""
+    design = profile.get("design", "blocks") if design is None else design
+    values = {k: profile.get(k) if given.get(k) is None else given[k] for k in SWITCHBACK_FIELDS}
+    if design == "switchback":
+        missing = [k for k in SWITCHBACK_FIELDS if values[k] is None and k not in ("max_loads", "flush")]
+        if missing:
+            raise ParameterError(missing[0], None, "a value: this profile has none for the switchback design")
+    return design_from(design, lead_in_s=int(round(lead_in_s)), **values)
+
+
+def check_reloadable(configurations: Sequence, contexts: dict[str, str]) -> None:
+    """ParameterError naming ``design`` when an arm changes a setting only a restart applies."""
+    needs_restart = sorted({f"{c.name}: {k}" for c in configurations for k in c.settings
+                            if contexts.get(k) == "postmaster"})
+    if needs_restart:
+        raise ParameterError("design", "switchback",
+                             "'blocks' for arms that change a setting only a restart applies "
+                             f"({', '.join(needs_restart)}): a switch inside a running load cannot restart it")
+
+
+@dataclass(frozen=True)
+class Window:
+    load: int
+    block: int
+    unit: int     # the comparison unit: the block ('permutation') or the pair ('paired')
+    index: int    # order in its load
+    arm: str
+
+
+def plan_load(arms: Sequence[str], baseline: str, design: SwitchbackDesign, seed: int, clients: int,
+              load: int) -> tuple[Window, ...]:
+    """One load's windows, from a generator seeded by (seed, clients, load): the same study plans the same
+    windows again (resume), and no load's order depends on another's."""
+    rng = np.random.default_rng([int(seed), int(clients), int(load), 0x5B])
+    out: list[Window] = []
+    unit = 0
+    others = [a for a in arms if a != baseline]
+    for block in range(design.blocks):
+        if design.layout == "permutation":
+            for i in rng.permutation(len(arms)):
+                out.append(Window(load, block, block, len(out), arms[int(i)]))
+            continue
+        for i in rng.permutation(len(others)):
+            pair = [baseline, others[int(i)]]
+            if rng.random() < 0.5:
+                pair.reverse()
+            for arm in pair:
+                out.append(Window(load, block, unit, len(out), arm))
+            unit += 1
+    return tuple(out)
+
+
+def load_order(clients: Sequence[int], rounds: int, seed: int) -> list[tuple[int, int]]:
+    """(clients, load) pairs: round r runs every level's load r, the levels in a seeded random order, so the
+    machine's drift over the study falls on every level alike."""
+    rng = np.random.default_rng([int(seed), 0x0AD5])
+    out = []
+    for r in range(rounds):
+        out += [(int(clients[int(i)]), r) for i in rng.permutation(len(clients))]
+    return out
+
+
+def fits_budget(spent_s: float, loads_s: Sequence[float], nominal_s: float, budget_s: float) -> bool:
+    """Whether one more adaptive load fits ``time_budget_s``: the adaptive part's seconds so far plus a load as long
+    as the longest this study ran (the nominal length, windows + lead-in + restart, until one has run). The planned
+    loads are not counted against it: on this VM a load took ~30 % longer than its windows (restart, pgbench's
+    set-up, parsing), and a budget taken from the nominal length was spent before the first adaptive load."""
+    expected = max(loads_s) if len(loads_s) else nominal_s
+    return spent_s + expected <= budget_s
