@@ -58,18 +58,27 @@ def fit_level(runs: pd.DataFrame, *, arm_col: str, baseline: str, value: str = "
     d = _frame(runs, arm_col, value, time_col, block_col, cluster_col or block_col)
     if baseline not in set(d["arm"]):
         raise ValueError(f"no run of the baseline {baseline!r} among {sorted(set(d['arm']))}")
-    term = f"C(arm, Treatment(reference={baseline!r}))"
-    if smooth_df == PER_GROUP:
-        smooth_df = max(3, d["cluster"].nunique()) if "cluster" in d else SMOOTH_DF
-    k = _smooth_df(smooth_df, len(d), d["arm"].nunique() + (d["block"].nunique() - 1 if block_col else 0))
-    formula = "y ~ " + " + ".join([term] + (["C(block)"] if block_col else []) + ([f"bs(t, df={k})"] if k else []))
+    term, formula, k = level_formula(d, baseline=baseline, blocks=block_col is not None, smooth_df=smooth_df)
     y, x = patsy.dmatrices(formula, d, return_type="dataframe")  # once: the clustered fit reuses it
     fit = sm.OLS(y["y"], x).fit()
     clustered = _clustered(y["y"], x, d["cluster"]) if "cluster" in d else None
     rows = [_arm_row(arm, f"{term}[T.{arm}]", d, fit, clustered, confidence) for arm in _arms_in_order(d, baseline)]
     return pd.DataFrame(rows).assign(model=_describe(block_col, k), resid_acf1=_acf1(fit.resid),
+                                     sigma=math.sqrt(fit.scale) if fit.df_resid > 0 else math.nan,
                                      levene_p=_levene(fit.resid, d["arm"]),
                                      clusters=d["cluster"].nunique() if "cluster" in d else 0)
+
+
+def level_formula(d: pd.DataFrame, *, baseline: str, blocks: bool, smooth_df: int | str | None) -> tuple[str, str, int]:
+    """(the arm term, the formula, the spline's df) :func:`fit_level` fits to a level's frame ``d`` (columns arm, t
+    [, block, cluster]); the planner (logbench.planning) builds a candidate schedule's design matrix from the same
+    formula, so what it predicts is this model's interval and no other."""
+    term = f"C(arm, Treatment(reference={baseline!r}))"
+    if smooth_df == PER_GROUP:
+        smooth_df = max(3, d["cluster"].nunique()) if "cluster" in d else SMOOTH_DF
+    k = _smooth_df(smooth_df, len(d), d["arm"].nunique() + (d["block"].nunique() - 1 if blocks else 0))
+    formula = "y ~ " + " + ".join([term] + (["C(block)"] if blocks else []) + ([f"bs(t, df={k})"] if k else []))
+    return term, formula, k
 
 
 def _acf1(resid: pd.Series) -> float:
