@@ -32,7 +32,8 @@ import itertools
 import json
 import math
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -250,10 +251,20 @@ def predict_frame(frame: pd.DataFrame, noise: Noise, sigma: float | None = None,
             "df": float(df)}
 
 
+# Layouts drawn per prediction: with few blocks the half-width depends on the draw (an arm that lands where the
+# time spline bends is confounded with it: 04's 2 blocks gave a median of ±0.29 with one draw, ±1.5 with another),
+# so the prediction is the median over this many draws from the seed on.
+DRAWS = 5
+
+
 def predict(noise: Noise, cand: Candidate, seed: int = 0, settle_s: float = 0.0) -> dict[str, float]:
-    """:func:`predict_frame` on the candidate's runs, with the level's seconds under it."""
-    unit = _candidate_unit(noise.baseline, noise.arms, noise.windows_per_arm_block, cand, seed)
-    return {**predict_frame(pd.DataFrame(), noise, unit=unit), "seconds": candidate_seconds(noise, cand, settle_s)}
+    """:func:`predict_frame` on the candidate's runs (the median over :data:`DRAWS` layouts drawn from ``seed``
+    on), with the level's seconds under it."""
+    draws = [predict_frame(pd.DataFrame(), noise,
+                           unit=_candidate_unit(noise.baseline, noise.arms, noise.windows_per_arm_block, cand, seed + i))
+             for i in range(DRAWS)]
+    return {**{k: float(np.median([d[k] for d in draws])) for k in ("aa_hw", "median_hw", "df")},
+            "seconds": candidate_seconds(noise, cand, settle_s)}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -304,22 +315,24 @@ def _shortfall(p: dict, goal: Goal, clients: object) -> float:
     return max(p["median_hw"] / goal.median, p["aa_hw"] / aa if aa is not None else 0.0)
 
 
-def plan_study(noises: list[Noise], goal: Goal, settle_s: float = 0.0, seed: int | None = None
-               ) -> tuple[pd.DataFrame, dict]:
+def plan_study(noises: list[Noise], goal: Goal, settle_s: float = 0.0, seed: int | None = None,
+               accept: Callable[[Candidate], bool] | None = None) -> tuple[pd.DataFrame, dict]:
     """(per level: each design's cheapest candidate meeting the goal alone, or its best within the budget;
     the study's pick: one design and count for every level, the cheapest meeting the goal at every level
     within ``goal.budget_s``, else the one nearest it (the floor), with why). ``settle_s``: the settle wait
     expected before each block run; ``seed``: the study's, to keep only block layouts the study accepts with it
-    (:func:`runnable`)."""
+    (:func:`runnable`); ``accept``: the study's own say where its schedule is more than one layout (04 lays out
+    each cell with a seed of its own): whether its define() takes the candidate (the study's pick only; the
+    per-level rows show what each level alone would take)."""
     by_design: dict[str, list[Noise]] = {}
     for nz in noises:
         by_design.setdefault(nz.design, []).append(nz)
     rows, picks = [], []
     for dsg, group in by_design.items():
         levels = tuple(sorted({int(nz.clients) for nz in group}))
-        cands = [c for c in candidates(dsg) if seed is None
-                 or all(runnable(nz.baseline, nz.arms, c, levels, seed) for nz in group)]
-        preds = {c: [predict(nz, c, settle_s=settle_s) for nz in group] for c in cands}
+        cands = [c for c in candidates(dsg)
+                 if seed is None or all(runnable(nz.baseline, nz.arms, c, levels, seed) for nz in group)]
+        preds = {c: [predict(nz, c, seed=seed or 0, settle_s=settle_s) for nz in group] for c in cands}
         for i, nz in enumerate(group):
             ok = [(p[i]["seconds"], c) for c, p in preds.items() if _meets(p[i], goal, nz.clients)
                   and p[i]["seconds"] <= goal.budget_s]
@@ -334,7 +347,8 @@ def plan_study(noises: list[Noise], goal: Goal, settle_s: float = 0.0, seed: int
                          "goal_aa": goal.aa_for(nz.clients), "goal_median": goal.median, "meets": bool(ok)})
         for c, p in preds.items():
             total = sum(x["seconds"] for x in p)
-            if total <= goal.budget_s:
+            # the study's define() is slow (04's lays out every cell): asked only about what fits the budget
+            if total <= goal.budget_s and (accept is None or accept(c)):
                 short = max(_shortfall(x, goal, nz.clients) for x, nz in zip(p, group))
                 picks.append((short <= 1, short, total, dsg, c, p, group))
     if not picks:
@@ -425,3 +439,84 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# --- a run's schedule: predicted when it starts, reached when it ends ------------------------------------------
+
+def study_candidate(study: object) -> Candidate:
+    """The schedule a defined study runs per level, as a :class:`Candidate` (its repeats and block layout, or its
+    switchback loads and blocks; adaptive blocks or loads not counted)."""
+    sb = getattr(study, "switchback", None)
+    if sb is not None:
+        return Candidate(SWITCHBACK, int(sb.loads), blocks=int(sb.blocks))
+    layout = getattr(study, "block_layout", None)
+    return Candidate(BLOCKS, int(study.repeats), getattr(layout, "baseline_runs", 1), getattr(layout, "aa_runs", 1))
+
+
+PREDICTED_PROFILES = ("standard", "resolution")
+PREDICTED_COLUMNS = ["level", "clients", "design", "schedule", "noise_from", "sigma", "pred_aa_hw", "pred_median_hw",
+                     "pred_seconds"]
+
+
+def predicted_for(study: object, processed_dir: Path | str) -> pd.DataFrame:
+    """What the planner predicts ``study``'s schedule reaches per level, from the committed runs in
+    ``processed_dir`` of the same design (:data:`PLANNED`), its levels at the study's clients and its arms among
+    the study's configurations; empty where the study has no planned noise (another study, none committed)."""
+    from .studies.output import stem
+
+    # a named profile's study is named by its processed stem (pg_destinations_resolution)
+    found = [k for k in PLANNED if stem(k, str(getattr(study, "profile", ""))) == getattr(study, "name", "")]
+    # other named profiles run other arms, levels or posts than the committed tables the noise comes from
+    if not found or getattr(study, "profile", "") not in PREDICTED_PROFILES:
+        return pd.DataFrame(columns=PREDICTED_COLUMNS)
+    name = found[0]
+    cand = study_candidate(study)
+    names = {c.name for c in study.planned_configurations}
+    settle = getattr(study, "settle", None)
+    rows = []
+    try:
+        noises = study_noise(processed_dir, name)
+    except FileNotFoundError:
+        return pd.DataFrame(columns=PREDICTED_COLUMNS)
+    for nz in noises:
+        if nz.design != cand.design or int(nz.clients) not in {int(c) for c in study.clients}:
+            continue
+        keep = [(a, r) for a, r in zip(nz.arms, nz.ratios) if a in names]
+        if not keep or nz.baseline not in names:
+            continue
+        nz = Noise(**{**nz.__dict__, "arms": tuple(a for a, _ in keep), "ratios": tuple(r for _, r in keep)})
+        p = predict(nz, cand, seed=int(study.seed),
+                    settle_s=settle.poll_s if settle is not None and cand.design == BLOCKS else 0.0)
+        rows.append({"level": nz.level, "clients": nz.clients, "design": cand.design, "schedule": cand.text(),
+                     "noise_from": nz.stem, "sigma": nz.sigma, "pred_aa_hw": p["aa_hw"],
+                     "pred_median_hw": p["median_hw"], "pred_seconds": p["seconds"]})
+    return pd.DataFrame(rows, columns=PREDICTED_COLUMNS)
+
+
+def reached(runs: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
+    """Per level of a finished run: the main model's A/A half-width and median overhead half-width."""
+    fit = models.fit_main(runs, baseline=baseline)
+    levels = [c for c in models.LEVELS if c in fit]
+    fit = fit.assign(level=models._level_text(fit, levels))
+    rows = []
+    for level, g in fit.groupby("level", sort=False):
+        aa, over = g[g["arm"].map(is_aa)], g[~g["arm"].map(is_aa)]
+        rows.append({"level": level, "aa_hw": float(aa["halfwidth"].iloc[0]) if len(aa) else math.nan,
+                     "median_hw": float(over["halfwidth"].median()) if len(over) else math.nan})
+    return pd.DataFrame(rows, columns=["level", "aa_hw", "median_hw"])
+
+
+def reached_vs_predicted(predicted: pd.DataFrame, runs: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
+    """``predicted`` (:func:`predicted_for`, taken when the run started) beside what the run reached, per level."""
+    if not len(predicted):
+        return predicted.assign(aa_hw=pd.Series(dtype=float), median_hw=pd.Series(dtype=float))
+    return predicted.merge(reached(runs, baseline), on="level", how="left")
+
+
+def reached_text(table: pd.DataFrame) -> str:
+    """One line per level: what the run reached beside what the planner predicted from the committed runs."""
+    if not len(table):
+        return "no planner prediction for this run (no committed runs of its design to predict from)"
+    return "\n".join(f"{r.level}: A/A ±{r.aa_hw:.3f} (predicted ±{r.pred_aa_hw:.3f}), median overhead "
+                     f"±{r.median_hw:.3f} (predicted ±{r.pred_median_hw:.3f}); {r.schedule}, noise from "
+                     f"{r.noise_from}" for r in table.itertuples())
