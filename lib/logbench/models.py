@@ -162,7 +162,7 @@ def _describe(block_col: str | None, k: int) -> str:
 def fit_study(runs: pd.DataFrame, *, baseline: str | None = None, levels: list[str] | None = None,
               arm_col: str = "configuration", value: str = "tps", time_col: str = TIME, block_col: str | None = None,
               smooth_df: int | str | None = None, cluster_col: str | None = BLOCK,
-              always: tuple[str, ...] = ()) -> pd.DataFrame:
+              always: tuple[str, ...] = (), confidence: float = stats.CONFIDENCE) -> pd.DataFrame:
     """:func:`fit_level` per level of a study's runs table: per clients level and per each other column of
     :data:`LEVELS` with several values or named in ``always`` (by default), each level against its own
     ``baseline`` (by default the one its A/A arm repeats). A multi-server table's "variant/name" configurations
@@ -176,7 +176,7 @@ def fit_study(runs: pd.DataFrame, *, baseline: str | None = None, levels: list[s
         key = key if isinstance(key, tuple) else (key,)
         base = baseline or aa_baseline(g["arm"])
         fit = fit_level(g, arm_col="arm", baseline=base, value=value, time_col=time_col, block_col=block_col,
-                        smooth_df=smooth_df, cluster_col=cluster)
+                        smooth_df=smooth_df, cluster_col=cluster, confidence=confidence)
         parts.append(fit.assign(**dict(zip(levels, key)), baseline=base))
     out = pd.concat(parts, ignore_index=True)
     return out[[*levels, "baseline", *[c for c in out.columns if c not in levels and c != "baseline"]]]
@@ -325,12 +325,12 @@ def _time_col(runs: pd.DataFrame) -> str:
     return ORDER
 
 
-def fit_main(runs: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
+def fit_main(runs: pd.DataFrame, baseline: str | None = None, confidence: float = stats.CONFIDENCE) -> pd.DataFrame:
     """:data:`MAIN` on one runs table (as read from ``data/processed``): :func:`fit_study` per level with the
     smooth time term and the design's block intercept and clusters (:data:`DESIGNS`)."""
     frame, design = model_frame(runs)
     return fit_study(frame, baseline=baseline, time_col=_time_col(frame), smooth_df=PER_GROUP, always=("clients",),
-                     **DESIGNS[design]).assign(design=design)
+                     confidence=confidence, **DESIGNS[design]).assign(design=design)
 
 
 MODEL_COLUMNS = ["study", "profile", "design", "level", "clients", "arm", "baseline", "ratio", "ci_low", "ci_high",
