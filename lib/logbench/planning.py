@@ -419,21 +419,34 @@ def study_noise(processed_dir: Path | str, study: str) -> list[Noise]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Per study of :data:`PLANNED` and design: the per-level table and the pick at the standard and the resolution
+    budget (blocks with a 0.25 s settle poll and the study's seed; 04's profile was picked with its define() as the
+    judge too, which this does not ask), then the predictor's check on each committed table."""
     from . import paths
+    from . import studies as registry
+    from .studies.output import stem
 
     argv = sys.argv[1:] if argv is None else argv
     processed = Path(argv[0]) if argv else paths.ROOT / "data" / "processed"
     with pd.option_context("display.width", 250, "display.max_rows", 500, "display.max_columns", 30,
                            "display.float_format", "{:.3f}".format):
         for study in PLANNED:
+            seed = int(registry.spec(study).seed)
             noises = study_noise(processed, study)
-            for budget in (STANDARD_BUDGET_S, RESOLUTION_BUDGET_S):
-                table, pick = plan_study(noises, goals(study, budget))
-                print(f"\n== {study}, budget {budget / 60:.0f} min\n{table.to_string(index=False)}")
-                print({k: v for k, v in pick.items() if k != "candidate"})
-            from .studies.output import stem
+            for dsg in (BLOCKS, SWITCHBACK):
+                group = [n for n in noises if n.design == dsg]
+                for budget in (STANDARD_BUDGET_S, RESOLUTION_BUDGET_S):
+                    if not group:
+                        continue
+                    table, pick = plan_study(group, goals(study, budget), settle_s=0.25 if dsg == BLOCKS else 0.0,
+                                             seed=seed)
+                    print(f"\n== {study}, {dsg}, budget {budget / 60:.0f} min\n{table.to_string(index=False)}")
+                    print({k: v for k, v in pick.items() if k not in ("candidate", "levels")})
+                    for lv in pick.get("levels", []):
+                        print(f"   {lv['level']}: A/A ±{lv['pred_aa_hw']:.3f}, median ±{lv['pred_median_hw']:.3f}")
             for profile in PLANNED[study]:
                 s = stem(study, profile)
+                print(f"\n-- the predictor from the first half of {s}'s blocks (loads) vs the model on all")
                 print(validate_table(pd.read_csv(processed / f"{s}_runs.csv"), s).to_string(index=False))
 
 
