@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from logbench.measure import design, runner
-from logbench.measure.design import Adaptive, BlockLayout, Study, layout_schedule, williams_rows
+from logbench.measure.design import Adaptive, BlockLayout, Study, block_layout, layout_schedule, williams_rows
 from logbench.base.errors import ParameterError
 from logbench.base.settings import Configuration, Settings
 from test_adaptive import NoisyBench
@@ -138,9 +138,12 @@ def test_a_profile_declares_the_layout(tmp_path):
 
 def test_every_committed_run_defines_with_its_profile():
     """A switchback profile's "layout" is text (its windows' order, "permutation"): no block layout, no error; the
-    committed runs of the versions and switchback profiles define as they did before block layouts."""
+    committed runs of the versions and switchback profiles define as they did before block layouts, and those whose
+    profile declares one (issue 40's planned schedules) get exactly it."""
     from logbench import jobs, studies
 
     for run in jobs.committed_runs():
-        study = studies.module(run.study).define(**{k: v for k, v in run.parameters.items() if k != "publish"})
-        assert getattr(study, "block_layout", None) is None, run.stem
+        module = studies.module(run.study)
+        study = module.define(**{k: v for k, v in run.parameters.items() if k != "publish"})
+        declared = getattr(module, "PROFILES", {}).get(run.parameters.get("profile", "standard"), {})
+        assert getattr(study, "block_layout", None) == block_layout(declared.get("block_layout")), run.stem

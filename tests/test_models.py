@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats as st
 
-from logbench.publish import models
+from logbench import studies
+from logbench.analyze import models
 
 TRUE = {"none": 1.0, "none_again": 1.0, "a": 0.9, "b": 0.75, "c": 1.05, "d": 0.97, "e": 0.85, "f": 0.6}
 
@@ -213,7 +214,7 @@ def test_model_table_puts_the_summarys_per_cell_interval_beside_the_model(tmp_pa
     summary = pd.DataFrame({"configuration": list(TRUE), "clients": 1, "n": 4, "ratio": 1.0,
                             "ratio_ci_low": [math.nan] + [0.9] * 7, "ratio_ci_high": [math.nan] + [1.3] * 7})
     summary.to_csv(tmp_path / "pg_destinations.csv", index=False)
-    table = models.model_table(tmp_path)
+    table = models.model_table(tmp_path, studies.committed_profiles(("pg_destinations",)))
     assert list(table.columns[: len(models.MODEL_COLUMNS)]) == models.MODEL_COLUMNS
     assert set(table["arm"]) == set(TRUE) - {"none"} and (table["study"] == "pg_destinations").all()
     assert (table["profile"] == "standard").all() and (table["level"] == "clients=1").all()
@@ -227,11 +228,12 @@ def test_model_findings_on_the_committed_data():
     from logbench.base import paths
 
     before = {p.name: p.stat().st_mtime_ns for p in paths.PROCESSED.iterdir()}
-    table, cov = models.model_findings(paths.PROCESSED)
+    committed = studies.committed_profiles(models.MODEL_STUDIES)
+    table, cov = models.model_findings(paths.PROCESSED, committed)
     assert {p.name: p.stat().st_mtime_ns for p in paths.PROCESSED.iterdir()} == before
     assert list(table.columns[: len(models.MODEL_COLUMNS)]) == models.MODEL_COLUMNS
     assert set(table["study"]) == set(models.MODEL_STUDIES)
-    stems = {s for s, _, _ in models.model_stems(paths.PROCESSED)}
+    stems = {s for s, _, _ in models.model_stems(paths.PROCESSED, committed)}
     assert len(stems) >= 3 and {"switchback", "blocks"} == set(table["design"])
     aa = table[table["arm"].str.endswith("_again")]
     assert aa[["ci_low", "ci_high", "cell_low", "cell_high"]].notna().all().all()

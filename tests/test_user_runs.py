@@ -92,9 +92,12 @@ def test_a_user_run_never_touches_data_processed(user_run):
     study, result, before, after, _ = user_run
     assert after == before
     own = Path(study.output_dir) / "processed"
+    # the planner's prediction beside what the run reached (issue 40): a standard profile's run has one
     assert {p.name for p in own.iterdir()} == {"pg_destinations.csv", "pg_destinations_runs.csv",
-                                               "pg_destinations_per_record.csv", "pg_destinations_environment.json"}
-    assert len(pd.read_csv(own / "pg_destinations_runs.csv")) == len(result.runs) == 6
+                                               "pg_destinations_per_record.csv", "pg_destinations_environment.json",
+                                               "pg_destinations_planned.csv"}
+    # the standard profile's block layout: the baseline x3 and the A/A x2 beside stderr, 6 runs a block
+    assert len(pd.read_csv(own / "pg_destinations_runs.csv")) == len(result.runs) == len(study.plan()) == 12
 
 
 @pytest.mark.integration
@@ -104,11 +107,11 @@ def test_progress_lines_reach_the_channel_not_the_notebook(user_run, capsys):
     text = lines.splitlines()
     assert any("servers up in" in ln for ln in text)
     # one line per block (not per run): runs done / planned, time left, each arm's running ratio
-    for b, done in ((1, 3), (2, 6)):
-        assert any(f"block {b}/2 done · {done}/6 runs · " in ln and "elapsed" in ln and "left" in ln
+    for b, done in ((1, 6), (2, 12)):
+        assert any(f"block {b}/2 done · {done}/12 runs · " in ln and "elapsed" in ln and "left" in ln
                    and "stderr/none ×1: " in ln and "none_again/none ×1: " in ln for ln in text), lines
-    assert not any(" run 1/6: " in ln for ln in text), lines
-    assert any("6/6 runs recorded in" in ln for ln in text)
+    assert not any(" run 1/12: " in ln for ln in text), lines
+    assert any("12/12 runs recorded in" in ln for ln in text)
     assert any(f"processed tables in {study.processed_dir}" in ln for ln in text)
 
 

@@ -22,6 +22,11 @@ derives a user's workload for study 12 from a statement log :mod:`logbench.serve
                             [--records-per-statement R] [--run DIR]
 
 predicts what logging costs at that rate from the committed tables or a run's (:mod:`logbench.analyze.overhead`).
+
+    python -m logbench plan [PROCESSED_DIR]
+
+prints the schedule planner's per-level noise, its picks at the standard and the resolution budget, and its
+check against each committed table (:mod:`logbench.analyze.planning`; ~1 min).
 """
 
 from __future__ import annotations
@@ -173,7 +178,19 @@ def _main_parser() -> argparse.ArgumentParser:
                    f"(`{PROG} workload-from-log --help`)", add_help=False)
     sub.add_parser("cost", help="the overhead logging adds at a statement rate, from the committed tables or a "
                    f"run's (`{PROG} cost --help`)", add_help=False)
+    sub.add_parser("plan", help="the schedule planner's noise per level, its picks and its check, from the committed "
+                   "runs (or PROCESSED_DIR's)", add_help=False)
     return ap
+
+
+def plan_main(argv: Sequence[str]) -> int:
+    """``plan [PROCESSED_DIR]``: :func:`logbench.analyze.planning.print_plans` with each planned study's seed."""
+    from .analyze import planning
+    from .base import paths
+
+    processed = Path(argv[0]) if argv else paths.PROCESSED
+    planning.print_plans(processed, {name: int(studies.spec(name).seed) for name in planning.PLANNED})
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -182,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return from_log.main(argv[1:])
     if argv[:1] == ["cost"]:
         return overhead.cost_main(argv[1:])
+    if argv[:1] == ["plan"]:
+        return plan_main(argv[1:])
     args = _main_parser().parse_args(argv)
     if args.help or args.study is None:
         if args.study is None:

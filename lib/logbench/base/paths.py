@@ -37,3 +37,8 @@ def scratch_root() -> Path:
 def tmpfs_root() -> Path:
     """A tmpfs directory for the 'log directory on tmpfs' variant (a comment in post 000)."""
     return Path("/dev/shm")
+
+
+def stem(name: str, profile: str) -> str:
+    """The processed/raw stem of a run: a study's own named profile gets files of its own."""
+    return name if profile in ("smoke", "standard", "full") else f"{name}_{profile}"

@@ -29,7 +29,7 @@ from ..analyze import claim_rules
 from ..analyze import claims as claims_mod
 from ..analyze import costmodel, headline, plots, regression
 from ..base import paths, records
-from . import models as models_mod
+from ..analyze import models as models_mod
 from .. import studies as studies_registry
 from ..analyze.claims import StudyData
 
@@ -517,7 +517,7 @@ def headline_figures(cells: pd.DataFrame) -> dict[str, object]:
 def model_findings(processed_dir: Path | str = paths.PROCESSED) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One model per study and level (logbench.publish.models, issue 40) beside the per-cell intervals, and its coverage
     over every committed A/A control: reported, not yet what the claims or the summaries read."""
-    return models_mod.model_findings(processed_dir)
+    return models_mod.model_findings(processed_dir, studies_registry.committed_profiles(models_mod.MODEL_STUDIES))
 
 
 def write_findings(tables: dict[str, pd.DataFrame], figures: dict[str, object], *,

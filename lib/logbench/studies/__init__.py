@@ -104,3 +104,13 @@ def sources(name: str) -> tuple[Path, ...]:
     root = Path(mod.__file__).parent
     return tuple(sorted({p for pattern in _SOURCE_PATTERNS for p in root.rglob(pattern)
                          if "__pycache__" not in p.relative_to(root).parts}))
+
+
+def committed_profiles(names: tuple[str, ...]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Study -> (its baseline, the profiles of its committed runs: the committed one, then its extra ones), for
+    the findings' models (:func:`logbench.analyze.models.model_findings`), which take the registry from here."""
+    out = {}
+    for name in names:
+        s = spec(name)
+        out[name] = (s.baseline, tuple(str(r.get("profile", "standard")) for r in (s.committed, *s.extra_committed)))
+    return out

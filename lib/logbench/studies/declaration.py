@@ -143,6 +143,11 @@ def default_of(p: Parameter, spec: StudySpec) -> object:
     return spec.seed if p.name == "seed" and p.default is None else p.default
 
 
+# What any study's profile may declare that no user passes (studies.parameters reads them from every profile and
+# checks them when the study is defined: design.block_layout, controls.settle_condition).
+STUDY_DECLARATIONS = ("block_layout", "settle")
+
+
 def check(decl: Declaration, profiles: Mapping[str, Mapping[str, object]]) -> None:
     """TypeError unless every profile key is a parameter (or a declared setting) and every value its type."""
     unknown = sorted(decl.hidden - set(decl.parameters)) + sorted(decl.settings & set(decl.parameters))
@@ -153,7 +158,7 @@ def check(decl: Declaration, profiles: Mapping[str, Mapping[str, object]]) -> No
         raise TypeError(f"study {decl.study!r}: define() has no 'profile' parameter")
     for profile, values in profiles.items():
         for name, value in values.items():
-            if name in decl.settings:
+            if name in decl.settings or name in STUDY_DECLARATIONS:
                 continue
             p = decl.parameters.get(name)
             if p is None:

@@ -11,12 +11,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..base import paths
+from ..base.paths import stem  # noqa: F401  (the studies name their files by it)
 from ..base.errors import ParameterError
-
-
-def stem(name: str, profile: str) -> str:
-    """The processed/raw stem of a run: a study's own named profile gets files of its own."""
-    return name if profile in ("smoke", "standard", "full") else f"{name}_{profile}"
 
 
 def output_path(name: str, profile: str, given: object = None) -> Path:

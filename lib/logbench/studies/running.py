@@ -9,9 +9,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from ..base import records
+from ..analyze import planning
+from ..base import paths, records
 from ..base.environment import _environments, first_environment
 from ..measure import runner
 from ..measure.runner import execute_all, switches_of
@@ -42,6 +44,9 @@ def run_study(study: Study, start: Callable[[Study, contextlib.ExitStack], tuple
     if getattr(study, "recorded", None) is not None:
         return render(study, tables)
     study = study.resolved()
+    # what the planner predicts this schedule reaches, from the committed runs as they are before this run can
+    # replace them (a published standard run overwrites its own noise source)
+    predicted = planning.predicted_for(study, paths.PROCESSED)
     reporter = channel.Reporter(study.name)
     with runner.terminate_as_interrupt(), contextlib.ExitStack() as stack:
         stack.callback(reporter.close)
@@ -51,17 +56,34 @@ def run_study(study: Study, start: Callable[[Study, contextlib.ExitStack], tuple
             bench, env = start(study, stack)
         reporter.say(f"servers up in {channel.duration(time.monotonic() - t0)}: {env_label(env)}")
         runner.write_study(study, env)
+        if len(predicted):
+            predicted.to_csv(Path(study.output_dir) / "planned.csv", index=False)
         runs, switches = execute(study, bench, env, progress)
         reporter.say("stopping the servers")
     result = StudyResult(study, runs, env, tuple(switches))
     if study.processed_dir is not None:
-        records.write_processed(study.name, Path(study.processed_dir), env, tables(result))
+        out = tables(result)
+        if len(predicted):
+            out = {**out, "planned": _planned(predicted, runs, study)}
+        records.write_processed(study.name, Path(study.processed_dir), env, out)
         if study.publish:
             from .recorded import keep
 
             keep(study, Path(study.processed_dir))
         reporter.say(f"processed tables in {study.processed_dir}")
     return result
+
+
+def _planned(predicted: pd.DataFrame, runs: pd.DataFrame, study: Study) -> pd.DataFrame:
+    """The planner's prediction beside what the run reached (``<stem>_planned.csv``); a run too short for the model
+    (an interrupted one, a user's two blocks) keeps the prediction with the reached half-widths empty."""
+    try:
+        table = planning.reached_vs_predicted(predicted, runs, baseline=study.baseline)
+    except (ValueError, KeyError, np.linalg.LinAlgError) as e:
+        print(f"{study.name}: the model could not be fitted to this run ({e}); its planned table has the prediction only")
+        return predicted.assign(aa_hw=np.nan, median_hw=np.nan)
+    print(planning.reached_text(table))
+    return table
 
 
 def env_label(env: Mapping) -> str:

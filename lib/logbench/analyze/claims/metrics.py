@@ -8,6 +8,7 @@ import json
 import math
 import os
 
+import numpy as np
 import pandas as pd
 from scipy import stats as sstats
 
@@ -52,6 +53,13 @@ def metric(study: StudyData, name: str, configuration: str, clients: int, refere
     cell = _cell(study, configuration, clients)
     if name == "ratio" and _is_switchback(study):
         return switchback_ratio(study, configuration, clients, reference, confidence)
+    if name == "ratio":
+        # the study level's model (issue 40): every run of the level estimates its one sigma, where the per-cell
+        # interval spends only the cell's few runs on it (and drifts with them); the per-cell interval where the model
+        # does not apply (another reference than the baseline, a level it cannot fit)
+        est = model_ratio(study, configuration, clients, reference, confidence)
+        if est is not None:
+            return est
     if name == "ratio" or name.startswith(RATIO_OF):
         # the block design's ratio within its blocks, as the study's summary makes it (stats.cell_ratio)
         col = "tps" if name == "ratio" else name[len(RATIO_OF):]
@@ -77,6 +85,37 @@ def metric(study: StudyData, name: str, configuration: str, clients: int, refere
         wall = cell["wall_s"].astype(float).where(cell["wall_s"].astype(float) > 0, cell["duration_s"].astype(float))
         return stats.mean_ci(cell["logger_cpu_s"].astype(float) / wall, confidence)
     return stats.mean_ci(pd.to_numeric(cell[RUN_METRICS[name]], errors="coerce"), confidence)
+
+
+_MODEL_FITS: dict[tuple[int, str, float], tuple[pd.DataFrame, pd.DataFrame | None]] = {}
+
+
+def model_ratio(study: StudyData, configuration: str, clients: int, reference: str = "",
+                confidence: float = stats.CONFIDENCE) -> Estimate | None:
+    """The ratio of ``configuration`` to ``reference`` (the study's baseline unless named) at ``clients`` from the
+    main model of its level (logbench.analyze.models.fit_main: log tps ~ arm + smooth time, common sigma, t on the residual
+    df; the arms coded against the reference, so another arm as the reference is the same fit's contrast); None
+    where it does not apply: a study with several cells at that level (04's tests and regimes, a version sweep's
+    servers: fitted apart, so never one row), a level the model cannot fit."""
+    from .. import models
+
+    reference = reference or study.baseline
+    key = (id(study.runs), reference, float(confidence))
+    if key not in _MODEL_FITS or _MODEL_FITS[key][0] is not study.runs:
+        try:
+            fit = models.fit_main(study.runs, baseline=reference, confidence=confidence)
+        except (ValueError, KeyError, np.linalg.LinAlgError):
+            fit = None
+        # the runs kept beside their fit: an id is only unique while its object lives
+        _MODEL_FITS[key] = (study.runs, fit)
+    fit = _MODEL_FITS[key][1]
+    if fit is None or "clients" not in fit:
+        return None
+    row = fit[(fit["arm"] == configuration) & (pd.to_numeric(fit["clients"]) == int(clients))]
+    if len(row) != 1 or not math.isfinite(float(row["low"].iloc[0])):
+        return None
+    row = row.iloc[0]
+    return Estimate(float(row["ratio"]), float(row["low"]), float(row["high"]), int(row["n"]))
 
 
 def pooled_levels(clients) -> tuple[int, ...]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...analyze import anomalies as anomalies_mod
-from .. import models as models_mod
+from ...analyze import models as models_mod
 from ... import studies as studies_registry
 from ...analyze import claim_rules
 from ...analyze import claims as claims_mod

@@ -63,6 +63,20 @@ PROFILES: dict[str, dict[str, object]] = {
              "target_halfwidth": 0.03, "time_budget_s": 3600, "max_repeats": 12},
 }
 
+# Issue 40's schedules, from the planner (logbench.analyze.planning; `python -m logbench plan` prints its numbers) on the
+# committed standard (blocks) and switchback runs. Per level the data favour blocks at 2 and 8 clients alone and
+# switchback at 64 (blocks never reach a median of ±0.04 there within the hour: σ 0.15 a run), and switchback for the
+# study as a whole; a profile cannot mix designs per level (the switchback design is the study's, logbench.switchback).
+# The standard stays the block design, which alone runs the pipe pair (a restart) and takes the per-run contention
+# evidence and perf profiles: 5 blocks, the baseline x3, Williams order, the settle condition (835 s predicted; median
+# ±0.035 / ±0.054 / ±0.100 at 2 / 8 / 64 clients: the goal of ±0.04 is out of a 15-minute block run's reach at 8 and
+# 64). The resolution run (<= 60 min) is switchback, 5 loads x 4 blocks of 3 s windows (1578 s predicted, a sixth
+# load where an arm is still wide; median ±0.019-0.040, A/A ±0.030-0.058): the goal met at every level, which is why
+# the claims read the switchback design's intervals.
+PROFILES["standard"] = {**PROFILES["standard"], "repeats": 5,
+                        "block_layout": {"baseline_runs": 3, "aa_runs": 1, "order": "williams"},
+                        "settle": {"limit_s": 3, "poll_s": 0.25}}
+PROFILES["resolution"] = {**PROFILES["switchback"], "loads": 5, "blocks": 4, "max_loads": 6}
 
 @dataclass(frozen=True, kw_only=True)
 class AuditTimingStudy(pg.PgStudy):
@@ -83,4 +97,5 @@ SPEC = common.StudySpec(
     not_line_cost="besides what is logged, its configurations switch track_io_timing (a cost without a record) and "
                   "the logging collector (another path for the same line); its own notebook sets each against none "
                   "per concurrency level",
-    extra_committed=({"profile": "switchback", "publish": True},), smoke=({"profile": "smoke"},), paper_order=5)
+    extra_committed=({"profile": "switchback", "publish": True}, {"profile": "resolution", "publish": True}),
+    smoke=({"profile": "smoke"},), paper_order=5)

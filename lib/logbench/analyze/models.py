@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,7 @@ import statsmodels.api as sm
 from scipy import stats as sps
 
 from ..base import environment, records, stats
+from ..base.paths import stem
 from ..measure import switchwindows
 from ..measure.design import VARIANT_SEP
 from ..base.settings import AA_SUFFIX, is_aa
@@ -59,18 +61,27 @@ def fit_level(runs: pd.DataFrame, *, arm_col: str, baseline: str, value: str = "
     d = _frame(runs, arm_col, value, time_col, block_col, cluster_col or block_col)
     if baseline not in set(d["arm"]):
         raise ValueError(f"no run of the baseline {baseline!r} among {sorted(set(d['arm']))}")
-    term = f"C(arm, Treatment(reference={baseline!r}))"
-    if smooth_df == PER_GROUP:
-        smooth_df = max(3, d["cluster"].nunique()) if "cluster" in d else SMOOTH_DF
-    k = _smooth_df(smooth_df, len(d), d["arm"].nunique() + (d["block"].nunique() - 1 if block_col else 0))
-    formula = "y ~ " + " + ".join([term] + (["C(block)"] if block_col else []) + ([f"bs(t, df={k})"] if k else []))
+    term, formula, k = level_formula(d, baseline=baseline, blocks=block_col is not None, smooth_df=smooth_df)
     y, x = patsy.dmatrices(formula, d, return_type="dataframe")  # once: the clustered fit reuses it
     fit = sm.OLS(y["y"], x).fit()
     clustered = _clustered(y["y"], x, d["cluster"]) if "cluster" in d else None
     rows = [_arm_row(arm, f"{term}[T.{arm}]", d, fit, clustered, confidence) for arm in _arms_in_order(d, baseline)]
     return pd.DataFrame(rows).assign(model=_describe(block_col, k), resid_acf1=_acf1(fit.resid),
+                                     sigma=math.sqrt(fit.scale) if fit.df_resid > 0 else math.nan,
                                      levene_p=_levene(fit.resid, d["arm"]),
                                      clusters=d["cluster"].nunique() if "cluster" in d else 0)
+
+
+def level_formula(d: pd.DataFrame, *, baseline: str, blocks: bool, smooth_df: int | str | None) -> tuple[str, str, int]:
+    """(the arm term, the formula, the spline's df) :func:`fit_level` fits to a level's frame ``d`` (columns arm, t
+    [, block, cluster]); the planner (logbench.analyze.planning) builds a candidate schedule's design matrix from the same
+    formula, so what it predicts is this model's interval and no other."""
+    term = f"C(arm, Treatment(reference={baseline!r}))"
+    if smooth_df == PER_GROUP:
+        smooth_df = max(3, d["cluster"].nunique()) if "cluster" in d else SMOOTH_DF
+    k = _smooth_df(smooth_df, len(d), d["arm"].nunique() + (d["block"].nunique() - 1 if blocks else 0))
+    formula = "y ~ " + " + ".join([term] + (["C(block)"] if blocks else []) + ([f"bs(t, df={k})"] if k else []))
+    return term, formula, k
 
 
 def _acf1(resid: pd.Series) -> float:
@@ -154,7 +165,7 @@ def _describe(block_col: str | None, k: int) -> str:
 def fit_study(runs: pd.DataFrame, *, baseline: str | None = None, levels: list[str] | None = None,
               arm_col: str = "configuration", value: str = "tps", time_col: str = TIME, block_col: str | None = None,
               smooth_df: int | str | None = None, cluster_col: str | None = BLOCK,
-              always: tuple[str, ...] = ()) -> pd.DataFrame:
+              always: tuple[str, ...] = (), confidence: float = stats.CONFIDENCE) -> pd.DataFrame:
     """:func:`fit_level` per level of a study's runs table: per clients level and per each other column of
     :data:`LEVELS` with several values or named in ``always`` (by default), each level against its own
     ``baseline`` (by default the one its A/A arm repeats). A multi-server table's "variant/name" configurations
@@ -168,7 +179,7 @@ def fit_study(runs: pd.DataFrame, *, baseline: str | None = None, levels: list[s
         key = key if isinstance(key, tuple) else (key,)
         base = baseline or aa_baseline(g["arm"])
         fit = fit_level(g, arm_col="arm", baseline=base, value=value, time_col=time_col, block_col=block_col,
-                        smooth_df=smooth_df, cluster_col=cluster)
+                        smooth_df=smooth_df, cluster_col=cluster, confidence=confidence)
         parts.append(fit.assign(**dict(zip(levels, key)), baseline=base))
     out = pd.concat(parts, ignore_index=True)
     return out[[*levels, "baseline", *[c for c in out.columns if c not in levels and c != "baseline"]]]
@@ -317,12 +328,12 @@ def _time_col(runs: pd.DataFrame) -> str:
     return ORDER
 
 
-def fit_main(runs: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
+def fit_main(runs: pd.DataFrame, baseline: str | None = None, confidence: float = stats.CONFIDENCE) -> pd.DataFrame:
     """:data:`MAIN` on one runs table (as read from ``data/processed``): :func:`fit_study` per level with the
     smooth time term and the design's block intercept and clusters (:data:`DESIGNS`)."""
     frame, design = model_frame(runs)
     return fit_study(frame, baseline=baseline, time_col=_time_col(frame), smooth_df=PER_GROUP, always=("clients",),
-                     **DESIGNS[design]).assign(design=design)
+                     confidence=confidence, **DESIGNS[design]).assign(design=design)
 
 
 MODEL_COLUMNS = ["study", "profile", "design", "level", "clients", "arm", "baseline", "ratio", "ci_low", "ci_high",
@@ -330,33 +341,28 @@ MODEL_COLUMNS = ["study", "profile", "design", "level", "clients", "arm", "basel
                  "resid_acf1", "levene_p", "cell_ratio", "cell_low", "cell_high", "cell_halfwidth"]
 
 
-def model_stems(processed_dir: Path | str) -> list[tuple[str, str, str]]:
-    """(processed stem, study, profile) of every committed run of :data:`MODEL_STUDIES` found in
-    ``processed_dir``, in the registry's order."""
-    from .. import studies as registry
-    from ..studies.output import stem
-
+def model_stems(processed_dir: Path | str, committed: Mapping[str, tuple[str, tuple[str, ...]]]
+                ) -> list[tuple[str, str, str]]:
+    """(processed stem, study, profile) of every committed run of ``committed`` (study -> (baseline, its committed
+    runs' profiles), what :func:`logbench.studies.committed_profiles` gives for :data:`MODEL_STUDIES`) found in
+    ``processed_dir``, in that order."""
     out = []
-    for name in MODEL_STUDIES:
-        spec = registry.spec(name)
-        for run in (spec.committed, *spec.extra_committed):
-            profile = str(run.get("profile", "standard"))
+    for name, (_, profiles) in committed.items():
+        for profile in profiles:
             s = stem(name, profile)
             if (Path(processed_dir) / f"{s}_runs.csv").exists():
                 out.append((s, name, profile))
     return out
 
 
-def model_table(processed_dir: Path | str) -> pd.DataFrame:
+def model_table(processed_dir: Path | str, committed: Mapping[str, tuple[str, tuple[str, ...]]]) -> pd.DataFrame:
     """Every arm of every level of :func:`model_stems`: the model's ratio and interval, its clustered interval,
     and the committed summary's per-cell interval of the same arm beside them (``cell_*``). Half-widths are
     absolute, (high - low) / 2."""
     parts = []
-    from .. import studies as registry
-
-    for s, name, profile in model_stems(processed_dir):
+    for s, name, profile in model_stems(processed_dir, committed):
         path = Path(processed_dir) / f"{s}_runs.csv"
-        fit = fit_main(pd.read_csv(path), baseline=registry.spec(name).baseline)
+        fit = fit_main(pd.read_csv(path), baseline=committed[name][0])
         parts.append(_with_cells(fit, path.with_name(f"{s}.csv")).assign(study=name, profile=profile))
     if not parts:
         return pd.DataFrame(columns=MODEL_COLUMNS)
@@ -440,10 +446,11 @@ def coverage_table(aa: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COVERAGE_COLUMNS)
 
 
-def model_findings(processed_dir: Path | str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def model_findings(processed_dir: Path | str, committed: Mapping[str, tuple[str, tuple[str, ...]]]
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(:func:`model_table`, :func:`coverage_table` over :func:`aa_table`): the findings' ``models`` and
-    ``models_coverage``, a function of ``processed_dir`` alone."""
-    return model_table(processed_dir), coverage_table(aa_table(processed_dir))
+    ``models_coverage``, a function of ``processed_dir`` and the registry's committed runs (``committed``)."""
+    return model_table(processed_dir, committed), coverage_table(aa_table(processed_dir))
 
 
 def main(argv: list[str] | None = None) -> None:
