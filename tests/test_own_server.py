@@ -217,6 +217,34 @@ def test_the_log_is_read_through_sql_where_the_file_is_out_of_reach(server, befo
 
 @pytest.mark.integration
 @needs_root
+def test_reading_through_sql_needs_both_functions_and_a_named_file(server, before):
+    # pg_read_binary_file granted, pg_stat_file (the size) not: no "sql" reader that would fail at its first mark
+    with server.connect() as c:
+        c.execute("DROP ROLE IF EXISTS reader")
+        c.execute(f"CREATE ROLE reader LOGIN PASSWORD '{PASSWORD}'")
+    try:
+        with psycopg.connect(dsn(server, "reader"), autocommit=True) as r:
+            grants = own.missing_grants(r, [], create_database=False)  # what its control session needs
+        with server.connect() as c:
+            for g in grants + ["GRANT EXECUTE ON FUNCTION pg_read_binary_file(text, bigint, bigint, boolean) TO "
+                               "reader;"]:
+                c.execute(g)
+        with own.Switcher(own.Dsn(dsn(server, "reader"))) as sw:
+            log = own.ServerLog(sw, "stderr", local=False)
+            assert log.how == "" and "permission denied for function pg_stat_file" in log.why_not, log.why_not
+            # a destination log_destination does not name: said at once, not waited for
+            t0 = time.monotonic()
+            log = own.ServerLog(sw, "jsonlog", local=False)
+            assert log.how == "" and "no jsonlog file" in log.why_not and time.monotonic() - t0 < 5
+    finally:
+        with server.connect() as c:
+            c.execute("DROP OWNED BY reader")  # its grants
+            c.execute("DROP ROLE reader")
+    assert state(server) == before
+
+
+@pytest.mark.integration
+@needs_root
 def test_refusals_before_anything_changes(server, before, tmp_path):
     def refused(**kw):
         study = study_mod.define(profile="smoke", confirm=True, output_dir=str(tmp_path / "out"), **kw)

@@ -99,3 +99,43 @@ def test_calibration_parameters_are_refused_before_anything_starts():
         assert e.value.parameter == next(iter(kwargs))
     assert (rc.define(profile="smoke").calibration_repeats, rc.define(profile="standard").calibration_seconds) == (3, 8)
     assert rc.define(profile="smoke", calibration_repeats=0).calibration_seconds == 0
+
+
+class _Backends:
+    """The postmaster's children as the finder sees them, by time since the load started: ``lives`` pid -> (from,
+    to) in seconds; ``clients`` the pids that are client backends (the rest: background processes)."""
+
+    def __init__(self, lives: dict[int, tuple[float, float]], clients: set[int]):
+        import time
+
+        self.t0, self.lives, self.clients = time.monotonic(), lives, clients
+
+    def _now(self) -> float:
+        import time
+
+        return time.monotonic() - self.t0
+
+    def children(self, postmaster: int) -> set[int]:
+        return {1} | {p for p, (a, b) in self.lives.items() if a <= self._now() < b}
+
+    def exists(self, pid: int) -> bool:
+        return pid == 1 or pid in self.children(0)
+
+
+class _Running:
+    def poll(self):
+        return None
+
+
+def test_the_client_backend_is_the_newest_client_backend_once_warm():
+    # the set-up connection's backend still exiting while the client's runs, and an autovacuum worker throughout
+    # (the earlier rule, one backend alone for the warm-up, found none of this within the load)
+    pids = _Backends({101: (0.0, 0.6), 102: (0.05, 5.0), 103: (0.0, 5.0)}, clients={101, 102})
+    assert calibration._client_backend(pids, 0, {1}, _Running(), timeout=3, is_client=pids.clients.__contains__) == 102
+    # both first seen in one poll: the later fork
+    pids = _Backends({201: (0.0, 0.5), 202: (0.0, 5.0)}, clients={201, 202})
+    assert calibration._client_backend(pids, 0, {1}, _Running(), timeout=3, is_client=pids.clients.__contains__) == 202
+    # no client backend at all: said, not a background process taken for it
+    pids = _Backends({301: (0.0, 5.0)}, clients=set())
+    with pytest.raises(calibration.ToolError, match="no client backend"):
+        calibration._client_backend(pids, 0, {1}, _Running(), timeout=0.5, is_client=pids.clients.__contains__)

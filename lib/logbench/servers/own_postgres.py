@@ -270,18 +270,34 @@ class ServerLog:
         self.local = local
         self.how, self.why_not = "", ""
         self._marked: dict[int, str] = {}
-        path = self.current()
-        if local and path is not None and os.access(path, os.R_OK):
+        path = self._named(switcher.settle_timeout)
+        if path is None:
+            self.why_not = f"the server writes no {destination} file (log_destination does not name it)"
+        elif local and os.access(path, os.R_OK):
             self.how = "file"
         else:
+            # Probed on the file itself, with both functions the reading uses: a NULL path would not do, the
+            # planner folds a strict function of NULL away before its EXECUTE privilege is checked
             try:
-                switcher.run(lambda c: c.execute("SELECT length(pg_read_binary_file(%s, 0, 1))", [path])
+                switcher.run(lambda c: c.execute("SELECT (pg_stat_file(%s, true)).size, "
+                                                 "length(pg_read_binary_file(%s, 0, 1, true))", [path, path])
                                      .fetchone())
                 self.how = "sql"
             except psycopg.Error as e:
-                self.why_not = (f"the server runs elsewhere and pg_read_binary_file is not granted "
-                                f"({str(e).strip().splitlines()[0]})" if path else
-                                f"the server writes no {destination} file yet")
+                self.why_not = (f"the server runs elsewhere and pg_read_binary_file is not granted (nor, maybe, "
+                                f"pg_stat_file; the server said: {str(e).strip().splitlines()[0]})")
+
+    def _named(self, timeout: float) -> str | None:
+        """The destination's current file, waiting up to ``timeout`` while log_destination names it: after a
+        reload the backends see the new setting before the collector has opened the file and rewritten
+        current_logfiles (seen under load: pg_current_logfile('csvlog') was still NULL)."""
+        deadline = time.monotonic() + timeout
+        while (path := self.current()) is None:
+            named = self.switcher.run(lambda c: c.execute("SHOW log_destination").fetchone()[0])
+            if self.destination not in [d.strip() for d in named.split(",")] or time.monotonic() > deadline:
+                return None
+            time.sleep(0.01)
+        return path
 
     def current(self) -> str | None:
         rel = self.switcher.run(lambda c: c.execute("SELECT pg_current_logfile(%s)", [self.destination])

@@ -129,23 +129,39 @@ def record_sizes(rep: pd.DataFrame) -> list[int]:
 # --- the time per instruction -------------------------------------------------------------------------------------
 
 
-def _client_backend(pids, postmaster: int, keep: set[int], load: subprocess.Popen, timeout: float = 30.0) -> int:
-    """The pid of the one backend the load started that has lived :data:`WARMUP_S` (pgbench's set-up connection
-    comes and goes first)."""
-    candidate, since = None, 0.0
+def _is_client_backend(pid: int) -> bool:
+    """A backend serving a client over the server's socket (its title names the peer ``[local]``); a background
+    process the postmaster starts during the load (an autovacuum worker) is none."""
+    try:
+        return "[local]" in " ".join(psutil.Process(pid).cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
+
+
+def _client_backend(pids, postmaster: int, keep: set[int], load: subprocess.Popen, timeout: float = 30.0,
+                    is_client: Callable[[int], bool] = _is_client_backend) -> int:
+    """The pid of the backend of the load's one client: the newest client backend, once it has lived
+    :data:`WARMUP_S`. pgbench closes its set-up connection before its client connects, so the newest is the
+    client's even while the set-up's backend is still exiting (two first seen in one poll: the higher pid, forked
+    later); a background process is no client backend. The earlier rule, one backend alone for the warm-up, let a
+    contended smoke load (``-T 1``) end before it was found (CI, 2026-11-28)."""
+    first_seen: dict[int, float] = {}
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if load.poll() is not None:
             raise ToolError(f"pgbench exited ({load.returncode}) before its client's backend was found")
-        alive = {p for p in pids.children(postmaster) - keep if pids.exists(p)}
         now = time.monotonic()
-        if len(alive) == 1 and candidate in alive:
-            if now - since >= WARMUP_S:
-                return candidate
-        else:
-            candidate, since = (next(iter(alive)), now) if len(alive) == 1 else (None, 0.0)
+        for p in pids.children(postmaster) - keep - set(first_seen):
+            if pids.exists(p) and is_client(p):
+                first_seen[p] = now
+        alive = [p for p in first_seen if pids.exists(p)]
+        if alive:
+            newest = max(alive, key=lambda p: (first_seen[p], p))
+            if now - first_seen[newest] >= WARMUP_S:
+                return newest
         time.sleep(0.01)
-    raise ToolError(f"no single client backend of the postmaster ({postmaster}) within {timeout:.0f} s of the load")
+    raise ToolError(f"no client backend of the postmaster ({postmaster}) lived {WARMUP_S} s within {timeout:.0f} s "
+                    "of the load")
 
 
 def _reading(backend: psutil.Process) -> tuple[float, float, float] | None:
