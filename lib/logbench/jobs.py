@@ -62,6 +62,12 @@ class StudyRun:
         return cell is not None and re.search(r"^recorded\s*[:=]", "".join(cell["source"]), re.M) is not None
 
     @property
+    def measured(self) -> bool:
+        """Whether the committed run has been made (its runs table is in data/processed): a committed run declared
+        but not yet measured (a new extra profile) has nothing to render from."""
+        return (paths.PROCESSED / f"{self.stem}_runs.csv").exists()
+
+    @property
     def committed_notebook(self) -> Path:
         """Where the executed notebook of a committed run is kept: the notebook itself for the main run,
         ``notebooks/runs/<notebook stem>.<profile>.ipynb`` for an extra one (a record, not under nbval)."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 from .beside import ENVIRONMENT_ROWS, Beside, beside_reference, environment_beside, value_cells
 from .declaration import declare
 from .output import load_processed, output_path, processed_path, stem
-from .parameters import SHARED, profile_lookup, study_fields, with_baseline
+from .parameters import SHARED, profile_lookup, study_fields, with_baseline, without_block_layout
 from .running import (StudyResult, _environments, cores_of, env_label, execute_all, first_environment, run_study,
                       switches_of)
 from .spec import DigestPaper, StudySpec

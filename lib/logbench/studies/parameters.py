@@ -22,6 +22,13 @@ def with_baseline(baseline: str, chosen: tuple[str, ...]) -> tuple[str, ...]:
     return (baseline,) + tuple(c for c in chosen if c != baseline)
 
 
+def without_block_layout(fields: dict[str, object], swept: object) -> dict[str, object]:
+    """``fields`` without the profile's block layout when ``swept`` names server versions: the planned layout (one
+    baseline repeated per block, issue 40) was planned on one version's arms; a sweep runs each version's arms
+    against its own baseline in the plain interleaved blocks, as its committed profile ``versions`` does."""
+    return {k: v for k, v in fields.items() if k != "block_layout"} if swept else fields
+
+
 def profile_lookup(profile: str, profiles: dict[str, dict[str, object]]) -> Callable[[str, object], object]:
     """Check ``profile`` (smoke/standard/full, or a study's own named profile: a key of ``profiles``);
     returns ``d(name, value)``: the value, or the profile's default when it is None."""

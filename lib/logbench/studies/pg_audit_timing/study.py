@@ -24,7 +24,7 @@ HELP = {
                       "log_statement_all_duration_direct; None: the profile's (\"none\" is always added: the "
                       "baseline)",
     "clients": "pgbench -c (and -j) values, each > 0; None: profile's ([2, 8, 64]: 1, 4 and 32 per core on 2 cores)",
-    "repeats": "design blocks: interleaved blocks of separate runs, > 0; None: profile's (3)",
+    "repeats": "design blocks: interleaved blocks of separate runs, > 0; None: profile's (5)",
     "duration": "design blocks: seconds measured per run (pgbench -T), > 0",
     "warmup": "seconds of unrecorded pgbench before each run (blocks: the perf profile is taken in a warm-up) or "
               "before the first window of each load (switchback), ≥ 0",

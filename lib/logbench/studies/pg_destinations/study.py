@@ -121,7 +121,7 @@ def define(profile: str = "standard", destinations: list[str] | None = None, sca
                                             own.get("read_iops") if read_iops is None else read_iops, engine["backend"])
     if limit is not None:
         _check_memory_limit(limit, engine, profile, iops)
-    fields = common.study_fields(SPEC, profile, PROFILES, **shared)
+    fields = common.without_block_layout(common.study_fields(SPEC, profile, PROFILES, **shared), swept)
     configs = pg.configurations(common.with_baseline(BASELINE, chosen), table, engine["pg_bindir"], engine["base"],
                                 engine["query_mode"])
     sb = pg.switchback_design(own, configs, engine["pg_bindir"], design=design, window_s=window_s, guard_s=guard_s,
