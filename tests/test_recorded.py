@@ -279,7 +279,7 @@ def test_the_rendered_target_measures_nothing(tmp_path):
                         "--directory", str(tmp_path), "-n", "--forceall", "rendered"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr + r.stdout
-    ready = sorted(run.stem for run in jobs.committed_runs() if run.renders)
+    ready = sorted(run.stem for run in jobs.committed_runs() if run.renders and run.measured)
     listed = re.findall(r"rule (\w+):\n(?:.*\n)*?\s+wildcards: stem=(\w+)", r.stdout)
     assert sorted(stem for rule, stem in listed if rule == "committed_render") == ready
     assert not {rule for rule, _ in listed} - {"committed_render"}
