@@ -147,3 +147,17 @@ def test_every_committed_run_defines_with_its_profile():
         study = module.define(**{k: v for k, v in run.parameters.items() if k != "publish"})
         declared = getattr(module, "PROFILES", {}).get(run.parameters.get("profile", "standard"), {})
         assert getattr(study, "block_layout", None) == block_layout(declared.get("block_layout")), run.stem
+
+
+def test_a_block_layout_that_fails_one_of_04s_cells_is_refused_when_the_study_is_defined(monkeypatch):
+    """Study 04 lays out each cell with a seed of its own (for_cell): a declared layout that leaves an arm without
+    its baseline in one cell's schedule is refused by define(), before any server starts, not at that cell's turn
+    (its committed run stopped there on 2026-11-28)."""
+    from logbench.studies import mysql_slowlog as s04
+    from logbench.studies.mysql_slowlog import spec
+
+    monkeypatch.setitem(spec.PROFILES, "standard", {**spec.PROFILES["standard"], "repeats": 2,
+                                                     "block_layout": {"baseline_runs": 2, "aa_runs": 2,
+                                                                      "order": "williams"}})
+    with pytest.raises(ParameterError, match="block_layout"):
+        s04.define(profile="standard", backend="local", publish=False)

@@ -170,8 +170,13 @@ def test_04_and_05s_profiles_are_the_planners(monkeypatch, name):
     _, std = planning.plan_study(blocks, planning.goals(name, planning.STANDARD_BUDGET_S), settle_s=0.25,
                                  seed=seed, accept=_accepting(monkeypatch, module, spec))
     prof = spec.PROFILES["standard"]
-    assert (prof["repeats"], prof["block_layout"]["baseline_runs"], prof["block_layout"]["aa_runs"]) == \
-        (std["candidate"].count, std["candidate"].baseline_runs, std["candidate"].aa_runs)
+    if "candidate" not in std:
+        # 04: no layout the planner offers within the standard budget holds for every cell's own seed (define()
+        # checks each cell, 2026-11-28), so its standard profile declares none and runs the plain blocks
+        assert name == "mysql_slowlog" and "block_layout" not in prof, std
+    else:
+        assert (prof["repeats"], prof["block_layout"]["baseline_runs"], prof["block_layout"]["aa_runs"]) == \
+            (std["candidate"].count, std["candidate"].baseline_runs, std["candidate"].aa_runs)
     switch = [n for n in noise if n.design == planning.SWITCHBACK]
     # 04's resolution run is planned under 3000 s: the time estimate misses the pilots and the set-up (4-17 %)
     budget = 3000 if name == "mysql_slowlog" else planning.RESOLUTION_BUDGET_S

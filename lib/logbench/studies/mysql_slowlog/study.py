@@ -131,6 +131,11 @@ def define(profile: str = "standard", configurations: list[str] | None = None, c
         validate_mariadb(c.settings, study.mariadbd)
     if swept:
         study = mb.with_variants(study, [(f"mariadb{v}", study.backend, None, v) for v in swept])
+    if study.block_layout is not None and study.switchback is None:
+        # each cell runs its own schedule with a seed of its own (for_cell): a declared block layout must hold for
+        # every one of them now, not fail at that cell's turn with its servers up (seen 2026-11-28)
+        for i in range(len(study.cell_names)):
+            study.for_cell(i)
     return study
 
 

@@ -130,11 +130,13 @@ PROFILES["versions"] = {**PROFILES["standard"], "destinations": ["none", "stderr
 PLANNED_STANDARD = {"block_layout": {"baseline_runs": 3, "aa_runs": 2, "order": "williams"},
                     "settle": {"limit_s": 3, "poll_s": 0.25}, "repeats": 3, "time_budget_s": 0}
 PROFILES["standard"] = {**PROFILES["standard"], **PLANNED_STANDARD}
-# The committed resolution run (<= 60 min, the planner's pick for that budget): 15 blocks, the baseline x3 and the
-# A/A x2 in each, Williams order, settle; predicted 3385 s, A/A ±0.040-0.050, median overhead ±0.011-0.025. The A/A
-# goal stays out of reach within the hour: the per-run noise (σ ≈ 0.1 a 4 s run, little of it drift the time term
-# could take) would need ~24 blocks a level.
-PROFILES["resolution"] = {**PROFILES["standard"], "repeats": 15, "max_repeats": 15,
+# The committed resolution run (<= 60 min, the planner's pick for that budget): 13 blocks, the baseline x3 and the
+# A/A x2 in each, Williams order, settle; planned on the committed standard run of 2026-11-28 (its own planned
+# schedule: 7.0 s a run with the settle, switch and drain, where the earlier runs took 6.0 s, so 15 blocks no longer
+# fit): predicted 3370 s, A/A ±0.072/0.042/0.057 and median overhead ±0.050/0.012/0.016 at 1/4/8 clients. The A/A
+# goal stays out of reach within the hour: the per-run noise (σ 0.08-0.14 a 4 s run, little of it drift the time
+# term could take) would need more than 24 blocks a level.
+PROFILES["resolution"] = {**PROFILES["standard"], "repeats": 13, "max_repeats": 13,
                           "block_layout": {"baseline_runs": 3, "aa_runs": 2, "order": "williams"}}
 # Data per pgbench scale unit (post 000: scale 200 = 2997 MB); the IO-bound data must exceed the limit this often.
 BYTES_PER_SCALE, IO_BOUND_FACTOR = 15e6, 4
