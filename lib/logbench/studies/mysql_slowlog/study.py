@@ -35,7 +35,7 @@ HELP = {
              "workload: oltp_read_write or oltp_point_select; None: profile's",
     "clients": "sysbench --threads values (one connection each), each > 0; None: profile's ([1, 10, 50]: the "
                "post's 1/20/100 on 4 cores, per core on 2)",
-    "repeats": "design blocks: interleaved blocks of separate runs, > 0; None: profile's (2)",
+    "repeats": "design blocks: interleaved blocks of separate runs, > 0; None: profile's (3)",
     "duration": "seconds measured per run (sysbench --time), whole seconds > 0",
     "warmup": "seconds of unrecorded sysbench before each run, ≥ 0 (standard: 0, the server stays warm between runs)",
     "restart_warmup": "seconds of unrecorded sysbench after each server restart (the /dev/null configuration), ≥ 0",
