@@ -21,6 +21,20 @@ from . import common
 ALSO = ("latency_mean_ms", "log_loss", "log_records_received", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s")
 
 
+
+# The help both own-server studies give the shared parameters they read their own way (a user's server: their
+# confirmation, the run's length, the adaptive blocks); each study's HELP adds its own.
+HELP = {
+    "confirm": "True: you agree to the load the study describes (it refuses without, when not interactive)",
+    "duration": "seconds per measured run, > 0; None: the profile's",
+    "processed_dir": "summary tables; None: <output_dir>/processed",
+    "idle_state": "\"hold\" or \"free\" (this machine's CPU idle states); None: the profile's (\"free\")",
+    "placement": "\"none\" or \"split\"; None: the profile's",
+    "target_halfwidth": "adaptive blocks until each ratio's CI half-width is below this; None: the profile's",
+    "time_budget_s": "seconds the adaptive blocks may take; None: the profile's",
+    "max_repeats": "cap on blocks; None: the profile's",
+}
+
 def confirmed(confirm: bool, load: str) -> None:
     """The study runs ``load`` on the user's server and switches its logging: go on only with ``confirm`` or a yes
     at a terminal (a notebook or a batch job without ``confirm`` is refused: nobody is there to ask)."""

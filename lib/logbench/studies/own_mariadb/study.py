@@ -51,7 +51,7 @@ def check_script(binary: Path, script: str) -> None:
 
 # What each parameter means (unit, allowed values), one line each: notebook 13's generated
 # parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
-HELP = {
+HELP = {**on_user_server.HELP,
     "profile": 'run size: "smoke" (seconds), "standard" (~5 min of load on your server), "full"',
     "server": "key-value words: host, port, socket, user, defaults_file (an option file); no password (option "
               "file or MYSQL_PWD)",
@@ -62,18 +62,10 @@ HELP = {
     "arms": "subset of: none, slow_file, slow_table, general_file; None: the profile's (standard: all)",
     "table_size": "the built-in load's rows, > 0; None: the profile's (standard: 100000)",
     "max_active": "refuse when more other sessions than this are active, ≥ 0",
-    "confirm": "True: you agree to the load the study describes (it refuses without, when not interactive)",
     "sysbench": "the sysbench binary; None: the one on PATH",
     "clients": "sysbench --threads values, each > 0; None: the profile's",
-    "duration": "seconds per measured run, > 0; None: the profile's",
     "warmup": "seconds of unrecorded sysbench before each run, ≥ 0; None: the profile's",
     "output_dir": "raw run records; None: results/own_mariadb/<UTC time> (smoke: a temp dir)",
-    "processed_dir": "summary tables; None: <output_dir>/processed",
-    "idle_state": "\"hold\" or \"free\" (this machine's CPU idle states); None: the profile's (\"free\")",
-    "placement": "\"none\" or \"split\"; None: the profile's",
-    "target_halfwidth": "adaptive blocks until each ratio's CI half-width is below this; None: the profile's",
-    "time_budget_s": "seconds the adaptive blocks may take; None: the profile's",
-    "max_repeats": "cap on blocks; None: the profile's",
 }
 
 

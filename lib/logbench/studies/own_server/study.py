@@ -70,7 +70,7 @@ def load_text(study: OwnServerStudy) -> str:
 
 # What each parameter means (unit, allowed values), one line each: notebook 12's generated
 # parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
-HELP = {
+HELP = {**on_user_server.HELP,
     "profile": 'run size: "smoke" (seconds), "standard" (~7 min of load on your server), "full"',
     "server": 'libpq connection string WITHOUT a password (PGPASSWORD or ~/.pgpass give it); "": the PG* variables',
     "database": "your database, where your scripts run; None: the built-in load in a database the study creates "
@@ -83,16 +83,8 @@ HELP = {
     "sample_rate": "the sampled arm's log_statement_sample_rate, 0 to 1",
     "scale": "the built-in load's pgbench scale, > 0; None: the profile's (standard: 10)",
     "max_active": "refuse when more other client sessions than this are active, ≥ 0",
-    "confirm": "True: you agree to the load the study describes (it refuses without, when not interactive)",
     "pg_bindir": "where pgbench is; None: the newest installed PostgreSQL's",
-    "duration": "seconds per measured run, > 0; None: the profile's",
     "output_dir": "raw run records; None: results/own_server/<UTC time> (smoke: a temp dir)",
-    "processed_dir": "summary tables; None: <output_dir>/processed",
-    "idle_state": "\"hold\" or \"free\" (this machine's CPU idle states); None: the profile's (\"free\")",
-    "placement": "\"none\" or \"split\"; None: the profile's",
-    "target_halfwidth": "adaptive blocks until each ratio's CI half-width is below this; None: the profile's",
-    "time_budget_s": "seconds the adaptive blocks may take; None: the profile's",
-    "max_repeats": "cap on blocks; None: the profile's",
 }
 
 
