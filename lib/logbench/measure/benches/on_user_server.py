@@ -17,6 +17,14 @@ class OnUserServerBench(Bench):
     backend = "own"
     server_process: int | None = None  # the server's pid on this host, None for a remote one
 
+    def apply(self, configuration: Configuration):
+        """Switch the user's server by its switcher (``self.switcher``), each real switch kept in ``self.switches``
+        as (kind, seconds until the server reported it)."""
+        sw = self.switcher.apply(configuration.settings)
+        if sw.kind != "none":
+            self.switches.append((sw.kind, sw.seconds))
+        return sw
+
     def server_cpu(self) -> float:
         pid = self.server_pid()
         return process.tree_cpu_seconds(pid) if pid is not None else math.nan

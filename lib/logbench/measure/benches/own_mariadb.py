@@ -46,12 +46,6 @@ class OwnMariaDBBench(OnUserServerBench):
             raise ToolError(self._hide(str(e))) from None
         return r
 
-    def apply(self, configuration: Configuration):
-        sw = self.switcher.apply(configuration.settings)
-        if sw.kind != "none":
-            self.switches.append((sw.kind, sw.seconds))
-        return sw
-
     def warm(self, run: PlannedRun, seconds: float) -> None:
         self._run(run.clients, max(1, int(seconds)), run_seed(self.study, run, warm=True))
 

@@ -29,12 +29,6 @@ class OwnPgBench(OnUserServerBench):
                          + f" -M {study.query_mode}")
         self.switches: list[tuple[str, float]] = []
 
-    def apply(self, configuration: Configuration):
-        sw = self.switcher.apply(configuration.settings)
-        if sw.kind != "none":
-            self.switches.append((sw.kind, sw.seconds))
-        return sw
-
     def warm(self, run: PlannedRun, seconds: float) -> None:
         self.pgbench.run(run.clients, max(1, int(seconds)), self.query_mode)
 
