@@ -179,11 +179,22 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "long_load: a real load of a minute or more whose programs shorter tests run too (the fresh-machine "
                    "check leaves it out to keep CI's time; -m 'not long_load')")
+    config.addinivalue_line(
+        "markers", "smoke_run_study: a real run of a study that the workflow's smoke run makes alike (its first smoke "
+                   "parameter set): skipped where that run is in the session, whose test asserts the same on it; the "
+                   "fresh-machine check leaves it out (the host asserts on its smoke run)")
     # A suite started in the background of a non-interactive shell (`cmd &`) inherits SIGINT ignored, and so would
     # every process it starts: the tests that stop a study with Ctrl-C would then test nothing. Python-level
     # handlers reset to the default at exec, so the children get a working SIGINT again.
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def the_smoke_run_is_here(request) -> bool:
+    """Whether the workflow's smoke run of every study (tests/test_workflow.py's session fixture ``smoke_run``) is
+    part of this session: a test marked ``smoke_run_study`` then skips, and its assertions run on that run's study
+    (tests/test_workflow.py), which measured the same study with the same parameters once already."""
+    return any("smoke_run" in item.fixturenames for item in request.session.items)
 
 
 # A notebook under nbval (tests/test_notebooks.py) runs once per session: a test that asserts on what the same run

@@ -13,7 +13,7 @@ import sys
 import pandas as pd
 import pytest
 
-from conftest import needs_root
+from conftest import needs_root, the_smoke_run_is_here
 from logbench.analyze import overhead
 from logbench.base import paths
 from logbench.publish import answer
@@ -220,8 +220,8 @@ def test_a_study_02_runs_answer_prints_its_machines_cost_per_record():
 
 
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    """A real smoke run of study 11 (the baseline and stderr under cachegrind, then its 3 × 1 s calibration: ~1 min).
+def study_11_run(tmp_path_factory):
+    """A real smoke run of study 11 (the baseline and stderr under cachegrind, then its 3 × 1 s calibration: ~30 s).
     Run the integration tests under the suite's benchmark lock (``flock /tmp/logbench-bench.lock pytest ...``), as
     test_cli's smoke run: a lock taken here again would wait for the runner's own."""
     out = tmp_path_factory.mktemp("record_cost") / "run"
@@ -231,24 +231,34 @@ def smoke_run(tmp_path_factory):
     return out
 
 
-@pytest.mark.integration
-@needs_root
-def test_run_prices_on_the_machine_of_a_real_study_11_run(smoke_run):
-    r = cost("--statements-per-second", "5000", "--cores", "2", "--destination", "stderr", "--run", str(smoke_run))
+def check_prices_on_a_study_11_run(run_dir) -> None:
+    """``cost --run`` on the directory of a real smoke run of study 11 (SPEC.smoke[0]'s parameters)."""
+    r = cost("--statements-per-second", "5000", "--cores", "2", "--destination", "stderr", "--run", str(run_dir))
     assert r.returncode == 0, r.stderr
-    processed = smoke_run / "processed"
+    processed = run_dir / "processed"
     assert f"{processed}/record_cost.csv (study 11" in r.stdout
     assert f"{processed}/record_cost_calibration.csv (study 11" in r.stdout
     assert "counted cost on study 11's machine" in r.stdout and "host speed" not in r.stdout
     # the smoke profile counts instructions only: the write() left out, said
     assert "not counted (the run had no strace counter)" in r.stdout
-    rec = overhead.per_record("postgresql", "stderr", smoke_run)
+    rec = overhead.per_record("postgresql", "stderr", run_dir)
     assert 1 < rec.us.value < 100, "a record costs microseconds"
     # the smoke profile counted stderr alone: another destination is refused, naming what it has
-    bad = cost("--statements-per-second", "5000", "--cores", "2", "--destination", "syslog", "--run", str(smoke_run))
+    bad = cost("--statements-per-second", "5000", "--cores", "2", "--destination", "syslog", "--run", str(run_dir))
     assert bad.returncode == 2 and "prices for postgresql: stderr" in bad.stderr
     lines = "\n".join(answer.per_record_lines("record_cost", processed, "record_cost"))
     assert f"stderr: {rec.us.text().split(' µs')[0]} µs per record" in lines
+
+
+@pytest.mark.integration
+@pytest.mark.smoke_run_study
+@needs_root
+def test_run_prices_on_the_machine_of_a_real_study_11_run(request):
+    # The workflow's smoke run makes this same run (study 11's SPEC.smoke[0]): where it is in this session,
+    # tests/test_workflow.py prices on it, and study 11 is not measured a second time.
+    if the_smoke_run_is_here(request):
+        pytest.skip("priced on the workflow's smoke run of study 11 in this session (tests/test_workflow.py)")
+    check_prices_on_a_study_11_run(request.getfixturevalue("study_11_run"))
 
 
 def test_run_prices_by_a_study_02_runs_timed_cpu(tmp_path, capsys):

@@ -19,9 +19,10 @@ time: ``tests/test_interrupts.py`` (six papermill studies stopped by signals and
 in them depends on the machine being fresh, and the guardian they rely on is tested inside by
 ``tests/test_cleanup.py``), the tests on the workflow's smoke run of every study (marker ``workflow_smoke``,
 ~6 min: the workflow schedules the same notebooks whose own tests and nbval run inside, and Snakemake itself is
-exercised inside by the workflow's dry-run tests), and the long real loads (marker ``long_load``, ~4 min: the switchback
-loads of both engines, study 05's, the log rotations under load), whose programs the shorter integration tests run
-inside too. The host runs all of them. Set-up installs the local servers at the default images' patch level
+exercised inside by the workflow's dry-run tests) and those that would measure one of its studies again (marker
+``smoke_run_study``: on the host they assert on the smoke run's), and the long real loads (marker ``long_load``,
+~4 min: the switchback loads of both engines, study 05's, the log rotations under load), whose programs the shorter
+integration tests run inside too. The host runs all of them. Set-up installs the local servers at the default images' patch level
 (docker/servers.tsv), so the test that they match runs inside: there set-up installed them.
 
 Every test that passed inside (``-rp``: a line per passed test) is not run a second time on the host when the
@@ -154,7 +155,7 @@ bash scripts/setup.sh || { echo "FRESH: set-up failed"; exit 90; }
 t1=$(date +%s)
 echo "FRESH: set-up took $((t1 - t0)) s"
 LOGBENCH_DOCKER=0 bash run.sh test -q -p no:cacheprovider --ignore=tests/test_interrupts.py \
-  -m "not workflow_smoke and not long_load" --durations=15 -rap
+  -m "not workflow_smoke and not long_load and not smoke_run_study" --durations=15 -rap
 rc=$?
 echo "FRESH: tests took $(( $(date +%s) - t1 )) s, exit $rc"
 exit $rc

@@ -24,7 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import needs_root
+from conftest import needs_root, wait_for
 from logbench.base import cleanup, paths
 from logbench.servers import netns
 
@@ -224,17 +224,23 @@ def test_a_study_stopped_by_ctrl_c_resumes_where_it_stopped(tmp_path):
     assert f"{len(before)} runs already recorded" in json.dumps(nb)
 
 
-# The switchback design: two loads of 2 blocks of the 5 arms (the A/A control too) in 2 s windows at 1 client
-# (20 s of windows a load; 3 blocks made it 30 s): the cut and the rerun are asserted, not the estimates.
+# The switchback design: two loads of one block of the 5 arms (the A/A control too) in 2 s windows at 1 client
+# (10 s of windows a load; 2 blocks made it 20 s): the cut and the rerun are asserted, not the estimates.
 SWITCHBACK = ("-p", "design", "switchback", "-p", "window_s", "2", "-p", "guard_s", "1", "-p", "layout", "permutation",
-              "-p", "blocks", "2", "-p", "loads", "2", "-p", "max_loads", "2")
+              "-p", "blocks", "1", "-p", "loads", "2", "-p", "max_loads", "2")
 
 
 def test_ctrl_c_inside_a_switchback_load_keeps_its_finished_windows_and_a_rerun_resumes(tmp_path):
     study = Study(tmp_path, extra=SWITCHBACK)  # returns once the first load's windows are recorded
     try:
         first = len(study.recorded)
-        time.sleep(12)  # inside the second load: past its restart and a few windows, ~10 s before its end
+        # inside the second load: once its pgbench runs (the kernel's first since the first load's), its first whole
+        # second and a 2 s window or two, ~6 s before its end
+        def loading() -> bool:
+            return any("pgbench" in " ".join(c.cmdline()) for c in study.kernel.children(recursive=True))
+
+        assert wait_for(loading, 60), "the second load's pgbench did not start within 60 s"
+        time.sleep(5)
         t0 = time.monotonic()
         os.killpg(study.pm.pid, signal.SIGINT)
         study.pm.wait(timeout=60)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from conftest import the_smoke_run_is_here
 from logbench.base.errors import ParameterError
 from logbench.studies import log_rotation as rot
 
@@ -96,10 +97,11 @@ def check_every_method_once(study: rot.LogRotationStudy, recorded) -> None:
 
 @pytest.mark.integration
 @pytest.mark.long_load
+@pytest.mark.smoke_run_study
 def test_every_method_once_under_load(tmp_path, request):
     # The workflow's smoke run executes this same study (SPEC.smoke[0]: the smoke profile, local): where it runs in
     # this session, tests/test_workflow.py asserts the same on its runs, and on what its guardians found left.
-    if any("smoke_run" in item.fixturenames for item in request.session.items):
+    if the_smoke_run_is_here(request):
         pytest.skip("asserted on the workflow's smoke run of this study in this session (tests/test_workflow.py)")
     scratch = request.getfixturevalue("scratch")
     study = rot.define(profile="smoke", backend="local", output_dir=tmp_path / "out")

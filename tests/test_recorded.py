@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import the_smoke_run_is_here
 from logbench import jobs, studies
 from logbench.base import paths, records
 from logbench.base.errors import ParameterError
@@ -181,27 +182,46 @@ def test_a_run_directory_renders_through_the_same_tables(tmp_path):
         assert filecmp.cmp(f, via_committed / f.name, shallow=False), f.name
 
 
-@pytest.mark.integration
-@pytest.mark.parametrize("name, given", [
-    ("pg_wal_level", {"profile": "smoke"}),
-    # one load of two blocks of two arms in 2 s windows at 1 client (~15 s), its pilot first
-    ("pg_destinations", dict(profile="standard", design="switchback", destinations=["none", "stderr"], clients=[1],
-                             scale=1, backend="local", blocks=2, loads=1, max_loads=1, window_s=2, guard_s=1, warmup=1,
-                             target_halfwidth=None))], ids=["07_blocks", "02_switchback"])
-def test_a_measured_run_renders_to_the_tables_it_wrote(name, given, tmp_path):
-    """The render half proper: a smoke run measured (a real server, seconds), then rendered from its run directory:
-    every processed table byte for byte what the measurement wrote (a switchback run's pilot included)."""
+def check_renders_to_the_tables_it_wrote(name: str, given: dict, run_dir: Path, measured: Path, tmp: Path) -> None:
+    """A measured run's directory rendered (``recorded``): every processed table byte for byte what the measurement
+    wrote into ``measured`` (a switchback run's pilot included)."""
     module = studies.module(name)
-    measured = module.define(**given, output_dir=str(tmp_path / "run"),
-                             processed_dir=str(tmp_path / "m"))
-    module.run(measured, progress=False)
-    again = module.define(**given, recorded=str(tmp_path / "run"),
-                          output_dir=str(tmp_path / "unused"), processed_dir=str(tmp_path / "r"))
+    again = module.define(**given, recorded=str(run_dir), output_dir=str(tmp / "unused"), processed_dir=str(tmp / "r"))
     module.run(again, progress=False)
-    names = sorted(p.name for p in (tmp_path / "m").iterdir())
-    assert names == sorted(p.name for p in (tmp_path / "r").iterdir())
-    assert [n for n in names if not filecmp.cmp(tmp_path / "m" / n, tmp_path / "r" / n, shallow=False)] == []
-    assert not (tmp_path / "unused").exists()
+    names = sorted(p.name for p in measured.iterdir())
+    assert names == sorted(p.name for p in (tmp / "r").iterdir())
+    assert [n for n in names if not filecmp.cmp(measured / n, tmp / "r" / n, shallow=False)] == []
+    assert not (tmp / "unused").exists()
+
+
+@pytest.mark.integration
+def test_a_measured_switchback_run_renders_to_the_tables_it_wrote(tmp_path):
+    """The render half proper: a run measured (a real server, one load of two blocks of two arms in 2 s windows at
+    1 client, ~15 s, its pilot first), then rendered from its run directory."""
+    given = dict(profile="standard", design="switchback", destinations=["none", "stderr"], clients=[1], scale=1,
+                 backend="local", blocks=2, loads=1, max_loads=1, window_s=2, guard_s=1, warmup=1,
+                 target_halfwidth=None)
+    module = studies.module("pg_destinations")
+    module.run(module.define(**given, output_dir=str(tmp_path / "run"), processed_dir=str(tmp_path / "m")),
+               progress=False)
+    check_renders_to_the_tables_it_wrote("pg_destinations", given, tmp_path / "run", tmp_path / "m", tmp_path)
+
+
+# study 07's first smoke parameter set: what the workflow's smoke run measures (tests/test_workflow.py renders it)
+SMOKE_RENDERED = dict(studies.spec("pg_wal_level").smoke[0])
+
+
+@pytest.mark.integration
+@pytest.mark.smoke_run_study
+def test_a_measured_block_run_renders_to_the_tables_it_wrote(tmp_path, request):
+    """The same for study 07's smoke run (the block design, seconds). The workflow's smoke run makes this same run
+    (SPEC.smoke[0]): where it is in this session, tests/test_workflow.py renders that one instead."""
+    if the_smoke_run_is_here(request):
+        pytest.skip("rendered from the workflow's smoke run of study 07 in this session (tests/test_workflow.py)")
+    module = studies.module("pg_wal_level")
+    module.run(module.define(**SMOKE_RENDERED, output_dir=str(tmp_path / "run"), processed_dir=str(tmp_path / "m")),
+               progress=False)
+    check_renders_to_the_tables_it_wrote("pg_wal_level", SMOKE_RENDERED, tmp_path / "run", tmp_path / "m", tmp_path)
 
 
 def test_a_committed_render_never_replaces_measured_records(tmp_path):

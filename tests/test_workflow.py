@@ -421,6 +421,32 @@ def test_log_rotations_every_method_once_under_load(smoke_run):
     check_every_method_once(rot.define(**dict(run.parameters), output_dir=out), records.load(out / "runs.jsonl"))
 
 
+def smoke_run_directory(smoke_run, study: str) -> Path:
+    """The run directory (records, environment, processed tables) of ``study``'s first smoke parameter set."""
+    run = next(r for r in jobs.profile_runs("smoke") if r.study == study and not r.extra)
+    return smoke_run.out / "any" / run.stem
+
+
+@pytest.mark.integration
+@pytest.mark.workflow_smoke
+def test_cost_prices_on_the_smoke_runs_study_11(smoke_run):
+    """tests/test_cost_cli.py's ``--run`` on a real study 11 run, on the smoke run's (that test measures one of its own
+    only when the workflow's smoke run is not part of the session)."""
+    from test_cost_cli import check_prices_on_a_study_11_run
+
+    check_prices_on_a_study_11_run(smoke_run_directory(smoke_run, "record_cost"))
+
+
+@pytest.mark.integration
+@pytest.mark.workflow_smoke
+def test_the_smoke_runs_study_07_renders_to_the_tables_it_wrote(smoke_run, tmp_path):
+    """tests/test_recorded.py's render of a measured block run, on the smoke run's study 07 (as above)."""
+    from test_recorded import SMOKE_RENDERED, check_renders_to_the_tables_it_wrote
+
+    run_dir = smoke_run_directory(smoke_run, "pg_wal_level")
+    check_renders_to_the_tables_it_wrote("pg_wal_level", SMOKE_RENDERED, run_dir, run_dir / "processed", tmp_path)
+
+
 @pytest.mark.integration
 @pytest.mark.workflow_smoke
 def test_a_changed_parameter_reruns_that_study_the_findings_and_the_paper_only(smoke_run):
