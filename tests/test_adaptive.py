@@ -364,7 +364,7 @@ def test_a_variants_running_estimate_names_its_server_once():
 
 
 def test_a_wrapped_split_bench_answers_each_run_with_its_own_bench_not_the_base_defaults(tmp_path):
-    """SplitBench and the wrappers (SessionsBench, ControlledBench) inherit Bench's defaults: each optional answer
+    """SplitBench and the wrappers (e.g. ControlledBench) inherit Bench's defaults: each optional answer
     must still be the bench's that ran the run (a default there would hide a PostgreSQL bench's collector)."""
 
     class Collector(NoisyBench):
@@ -390,8 +390,8 @@ def test_a_wrapped_split_bench_answers_each_run_with_its_own_bench_not_the_base_
 
 
 def test_the_switches_of_a_wrapped_split_bench_are_every_servers():
-    """08's version sweep wraps a SplitBench (SessionsBench): its ``switches`` through __getattr__ would be only the
-    server running last's."""
+    """A wrapped SplitBench (e.g. a ControlledBench over a version sweep): its ``switches`` through __getattr__
+    would be only the server running last's."""
     from logbench.studies.running import switches_of
 
     a, b = NoisyBench({}, {}), NoisyBench({}, {})

@@ -17,6 +17,8 @@ LIB = paths.ROOT / "lib" / "logbench"
 # Old names of moved modules: no module answers them any more, and no committed notebook names them (a notebook's
 # prose is no input of its run; its code's import lines were edited with the move).
 REMOVED = ("logbench.digest", "logbench.pgbadger", "logbench.benches.pg_sessions", "logbench.studies.design_comparison",
+           # 07's and 08's own benches: they declare their loads, the shared PostgreSQL bench runs them (issue 39)
+           "logbench.studies.pg_wal_level.bench", "logbench.studies.pg_idle_connections.bench",
            # the flat package's modules before the floors (issue 39)
            *(f"logbench.{n}" for n in (
                "errors", "paths", "params", "settings", "environment", "cleanup", "records", "progress", "logsinks",

@@ -9,9 +9,11 @@ from logbench.servers.postgres import LocalPostgres
 from logbench.base.settings import Settings
 from logbench.studies import common
 from logbench.studies import pg_destinations, pg_idle_connections, pg_wal_level
-from logbench.studies.pg_idle_connections import bench as pg_sessions
-from logbench.studies.pg_wal_level import bench as pg_wal
+from logbench.measure.benches.postgres import imports, wal
+from logbench.studies.pg_wal_level import spec as pg_wal
+from logbench.workloads import sessions as pg_sessions
 from logbench.workloads.pgbench import Pgbench
+from logbench.workloads.workload import Import
 
 from conftest import needs_root
 
@@ -72,10 +74,10 @@ def test_wal_bytes_grow_with_a_known_insert(log_dir):
     with server(log_dir) as pg:
         with pg.connect() as c:
             c.execute("CREATE TABLE known (id int, pad text)")
-        before = pg_wal.wal_counters(pg)
+        before = wal.counters(pg)
         with pg.connect() as c:
             c.execute("INSERT INTO known SELECT i, repeat('x', %s) FROM generate_series(1, %s) i", [pad, rows])
-        grew = pg_wal.wal_counters(pg).minus(before)
+        grew = wal.counters(pg).minus(before)
     # every heap tuple is in the WAL (replica, a table not created in this transaction): at least its payload
     assert grew["wal_records"] >= rows
     assert grew["wal_lsn_bytes"] >= rows * pad
@@ -87,11 +89,11 @@ def test_minimal_takes_the_skip_path_on_import(log_dir):
     got = {}
     for level in ("minimal", "replica"):
         with server(log_dir, **pg_wal.WAL_LEVELS[level]) as pg:
-            got[level] = pg_wal.import_steps(pg, scale=1, fillfactor=70, generate="g")
+            got[level] = imports.import_steps(pg, Import(scale=1, fillfactor=70, generate="g"))
     assert got["minimal"]["wal_skipped"] and not got["replica"]["wal_skipped"]
     # the data itself (~19 MB at scale 1, fillfactor 70) is in replica's WAL, not in minimal's
     assert got["replica"]["gen_wal_lsn_bytes"] > 0.5 * got["replica"]["data_bytes"]
-    assert got["minimal"]["gen_wal_lsn_bytes"] < pg_wal.SKIP_FRACTION * got["replica"]["gen_wal_lsn_bytes"]
+    assert got["minimal"]["gen_wal_lsn_bytes"] < wal.SKIP_FRACTION * got["replica"]["gen_wal_lsn_bytes"]
     # the position after the import holds initdb's WAL too: beyond the import's own bytes on a fresh instance
     for level in got:
         assert got[level]["wal_position_end"] > got[level]["wal_lsn_bytes"] > 0

@@ -201,7 +201,7 @@ def test_each_mariadb_version_writes_the_records_we_expect(version, tmp_path):
 
 
 def test_study_08_sweeps_versions_in_containers_each_with_its_own_baseline_and_aa(tmp_path):
-    from logbench.studies.pg_idle_connections.bench import MARGIN
+    from logbench.workloads.sessions import MARGIN
     from logbench.studies import pg_idle_connections as s08
 
     study = s08.define(profile="smoke", versions=["13", "17"], output_dir=tmp_path)

@@ -72,7 +72,7 @@ def test_dry_run_lists_the_whole_suite(tmp_path):
     # unit: test_smoke_profile_end_to_end)
     blocks = [b for b in re.split(r"\n(?=(?:local)?rule )", r.stdout) if re.match(r"(?:local)?rule study:", b)]
     assert all("host=1" in block for block in blocks)
-    # a package study's job takes its whole package as input (editing study 07's bench makes it out of date)
+    # a package study's job takes its whole package as input (editing study 07's spec, its loads, makes it out of date)
     wal = next(b for b in blocks if re.search(r"wildcards: .*stem=pg_wal_level\b", b))
     assert all(str(p) in wal for p in studies.sources("pg_wal_level")), wal
 

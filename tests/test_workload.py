@@ -38,7 +38,10 @@ def test_select_only_counts_as_the_tool_counted(mode, tx, clients):
 
 def test_a_builtin_and_a_script_file(tmp_path):
     tpcb = Workload.pgbench("tpcb-like", "prepared")
-    assert (tpcb.label, tpcb.script_args(), tpcb.statements) == ("pgbench -b tpcb-like", ["-b", "tpcb-like"], 7)
+    # pgbench's default script: no argument names it (as study 07 ran it); its record name is 07's
+    assert (tpcb.label, tpcb.script_args(), tpcb.statements) == ("pgbench TPC-B-like", [], 7)
+    update = Workload.pgbench("simple-update")
+    assert (update.label, update.script_args()) == ("pgbench -b simple-update", ["-b", "simple-update"])
     assert tpcb.records(transactions=10, clients=2) == 7 * (10 * 2 + 2)
     script = tmp_path / "two.sql"
     script.write_text("SELECT 1;\nSELECT 2;\n")

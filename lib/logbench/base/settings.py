@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .errors import SettingError
+from .errors import ParameterError, SettingError
 
 ENGINES = ("postgresql", "mariadb")
 
@@ -100,8 +100,33 @@ class RecordShape:
 
 
 @dataclass(frozen=True)
+class HeldSessions:
+    """Sessions a configuration holds open on the server while each of its runs measures (study 08: the post's
+    "active but idle" connections): ``kind`` "sleep" (each running ``pg_sleep``), "idle" (connected, no query) or
+    "none" (no session, the sessions' evidence still recorded: the sweep's baseline); ``count`` sessions, or None:
+    every connection slot the working clients leave (:func:`logbench.workloads.sessions.count`). Opened before the
+    run, counted, closed after it, by the shared PostgreSQL bench."""
+
+    KINDS = ("none", "sleep", "idle")
+
+    kind: str
+    count: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in self.KINDS:
+            raise ParameterError("sessions.kind", self.kind, self.KINDS)
+        if self.count is not None and (isinstance(self.count, bool) or not isinstance(self.count, int)
+                                       or self.count < 0):
+            raise ParameterError("sessions.count", self.count, "None (every free slot) or a whole number ≥ 0")
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "count": self.count}
+
+
+@dataclass(frozen=True)
 class Configuration:
-    """A named point of a study: the settings under test plus how to read its log."""
+    """A named point of a study: the settings under test plus how to read its log, and the sessions it holds open
+    while it runs, where it declares some."""
 
     name: str
     settings: Settings
@@ -109,6 +134,8 @@ class Configuration:
     destinations: tuple[str, ...] = ()
     # What each of those destinations must receive (every destination the same records).
     records: tuple[RecordShape, ...] = ()
+    # Sessions held open during each of its runs; None: none, and no evidence of them recorded.
+    sessions: HeldSessions | None = None
 
     def expected_records(self, *, statements: int = 0, transactions: int = 0, connections: int = 0,
                          runs: int = 1) -> int:
@@ -119,7 +146,8 @@ class Configuration:
 
     def as_dict(self) -> dict[str, object]:
         return {"name": self.name, "settings": self.settings.as_dict(), "destinations": list(self.destinations),
-                "records": [r.as_dict() for r in self.records]}
+                "records": [r.as_dict() for r in self.records],
+                **({"sessions": self.sessions.as_dict()} if self.sessions is not None else {})}
 
 
 # The A/A control: the baseline measured again under another name. It logs nothing a baseline does

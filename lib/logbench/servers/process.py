@@ -12,6 +12,7 @@ daemons use too); the servers' modules fill in its hooks.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import pwd
@@ -481,6 +482,20 @@ def tree_cpu_seconds(pid: int, attempts: int = 50) -> float:
         pass
     return float("nan")
 
+
+
+def server_memory_mb(pid: int) -> dict[str, float]:
+    """A server's process tree's memory: the sum of PSS (shared pages split among the processes sharing
+    them) and of USS (pages private to each process), MB, and its process count."""
+    pss = uss = 0
+    procs = [psutil.Process(pid)]
+    with contextlib.suppress(psutil.NoSuchProcess):
+        procs += procs[0].children(recursive=True)
+    for p in procs:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            m = p.memory_full_info()
+            pss, uss = pss + m.pss, uss + m.uss
+    return {"server_pss_mb": pss / 2**20, "server_uss_mb": uss / 2**20, "server_processes": len(procs)}
 
 
 class HostPids:

@@ -19,9 +19,11 @@ its bench and analysis beside it: every study but 03, ``backend_comparison``, is
   ``common.study_fields(SPEC, profile, PROFILES, **shared)`` and ``pg.pg_fields(...)`` /
   ``mb.mariadb_fields(...)``; PostgreSQL configurations from ``pg.configurations(...)`` carry the log
   records they must produce (``settings.RecordShape``);
-- ``run(study)``: ``common.run_study(study, start, processed_tables)`` with ``start(study, stack)`` from
-  the engine (``pg.start`` itself, or ``mb.start`` and a bench), ``processed_tables(result)`` its summary
-  and runs. ``define()`` only checks and plans: the run decides backend 'auto' and finds images;
+- ``run(study)``: ``common.run_study(study, processed_tables)``, ``processed_tables(result)`` its summary and
+  runs. A PostgreSQL study declares its load (``PgStudy.loads``: ``pg.Load``, a ``workloads.workload.Workload``
+  or ``Import``; ``Configuration.sessions``: sessions held open while a configuration runs) and the shared
+  bench runs it, so it passes no ``start``; a MariaDB study passes ``start=`` (``mb.start`` and a bench).
+  ``define()`` only checks and plans: the run decides backend 'auto' and finds images;
 - its summary, findings and tables for the notebook.
 
 Outside its package and notebook, a study is named only where it takes part in something shared: a claim it

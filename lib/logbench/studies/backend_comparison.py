@@ -100,7 +100,7 @@ class ComparisonResult:
 
 
 def run(study: pg.PgStudy, *, progress: bool = True) -> ComparisonResult:
-    r = common.run_study(study, pg.start, processed_tables, progress=progress)
+    r = common.run_study(study, processed_tables, progress=progress)
     return ComparisonResult(study, r.runs, r.environment["variants"])
 
 

@@ -28,21 +28,42 @@ class StudyResult:
     switches: tuple[tuple[str, float], ...] = ()  # (reload | restart, seconds) of every settings switch
 
 
-def run_study(study: Study, start: Callable[[Study, contextlib.ExitStack], tuple[object, dict]],
-              tables: Callable[[StudyResult], dict[str, pd.DataFrame]], *,
-              execute: Callable[..., tuple[pd.DataFrame, list]] = execute_all, progress: bool = True) -> StudyResult:
+Start = Callable[[Study, contextlib.ExitStack], tuple[object, dict]]
+Execute = Callable[..., tuple[pd.DataFrame, list]]
+
+
+def engine_halves(study: Study) -> tuple[Start | None, Execute]:
+    """What starts and executes a study of this type when it passes neither: a PostgreSQL study's declared loads
+    are brought up by ``benches.postgres.start`` (its servers, each bench running the load the study declares) and
+    run by ``benches.postgres.execute`` (its design: blocks or switchback); any other type has no start of its own
+    (None) and runs the plain schedule."""
+    from ..measure.benches import postgres as pg
+
+    if isinstance(study, pg.PgStudy):
+        return pg.start, pg.execute
+    return None, execute_all
+
+
+def run_study(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFrame]], *, start: Start | None = None,
+              execute: Execute | None = None, progress: bool = True) -> StudyResult:
     """Resolve the study, start everything it needs, run its schedule, stop and remove everything, write its files.
 
     ``study.resolved()`` decides what define() left to the run (backend 'auto', images) before anything
     starts; the resolved study is what is written, started and run. ``start(study, stack)`` enters the
-    servers into ``stack`` and returns (bench, environment record) (e.g. ``benches.postgres.start``);
-    ``execute(study, bench, env, progress)`` returns (runs, switches) (default: the whole schedule on
-    the bench); ``tables(result)`` gives the processed tables (``summary`` -> ``<name>.csv``).
+    servers into ``stack`` and returns (bench, environment record); ``execute(study, bench, env, progress)``
+    returns (runs, switches); either, not given, is the study type's (:func:`engine_halves`: a PostgreSQL study
+    declares its load and needs neither). ``tables(result)`` gives the processed tables (``summary`` ->
+    ``<name>.csv``).
     """
     from ..base import progress as channel
 
     if getattr(study, "recorded", None) is not None:
         return render(study, tables)
+    own_start, own_execute = engine_halves(study)
+    start, execute = start or own_start, execute or own_execute
+    if start is None:
+        raise TypeError(f"a {type(study).__name__} has no start of its own: run_study(..., start=...) brings up "
+                        "its servers")
     study = study.resolved()
     # what the planner predicts this schedule reaches, from the committed runs as they are before this run can
     # replace them (a published standard run overwrites its own noise source)

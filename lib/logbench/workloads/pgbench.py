@@ -153,25 +153,34 @@ class Pgbench:
     def version(self) -> str:
         return subprocess.run([str(self.binary), "--version"], capture_output=True, text=True).stdout.strip()
 
-    def initialise(self, scale: int) -> float:
-        """``pgbench -i -s scale``; returns the seconds it took."""
+    @staticmethod
+    def init_args(scale: int, *, fillfactor: int | None = None, steps: str | None = None) -> list[str]:
+        """``-i -q -s scale``, with ``-I steps`` (pgbench -i's steps, e.g. "g": only the data) and ``-F fillfactor``
+        where given."""
+        return ["-i", "-q", *(["-I", steps] if steps else []), *(["-F", str(fillfactor)] if fillfactor else []),
+                "-s", str(scale)]
+
+    def initialise(self, scale: int, *, fillfactor: int | None = None, steps: str | None = None) -> float:
+        """``pgbench`` with :meth:`init_args`; returns the seconds it took."""
+        args = self.init_args(scale, fillfactor=fillfactor, steps=steps)
         t0 = time.perf_counter()
-        r = subprocess.run([str(self.binary), "-i", "-q", "-s", str(scale)], env=self.env, capture_output=True, text=True)
+        r = subprocess.run([str(self.binary), *args], env=self.env, capture_output=True, text=True)
         if r.returncode != 0:
-            raise ToolError(f"pgbench -i -s {scale} failed:\n{r.stderr[-2000:]}")
+            raise ToolError(f"pgbench {' '.join(args)} failed:\n{r.stderr[-2000:]}")
         return time.perf_counter() - t0
 
     def command(self, clients: int, duration: float, mode: str, *, log_prefix: Path | None = None,
                 sampling_rate: float = 0.0, progress: int = 0, workload: Workload | None = None) -> list[str]:
-        """``workload``: the script (default: the select-only built-in, pgbench -S) over protocol ``mode``."""
+        """``workload``: the script (default: the select-only built-in, pgbench -S) over protocol ``mode``, for
+        ``duration`` seconds (-T) or, a counted workload, its transactions split over the clients (-t)."""
         w = workload or Workload.pgbench(SELECT_ONLY, mode)
         if w.protocol != mode:
             raise ParameterError("workload.protocol", w.protocol, f"{mode!r}, the run's query mode")
         # -j follows -c as in the post; -n: the select-only test needs no vacuum.
         # a user's scripts (file@weight) where given, else the workload's (the select-only built-in: pgbench -S)
         load = [a for f, weight in self.scripts for a in ("-f", f"{f}@{weight}")] if self.scripts else w.script_args()
-        argv = [str(self.binary), "-n", *load, "-M", mode, "-c", str(clients), "-j", str(clients),
-                "-T", str(int(duration))]
+        size = ["-t", str(w.per_client(clients))] if w.counted else ["-T", str(int(duration))]
+        argv = [str(self.binary), "-n", *load, "-M", mode, "-c", str(clients), "-j", str(clients), *size]
         if progress:
             argv += ["-P", str(int(progress))]
         if log_prefix is not None and sampling_rate > 0:
@@ -179,10 +188,12 @@ class Pgbench:
         return argv
 
     def run(self, clients: int, duration: float, mode: str, *, log_prefix: Path | None = None,
-            sampling_rate: float = 0.0, progress: int = 0) -> PgbenchResult:
-        """``progress``: seconds per pgbench -P interval (0: none)."""
+            sampling_rate: float = 0.0, progress: int = 0, workload: Workload | None = None) -> PgbenchResult:
+        """``progress``: seconds per pgbench -P interval (0: none); ``workload`` as :meth:`command` takes it."""
         argv = self.command(clients, duration, mode, log_prefix=log_prefix, sampling_rate=sampling_rate,
-                            progress=progress)
+                            progress=progress, workload=workload)
+        # a counted load lasts as long as its transactions take (its nominal duration paces the runner only)
+        timeout = 3600 if workload is not None and workload.counted else duration + 120
         # a study killed outright (SIGKILL) leaves its run's logs; that run is done again now, and reads only its own
         for f in _logs(log_prefix):
             f.unlink()
@@ -190,7 +201,7 @@ class Pgbench:
         proc = subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
         try:
-            stdout, stderr = proc.communicate(timeout=duration + 120)
+            stdout, stderr = proc.communicate(timeout=timeout)
         except BaseException:
             # An interrupt or timeout must not leave a pgbench behind, nor its half-written log, which a
             # resumed study's run at the same position would otherwise read as its own.

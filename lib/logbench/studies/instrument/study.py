@@ -113,7 +113,7 @@ def _run_part(study: ControlledStudy, progress: bool) -> common.StudyResult:
         bench, env = pg.start(study, stack)
         return ControlledBench(bench, study.progress), env
 
-    return common.run_study(study, start, lambda result: {}, progress=progress)
+    return common.run_study(study, lambda result: {}, start=start, progress=progress)
 
 
 def run(study: InstrumentStudy, *, progress: bool = True) -> InstrumentResult:
@@ -124,7 +124,7 @@ def run(study: InstrumentStudy, *, progress: bool = True) -> InstrumentResult:
     if study.designs is not None:
         from . import design_comparison
 
-        designs = common.run_study(study.designs.study, pg.start, lambda result: {},
+        designs = common.run_study(study.designs.study, lambda result: {},
                                    execute=design_comparison.execute(study.designs), progress=progress).runs
     result = InstrumentResult(study, series.runs, anomaly.runs, series.environment, designs)
     if study.processed_dir is not None:

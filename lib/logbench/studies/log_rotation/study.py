@@ -107,7 +107,7 @@ def run(study: LogRotationStudy, *, progress: bool = True) -> common.StudyResult
         stack.callback(bench.close)
         return bench, env
 
-    return common.run_study(study, start, processed_tables, progress=progress)
+    return common.run_study(study, processed_tables, start=start, progress=progress)
 
 
 def method_table(study: LogRotationStudy) -> pd.DataFrame:

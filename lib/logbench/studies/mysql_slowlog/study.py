@@ -251,7 +251,7 @@ def run(study: MysqlSlowlogStudy, *, progress: bool = True) -> common.StudyResul
                                                              read_limit_on=server.datadir))
         return ({"": (server, sb)}, limit), env
 
-    return common.run_study(study, start, processed_tables, execute=_execute_cells, progress=progress)
+    return common.run_study(study, processed_tables, start=start, execute=_execute_cells, progress=progress)
 
 
 def _data_bytes(server: mdb.MariaDBServer) -> dict:

@@ -173,4 +173,4 @@ def start(study: OwnMariaDBStudy, stack: contextlib.ExitStack) -> tuple[object, 
 
 
 def run(study: OwnMariaDBStudy, *, progress: bool = True) -> common.StudyResult:
-    return common.run_study(study, start, processed_tables, progress=progress)
+    return common.run_study(study, processed_tables, start=start, progress=progress)

@@ -191,4 +191,4 @@ def start(study: OwnServerStudy, stack: contextlib.ExitStack) -> tuple[object, d
 
 
 def run(study: OwnServerStudy, *, progress: bool = True) -> common.StudyResult:
-    return common.run_study(study, start, processed_tables, progress=progress)
+    return common.run_study(study, processed_tables, start=start, progress=progress)

@@ -137,7 +137,7 @@ def run(study: AuditTimingStudy, *, progress: bool = True) -> common.StudyResult
         env["clock"] = {"loops": loops.to_dict("records"), "histogram": hist.to_dict("records")}
         return bench, env
 
-    return common.run_study(study, start, processed_tables, execute=pg.execute, progress=progress)
+    return common.run_study(study, processed_tables, start=start, progress=progress)
 
 
 # the plan's tables for the notebook: the PostgreSQL study type's

@@ -162,7 +162,7 @@ def _check_memory_limit(limit_mb: int, engine: dict, profile: str, read_iops: in
 
 def run(study: pg.PgStudy, *, progress: bool = True) -> common.StudyResult:
     """Start everything the study needs, run its schedule, stop and remove everything again."""
-    return common.run_study(study, pg.start, processed_tables, execute=pg.execute, progress=progress)
+    return common.run_study(study, processed_tables, progress=progress)
 
 
 def configuration_table(study: pg.PgStudy) -> pd.DataFrame:

@@ -6,7 +6,7 @@
   the working clients fixed (the post's 8 and 32 on 8 cores: 2 and 8 here, by clients per core).
 
 Each session is a real connection opened before the run and closed after it, counted in ``pg_stat_activity``
-(its ``bench``). The server's memory with the sessions open is recorded. The post ran 9.3; PostgreSQL 14
+(``workloads.sessions``). The server's memory with the sessions open is recorded. The post ran 9.3; PostgreSQL 14
 made snapshots independent of the number of connections (GetSnapshotData no longer walks every PGPROC),
 which predicts a flat curve for idle sessions where 9.3 declined.
 
@@ -14,8 +14,10 @@ which predicts a flat curve for idle sessions where 9.3 declined.
 beside container: the backend moves the numbers), one interleaved schedule, each version with its own
 baseline, A/A control and slopes, side by side, never pooled (issue 23: 14 changed GetSnapshotData).
 
-The study is a package (issue 24): ``bench`` (the sessions held open during a run), ``spec`` (its declarations), ``analysis`` (from recorded runs to tables and
-findings), ``study`` (define / run). Layered bench <- spec <- analysis <- study, no cycle. Its whole package is
+The study is a package (issue 24): ``spec`` (its declarations), ``analysis`` (from recorded runs to tables and
+findings), ``study`` (define / run). Layered spec <- analysis <- study, no cycle. It has no bench of its own (issue
+39): each configuration declares the sessions it holds open (``Configuration.sessions``, a ``HeldSessions``), and
+the shared PostgreSQL bench opens them before each run (``workloads.sessions``), runs its pgbench -S, closes them. Its whole package is
 the workflow's input for the study (``studies.sources``). What the registry, the notebook and the tests call is
 re-exported here.
 """

@@ -1,23 +1,23 @@
 """Study 08's declarations: its name and post, session kinds, profiles, configuration names, study type and
-registry spec (no analysis, no run).
+registry spec (no analysis, no run, no bench: each configuration declares the sessions it holds open,
+``Configuration.sessions``, and the shared PostgreSQL bench holds them while it runs pgbench -S).
 
-Above its bench (the sessions' spare slots, ``bench.MARGIN``, size the sessions a configuration holds); the
-analysis and the study's plan both read these.
+The analysis and the study's plan both read these.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...base.settings import AA_SUFFIX, HeldSessions
 from ...measure import runner
 from ...measure.benches import postgres as pg
-from ...base.settings import AA_SUFFIX
+from ...workloads import sessions as held
 from .. import common
-from . import bench as pg_sessions
 
 NAME = "pg_idle_connections"
 POST = "004_5cd3e575f4305811.txt"
-KINDS = pg_sessions.KINDS  # the pool's own: what it can hold open
+KINDS = HeldSessions.KINDS  # what a configuration can hold open
 
 PROFILES: dict[str, dict[str, object]] = {
     "smoke": {"clients": [1], "repeats": 2, "duration": 1, "warmup": 0, "scale": 1, "sampling_rate": 0.1,
@@ -59,19 +59,24 @@ def parse(name: str) -> tuple[int, str]:
     return int(head), kind or "none"
 
 
+def held_sessions(name: str, sessions: int | None) -> HeldSessions:
+    """What configuration ``name`` holds open while it runs: its kind, ``sessions`` of them (None: every slot the
+    working clients leave)."""
+    kind = parse(name)[1]
+    return HeldSessions(kind, 0 if kind == "none" else sessions)
+
+
 @dataclass(frozen=True, kw_only=True)
 class IdleConnectionsStudy(pg.PgStudy):
     max_connections: tuple[int, ...] = ()
     kinds: tuple[str, ...] = KINDS
-    sessions: int | None = None  # None: fill every slot the working clients leave (minus pg_sessions.MARGIN)
+    sessions: int | None = None  # None: fill every slot the working clients leave (minus held.MARGIN)
 
     def sessions_of(self, configuration: str, clients: int) -> tuple[str, int]:
-        # a version sweep names its configurations "pg13/max100": the sessions are the configuration's
-        m, kind = parse(plain(configuration))
-        if kind == "none":
-            return kind, 0
-        room = m - clients - pg_sessions.MARGIN
-        return kind, room if self.sessions is None else self.sessions
+        """(kind, count) of the sessions ``configuration`` (a version sweep's "pg13/max100" too) declares at
+        ``clients`` working clients: what the bench holds open during its runs."""
+        declared = self.configuration(configuration).sessions
+        return declared.kind, held.count(declared, clients, lambda: parse(plain(configuration))[0])
 
 
 SPEC = common.StudySpec(

@@ -1,6 +1,6 @@
-"""Study 08's plan and run: ``define`` checks every parameter and freezes the study (ParameterError before any
-server starts), ``run`` executes it with the sessions held open; the plan's tables for the notebook
-(``design_summary``, ``session_table``)."""
+"""Study 08's plan and run: ``define`` checks every parameter and freezes the study, each configuration with the
+sessions it holds open (ParameterError before any server starts), ``run`` executes it on the shared PostgreSQL bench,
+which holds them open around each run; the plan's tables for the notebook (``design_summary``, ``session_table``)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pandas as pd
 from ...base import params
 from ...measure.benches import postgres as pg
 from ...base.errors import ParameterError
+from ...workloads.sessions import MARGIN
 from .. import common
-from . import bench as pg_sessions
 from .analysis import processed_tables
-from .spec import KINDS, PROFILES, SPEC, IdleConnectionsStudy, name_of, parse
+from .spec import KINDS, PROFILES, SPEC, IdleConnectionsStudy, held_sessions, name_of, parse
 
 
 # What each parameter means (unit, allowed values), one line each: notebook 08's generated
@@ -59,14 +59,14 @@ def define(profile: str = "standard", max_connections: list[int] | None = None, 
     chosen = params.name_list("kinds", list(KINDS) if kinds is None else kinds, KINDS)
     fields = common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared)
     most = max(fields["clients"])
-    low = [m for m in levels if m < most + pg_sessions.MARGIN + 1]
+    low = [m for m in levels if m < most + MARGIN + 1]
     if low:
-        raise ParameterError("max_connections", low, f"each ≥ {most + pg_sessions.MARGIN + 1}: the largest clients "
-                             f"level ({most}) plus {pg_sessions.MARGIN} spare slots plus at least one session")
+        raise ParameterError("max_connections", low, f"each ≥ {most + MARGIN + 1}: the largest clients "
+                             f"level ({most}) plus {MARGIN} spare slots plus at least one session")
     n = None if sessions is None else params.positive_int("sessions", sessions)
-    if n is not None and n > levels[0] - most - pg_sessions.MARGIN:
-        raise ParameterError("sessions", n, f"at most {levels[0] - most - pg_sessions.MARGIN}: max_connections "
-                             f"{levels[0]} minus {most} working clients minus {pg_sessions.MARGIN} spare slots "
+    if n is not None and n > levels[0] - most - MARGIN:
+        raise ParameterError("sessions", n, f"at most {levels[0] - most - MARGIN}: max_connections "
+                             f"{levels[0]} minus {most} working clients minus {MARGIN} spare slots "
                              "(None: fill every free slot)")
     if backend is None:
         backend = "local" if versions is None else "container"
@@ -77,18 +77,17 @@ def define(profile: str = "standard", max_connections: list[int] | None = None, 
     names = [name_of(levels[0], "none")] + [name_of(m, k) for m in levels for k in chosen
                                              if (m, k) != (levels[0], "none")]
     table = {nm: ({"max_connections": parse(nm)[0]}, ()) for nm in names}
+    # every configuration declares its sessions (kind "none": none held, their evidence still recorded); the load
+    # is every PostgreSQL study's default, pgbench -S
     study = IdleConnectionsStudy(
         **fields, **engine, max_connections=levels, kinds=chosen, sessions=n,
-        configurations=pg.configurations(tuple(names), table, engine["pg_bindir"], engine["base"], query_mode))
+        configurations=pg.configurations(tuple(names), table, engine["pg_bindir"], engine["base"], query_mode,
+                                         sessions={nm: held_sessions(nm, n) for nm in names}))
     return pg.checked(study, pg.swept_versions(versions))
 
 
 def run(study: IdleConnectionsStudy, *, progress: bool = True) -> common.StudyResult:
-    def start(study, stack):
-        bench, env = pg.start(study, stack)
-        return pg_sessions.SessionsBench(bench, study.sessions_of), env
-
-    return common.run_study(study, start, processed_tables, progress=progress)
+    return common.run_study(study, processed_tables, progress=progress)
 
 
 def design_summary(study: IdleConnectionsStudy) -> dict[str, object]:

@@ -12,9 +12,11 @@ Ratios replica/minimal and logical/replica (Fieller CIs, :mod:`logbench.base.sta
 The post's ``archive`` and ``hot_standby`` are both ``replica`` since PostgreSQL 9.6; ``logical`` is newer than
 the post.
 
-The study is a package (issue 24, the first one moved): ``spec`` (its declarations), ``bench`` (the runner's
-benches, the WAL counters and the step-by-step import), ``analysis`` (from recorded runs to tables and
-findings), ``study`` (define / run). Layered bench <- spec <- analysis <- study, no cycle. Its whole package is
+The study is a package (issue 24, the first one moved): ``spec`` (its declarations: what each level sets and the
+load each phase runs, ``loads``), ``analysis`` (from recorded runs to tables and findings), ``study`` (define /
+run). Layered spec <- analysis <- study, no cycle. It has no bench of its own (issue 39): it declares its loads (an
+``Import`` on a fresh server per run, a counted TPC-B-like ``Workload``, WAL counted around both) and the shared
+PostgreSQL bench runs them (``measure.benches.postgres``: ``load``, ``imports``, ``wal``). Its whole package is
 the workflow's input for the study (``studies.sources``). What the registry, the notebook and the tests call is
 re-exported here.
 """

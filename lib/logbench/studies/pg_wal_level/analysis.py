@@ -10,9 +10,10 @@ import pandas as pd
 
 from ...base import paths, records, stats
 from ...base.formatting import ci_text
+from ...measure.benches.postgres.wal import SKIP_FRACTION
+from ...workloads.workload import Import
 from .. import common
-from . import bench
-from .spec import BASELINE, LEVELS, NAME
+from .spec import BASELINE, LEVELS, NAME, WAL_BASE
 
 POST_IMPORT_RATIO = 35.0  # "a 35 fold increase in the amount of xlog" (minimal -> archive), reference 004-002
 
@@ -85,7 +86,7 @@ def steps(runs: pd.DataFrame) -> pd.DataFrame:
     m = m[m["phase"] == "import"]
     rows = []
     for cfg, g in m.groupby("configuration", sort=False):
-        for step in bench.STEPS:
+        for step in Import.STEPS:
             row = {"configuration": cfg, "step": step}
             for what in ("wal_lsn_bytes", "wal_fpi", "seconds"):
                 e = stats.mean_ci(g["extra"].map(lambda x, k=f"{step}_{what}": x.get(k)).astype(float))
@@ -93,7 +94,7 @@ def steps(runs: pd.DataFrame) -> pd.DataFrame:
             rows.append(row)
     out = pd.DataFrame(rows)
     return (common.configuration_order(out, ["configuration", "step"], {"configuration": list(LEVELS),
-                                                                           "step": list(bench.STEPS)})
+                                                                           "step": list(Import.STEPS)})
             if len(out) else out)
 
 
@@ -124,7 +125,7 @@ def findings(runs: pd.DataFrame) -> pd.DataFrame:
                     f"`{row.configuration}`: the WAL-skip path was taken in {row.skipped} of {row.runs} imports."})
     if len(st) and {"minimal", "replica"} <= set(st["configuration"]):
         w = st.pivot(index="step", columns="configuration", values="wal_lsn_bytes_mean")
-        skipped = [s for s in bench.STEPS if w.loc[s, "replica"] > 0 and w.loc[s, "minimal"] < bench.SKIP_FRACTION
+        skipped = [s for s in Import.STEPS if w.loc[s, "replica"] > 0 and w.loc[s, "minimal"] < SKIP_FRACTION
                    * w.loc[s, "replica"]]
         out.append({"item": "skip.steps", "statement":
                     "pgbench -i steps whose WAL under minimal is below a tenth of replica's: "
@@ -155,5 +156,5 @@ def per_level(summary: pd.DataFrame) -> pd.DataFrame:
 
 def environment_table(result: common.StudyResult) -> pd.DataFrame:
     return common.environment_table(result, {"settings (all levels)": ", ".join(
-        f"{k}={v}" for k, v in bench.WAL_BASE.items())})
+        f"{k}={v}" for k, v in WAL_BASE.items())})
 

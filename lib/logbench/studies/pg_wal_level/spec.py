@@ -1,7 +1,8 @@
-"""Study 07's declarations: its name, levels and phases, profiles, study type and registry spec (no logic).
+"""Study 07's declarations: its name, what each level sets, its phases and the load each phase runs, profiles,
+study type and registry spec (no logic; no bench of its own: the shared PostgreSQL bench runs the declared loads).
 
-The bottom of the package (above its bench): the analysis and the study's plan both read these, so neither
-imports the other's module for a constant.
+The bottom of the package: the analysis and the study's plan both read these, so neither imports the other's module
+for a constant.
 """
 
 from __future__ import annotations
@@ -9,14 +10,46 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...measure.benches import postgres as pg
+from ...workloads.workload import Import, Workload
 from .. import common
-from . import bench
 
 NAME = "pg_wal_level"
 BASELINE = "minimal"
 POST = "004_5cd3e575f4305811.txt"
-LEVELS = tuple(bench.WAL_LEVELS)
+
+# What each level requires (post 004's archive / hot_standby are replica since PostgreSQL 9.6):
+# minimal refuses to start with WAL senders or archiving configured; archiving is off for every level in the
+# base (WAL_BASE: a postmaster setting left at its value is never re-read on reload, so it cannot be a
+# configuration's own), max_wal_senders = 0 is minimal's.
+WAL_LEVELS: dict[str, dict[str, object]] = {
+    "minimal": {"wal_level": "minimal", "max_wal_senders": 0},
+    "replica": {"wal_level": "replica"},
+    "logical": {"wal_level": "logical"},
+}
+# Base settings for WAL measurements: no checkpoint inside a measured window (a checkpoint moves the full-page
+# images to whichever run follows it), no autovacuum (its WAL would land on whichever run it overlapped).
+WAL_BASE = {"max_wal_size": "8GB", "checkpoint_timeout": "1h", "autovacuum": False, "archive_mode": False}
+LEVELS = tuple(WAL_LEVELS)
 PHASES = ("import", "oltp")
+
+
+def level_settings(names: tuple[str, ...]) -> dict[str, tuple[dict, tuple]]:
+    """name -> (settings over the base, no sinks), as :func:`benches.postgres.configurations` takes them."""
+    return {n: (dict(WAL_LEVELS[n]), ()) for n in names}
+
+
+def loads(*, import_scale: int, fillfactor: int, generate: str, transactions: int) -> dict[str, pg.Load]:
+    """What each phase measures, WAL counted around it (the phase's name kept in each run's record):
+
+    - **import**: a fresh instance per run at the level (the post's "freshly created test instance"), then
+      ``pgbench -i -F fillfactor`` one step at a time at ``import_scale``;
+    - **oltp**: the study's server (restarted to change the level; its dataset at the study's scale, -F
+      fillfactor), a checkpoint before each run so every run starts with the same full-page-image debt, then
+      ``transactions`` of pgbench's TPC-B-like default script, split evenly over the clients.
+    """
+    return {"import": pg.Load(Import(import_scale, fillfactor, generate), wal=True, tags=(("phase", "import"),)),
+            "oltp": pg.Load(Workload.pgbench("tpcb-like", "simple", transactions=transactions), wal=True,
+                            checkpoint_first=True, tags=(("phase", "oltp"),))}
 
 # duration: nominal seconds of a run, for the runner's pacing only (runs are fixed-size, not timed).
 # scale: the OLTP dataset; import_scale: the import runs' (the post imported scale 100). minimal's WAL hardly grows
@@ -38,6 +71,7 @@ PROFILES: dict[str, dict[str, object]] = {
 
 @dataclass(frozen=True, kw_only=True)
 class WalLevelStudy(pg.PgStudy):
+    # the parameters behind its declared loads (``loads``), kept as the study's own for its tables and record
     transactions: int = 1
     import_scale: int = 1
     fillfactor: int = 70

@@ -1,20 +1,18 @@
-"""Study 07's plan and run: ``define`` checks every parameter and freezes the study (ParameterError before any
-server starts), ``run`` executes it; the plan's tables for the notebook (``design_summary``, ``level_table``)."""
+"""Study 07's plan and run: ``define`` checks every parameter and freezes the study with its declared loads
+(ParameterError before any server starts), ``run`` executes it on the shared PostgreSQL bench; the plan's tables for
+the notebook (``design_summary``, ``level_table``)."""
 
 from __future__ import annotations
-
-import contextlib
 
 import pandas as pd
 
 from ...base import params
 from ...measure.benches import postgres as pg
 from ...base.errors import ParameterError
-from ...measure.runner import SplitBench
+from ...workloads.workload import GENERATE
 from .. import common
-from . import bench
 from .analysis import processed_tables
-from .spec import BASELINE, LEVELS, PHASES, PROFILES, SPEC, WalLevelStudy
+from .spec import BASELINE, LEVELS, PHASES, PROFILES, SPEC, WAL_BASE, WAL_LEVELS, WalLevelStudy, level_settings, loads
 
 
 # What each parameter means (unit, allowed values), one line each: notebook 07's generated
@@ -55,12 +53,13 @@ def define(profile: str = "standard", levels: list[str] | None = None, scale: in
     ff = params.positive_int("fillfactor", fillfactor)
     if not 10 <= ff <= 100:
         raise ParameterError("fillfactor", ff, "a whole number from 10 to 100 (pgbench -F)")
-    params.choice("generate", generate, bench.GENERATE)
-    extra = {**bench.WAL_BASE, **params.mapping("extra_settings", extra_settings)}
+    params.choice("generate", generate, GENERATE)
+    extra = {**WAL_BASE, **params.mapping("extra_settings", extra_settings)}
+    # sampling_rate None: no transaction log (its latencies are not what the study reads)
     engine = pg.pg_fields(backend="local", image=None, scale=d("scale", scale), query_mode="simple",
-                          syslog_rate_limit=False, log_dir_on="disk", sampling_rate=1.0, shared_buffers=shared_buffers,
-                          extra_settings=extra, pg_bindir=pg_bindir)
-    clash = sorted(set(extra) & {k for s in bench.WAL_LEVELS.values() for k in s})
+                          syslog_rate_limit=False, log_dir_on="disk", sampling_rate=None,
+                          shared_buffers=shared_buffers, extra_settings=extra, pg_bindir=pg_bindir)
+    clash = sorted(set(extra) & {k for s in WAL_LEVELS.values() for k in s})
     if clash:
         raise ParameterError("extra_settings", clash, "settings other than those each wal_level sets itself")
     fields = common.study_fields(SPEC, profile, PROFILES, whole_seconds=True, **shared)
@@ -68,18 +67,15 @@ def define(profile: str = "standard", levels: list[str] | None = None, scale: in
         raise ParameterError("transactions", tx, f"at least one per client (≥ {max(fields['clients'])})")
     study = WalLevelStudy(
         **fields, **engine, transactions=tx, import_scale=imported, fillfactor=ff, generate=generate,
-        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), bench.level_settings(LEVELS),
+        configurations=pg.configurations(common.with_baseline(BASELINE, chosen), level_settings(LEVELS),
                                          engine["pg_bindir"], engine["base"], "simple"))
-    return pg.with_variants(study, [(p, "local", None, None) for p in PHASES])
+    # its two phases, each a variant of the one local server (runner.SplitBench: "import/…", "oltp/…") with its load
+    study = pg.with_variants(study, [(p, "local", None, None) for p in PHASES])
+    return pg.with_loads(study, loads(import_scale=imported, fillfactor=ff, generate=generate, transactions=tx))
 
 
 def run(study: WalLevelStudy, *, progress: bool = True) -> common.StudyResult:
-    def start(study, stack: contextlib.ExitStack):
-        benches, env = bench.start(study, stack, transactions=study.transactions, fillfactor=study.fillfactor,
-                                   generate=study.generate, import_scale=study.import_scale)
-        return SplitBench(benches, {k: env for k in benches}), env
-
-    return common.run_study(study, start, processed_tables, progress=progress)
+    return common.run_study(study, processed_tables, progress=progress)
 
 
 def design_summary(study: WalLevelStudy) -> dict[str, object]:
@@ -91,4 +87,4 @@ def design_summary(study: WalLevelStudy) -> dict[str, object]:
 def level_table() -> pd.DataFrame:
     """What each level sets (what it requires) over the base."""
     return pd.DataFrame([{"level": n, "settings": ", ".join(f"{k}={v}" for k, v in s.items())}
-                         for n, s in bench.WAL_LEVELS.items()]).set_index("level")
+                         for n, s in WAL_LEVELS.items()]).set_index("level")

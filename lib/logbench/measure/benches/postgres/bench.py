@@ -1,37 +1,50 @@
 """One PostgreSQL measurement on a running server: the runner's bench (:class:`PgBench`), with its log sinks,
-its switches, pgbench runs and the evidence a run keeps (block reads, memory limit, contention samples)."""
+its switches, pgbench runs and the evidence a run keeps (block reads, memory limit, contention samples).
+
+It runs the load the study declares (:class:`.load.Load`): which pgbench script, timed or counted (the argv is
+``workloads.pgbench.Pgbench.command``'s), with WAL counted around it and a checkpoint before it where declared, and
+the sessions a configuration declares (``Configuration.sessions``) held open while it measures. A load on a fresh
+server per run (an import) is :class:`.imports.ImportBench`'s."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from pathlib import Path
 
 from ...bench import Bench
 from ...design import PlannedRun
 from ....base.logsinks import FileSink, wait_quiet
 from ...runner import Measurement
+from ....base.errors import ToolError
 from ....servers import memlimit, process
 from ....servers import postgres as pgserver
 from ....servers.syslog import SyslogPair
-from ....base.settings import Configuration
+from ....base.settings import Configuration, HeldSessions
+from ....workloads import sessions as held
 from ....workloads.pgbench import Pgbench
-from ....workloads.workload import SELECT_ONLY, Workload
 from ..backend import filesystem_of
+from . import wal
 from .destinations import _MARK, STDERR_DIRECT, STDERR_DIRECT_SINK
+from .load import DEFAULT, Load
 from .study import PgStudy
 
 class PgBench(Bench):
     """The PostgreSQL half of the runner's loop (see :class:`logbench.measure.runner.Bench`)."""
 
     engine = "postgresql"
-    workload = Workload.pgbench(SELECT_ONLY).label  # "pgbench -S", as every run recorded it
     # pgbench -P interval (s) of measured runs; 0: none. The noise study's per-second series.
     progress = 0
 
     def __init__(self, study: PgStudy, pg: pgserver.LocalPostgres, pgbench: Pgbench,
-                 syslog: SyslogPair | None, log_dir: Path, memory_limit: memlimit.MemoryLimit | None = None):
+                 syslog: SyslogPair | None, log_dir: Path, memory_limit: memlimit.MemoryLimit | None = None,
+                 load: Load = DEFAULT):
         self.study, self.pg, self.pgbench, self.syslog, self.log_dir = study, pg, pgbench, syslog, log_dir
         self.memory_limit = memory_limit
+        self.load = load
+        self.load_workload = load.workload_for(study.query_mode)
+        self.workload = self.load_workload.label  # the record's: "pgbench -S" unless the study declares another
+        self._configuration: Configuration | None = None
         self.backend = pg.backend
         self.server_version = pg.version()
         self.query_mode = study.query_mode
@@ -51,6 +64,7 @@ class PgBench(Bench):
                 self._sinks["remote_syslog"] = FileSink("remote_syslog", syslog.files.remote)
 
     def apply(self, configuration: Configuration):
+        self._configuration = configuration
         sw = self.pg.apply(configuration.settings)
         if sw.kind != "none":
             self.switches.append((sw.kind, sw.seconds))
@@ -94,12 +108,14 @@ class PgBench(Bench):
             self._profiled.add(cell)
             data = Path(self.study.output_dir) / "profiles" / f"run{run.position:04d}.perf.data"
             with contention.PerfRecord(data):  # at least 2 s: a profile of a few hundred samples says little
-                self.pgbench.run(run.clients, max(2, int(seconds)), self.study.query_mode)
+                self.pgbench.run(run.clients, max(2, int(seconds)), self.study.query_mode,
+                                 workload=self.load_workload.timed())
             self._pending_profile = {"profile": data.name,
                                      "profile_top": contention.summarise_profiles([({}, data)])}
             data.unlink(missing_ok=True)
             return
-        self.pgbench.run(run.clients, max(1, int(seconds)), self.study.query_mode)
+        # a counted load warms up for the warm-up's seconds all the same
+        self.pgbench.run(run.clients, max(1, int(seconds)), self.study.query_mode, workload=self.load_workload.timed())
 
     def block_counters(self) -> tuple[int, int]:
         """pg_stat_database's (blks_read, blks_hit), once the run's backends are gone (a backend adds its
@@ -112,6 +128,31 @@ class PgBench(Bench):
         return int(row[0]), int(row[1])
 
     def measure(self, run: PlannedRun, seconds: float) -> Measurement:
+        sessions = self._configuration.sessions if self._configuration is not None else None
+        if sessions is None:
+            return self._measure(run, seconds)
+        return self._holding(sessions, run, seconds)
+
+    def _holding(self, sessions: HeldSessions, run: PlannedRun, seconds: float) -> Measurement:
+        """The run with the configuration's sessions open: opened before, counted, closed after; the server's
+        memory read with them open."""
+        n = held.count(sessions, run.clients,
+                       lambda: int(self.effective_settings(self._configuration)["max_connections"]))
+        with held.SessionPool(self.pg, n, sessions.kind) as pool:
+            opened, state = pool.settled(n)
+            if opened != n or state != n:
+                raise ToolError(f"{n} {sessions.kind} sessions wanted, pg_stat_activity shows {opened} ({state} "
+                                f"{sessions.kind})")
+            memory = process.server_memory_mb(self.pg.pid)
+            m = self._measure(run, seconds)
+            during = pool.count()
+        after = pool.count()
+        extra = {"session_kind": sessions.kind, "sessions": n, "sessions_open_before": opened,
+                 "sessions_open_after_run": during, "sessions_left_after_close": after,
+                 "sessions_open_s": pool.open_s, **memory}
+        return dataclasses.replace(m, extra={**m.extra, **extra})
+
+    def _measure(self, run: PlannedRun, seconds: float) -> Measurement:
         prefix = Path(self.study.output_dir) / "txlog" / f"run{run.position:04d}"
         prefix.parent.mkdir(parents=True, exist_ok=True)
         # Block counters: a memory-limited server's runs check their regime; a contention study's runs
@@ -127,13 +168,21 @@ class PgBench(Bench):
             from ... import contention
 
             sampling = contention.WchanSampler(self.pg.pid, self.study.wchan_hz)
+        if self.load.checkpoint_first:
+            with self.pg.connect() as c:
+                c.execute("CHECKPOINT")
+        wal0 = wal.counters(self.pg) if self.load.wal else None
         with sampling as sampler:
             r = self.pgbench.run(run.clients, seconds, self.study.query_mode, log_prefix=prefix,
-                                 sampling_rate=self.study.sampling_rate, progress=self.progress)
-        evidence: dict[str, object] = {}
+                                 sampling_rate=self.study.sampling_rate, progress=self.progress,
+                                 workload=self.load_workload)
+        evidence: dict[str, object] = dict(self.load.tags)
+        if wal0 is not None:
+            grew = wal.counters(self.pg).minus(wal0)
+            evidence.update(grew, **wal.per_transaction(grew, r.transactions))
         if counted:
             read1, hit1 = self.block_counters()
-            evidence = {"blks_read": read1 - read0, "blks_hit": hit1 - hit0}
+            evidence.update(blks_read=read1 - read0, blks_hit=hit1 - hit0)
         if sampler is not None:
             evidence.update(sampler.result.as_extra())
         if limited:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ....base.errors import SettingError
 from ....servers.syslog import FACILITY_FILE, FACILITY_TCP, FACILITY_UDP
-from ....base.settings import Configuration, RecordShape, Settings, validate_postgres
+from ....base.settings import Configuration, HeldSessions, RecordShape, Settings, validate_postgres
 from ....workloads.pgbench import (RECORD_MARKER, RECORDS_PER_CONNECTION, RECORDS_PER_TRANSACTION,
                                   SETUP_STATEMENTS)
 
@@ -107,13 +107,14 @@ def statement_records(settings: Settings, query_mode: str) -> tuple[RecordShape,
 
 
 def configurations(names: tuple[str, ...], table: dict[str, tuple], pg_bindir: str, base: Settings,
-                   query_mode: str) -> tuple[Configuration, ...]:
+                   query_mode: str, sessions: dict[str, HeldSessions] | None = None) -> tuple[Configuration, ...]:
     """``names`` from ``table`` (name -> (settings over the base, sinks, ...)), each checked against the
-    catalog, each with the records its sinks must receive under pgbench -S in ``query_mode``."""
+    catalog, each with the records its sinks must receive under pgbench -S in ``query_mode``, and the sessions
+    ``sessions`` declares it holds open while it runs (name -> HeldSessions; a name not there: none)."""
     out = []
     for n in names:
         settings = Settings.of("postgresql", table[n][0])
         validate_postgres(settings, Path(pg_bindir) / "postgres")
         records = statement_records(base.merged(settings), query_mode) if table[n][1] else ()
-        out.append(Configuration(n, settings, tuple(table[n][1]), records))
+        out.append(Configuration(n, settings, tuple(table[n][1]), records, (sessions or {}).get(n)))
     return tuple(out)

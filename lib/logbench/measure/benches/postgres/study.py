@@ -17,6 +17,7 @@ from ....base.settings import Configuration, Settings, validate_postgres
 from ....workloads.pgbench import QUERY_MODES
 from ..backend import check_backend, check_image, resolve_backend
 from .destinations import BASE, STDERR_DIRECT_SINK
+from .load import DEFAULT, Load
 
 LOG_DIR_ON = ("disk", "tmpfs")
 DEFAULT_VERSION = "15"  # a container's PostgreSQL unless a version sweep says otherwise
@@ -52,6 +53,15 @@ class PgStudy(Study):
     # The switchback design (logbench.measure.switchback): every arm switched inside one continuous load per clients
     # level; None: the block design (a separate run per configuration).
     switchback: object = None
+    # The load each server's runs measure (.load.Load), by variant label ("" without variants): what a study declares
+    # instead of writing a bench (07: an import and a counted TPC-B load). A label not named: pgbench -S.
+    loads: tuple[tuple[str, Load], ...] = ()
+    # pgbench -i -F of the study's dataset; None: pgbench's own (100).
+    fillfactor: int | None = None
+
+    def load_of(self, label: str = "") -> Load:
+        """The declared load of the server ``label`` (a variant's; "" without variants)."""
+        return dict(self.loads).get(label, DEFAULT)
 
     @property
     def needs_syslog(self) -> bool:
@@ -108,7 +118,9 @@ def pg_fields(*, backend: str, image: object, scale: object, query_mode: str, sy
     validate_postgres(settings, bindir / "postgres")
     return dict(backend=backend, base=settings, scale=params.positive_int("scale", scale), query_mode=query_mode,
                 syslog_rate_limit=rate_limit, log_dir_on=log_dir_on,
-                sampling_rate=params.fraction("sampling_rate", sampling_rate), pg_bindir=str(bindir),
+                # None: no transaction log kept (a load whose latencies the study does not read)
+                sampling_rate=0.0 if sampling_rate is None else params.fraction("sampling_rate", sampling_rate),
+                pg_bindir=str(bindir),
                 image=check_image(image))
 
 
@@ -188,6 +200,32 @@ def with_variants(study: PgStudy, variants: list[tuple[str, str, str | None, str
                     for c in study.configurations for label, *_ in variants)
     return dataclasses.replace(study, configurations=configs, variants=tuple(variants),
                                backend="+".join(dict.fromkeys(b for _, b, _, _ in variants)))
+
+
+def with_loads(study: PgStudy, loads: dict[str, Load]) -> PgStudy:
+    """The study with its declared loads (variant label -> Load; "" without variants), checked before anything
+    starts: each label a server of the study, a pgbench load's protocol the study's query mode, an import (a fresh
+    server per run) on the local backend beside a server of the study's that is started once (its environment)."""
+    backends = {label: backend for label, backend, *_ in study.variants} or {"": study.backend}
+    unknown = sorted(set(loads) - set(backends))
+    if unknown:
+        raise params.ParameterError("loads", unknown, sorted(backends))
+    if study.switchback is not None and any(load != DEFAULT for load in loads.values()):
+        # the switchback design's continuous load is pgbench -S (switchback.load): a declared one runs as runs
+        raise params.ParameterError("design", "switchback", "'blocks' with a declared load")
+    for label, load in loads.items():
+        w = load.workload_for(study.query_mode)
+        if w.protocol != study.query_mode:
+            raise params.ParameterError("query_mode", study.query_mode, f"{w.protocol!r}, the protocol of the load "
+                                        f"{w.label!r}")
+        if load.fresh and backends[label] != "local":
+            raise params.ParameterError("backend", backends[label], "'local': an import starts a fresh local server "
+                                        "for each run")
+    hosts = [label for label, b in backends.items() if b == "local" and not loads.get(label, DEFAULT).fresh]
+    if any(load.fresh for load in loads.values()) and not hosts:
+        raise params.ParameterError("loads", sorted(loads), "besides the imports, a load on a local server started "
+                                    "once (whose environment record and version the imports' runs share)")
+    return dataclasses.replace(study, loads=tuple(loads.items()))
 
 
 def configuration_table(study: PgStudy):

@@ -1,4 +1,5 @@
-"""Open PostgreSQL sessions held by the study during a run: "active but idle" (pg_sleep) or truly idle.
+"""Sessions held open on a PostgreSQL server while a run measures (a configuration's declared
+:class:`~logbench.base.settings.HeldSessions`): "active but idle" (pg_sleep) or truly idle.
 
 Each session is a real client connection (psycopg) tagged with an ``application_name`` of the pool, so
 ``pg_stat_activity`` counts them and the cleanup finds them. A backend running ``pg_sleep`` does not notice
@@ -9,26 +10,31 @@ no tagged backend is left. That runs on any exit of the ``with`` block, a failur
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import secrets
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-import psutil
 import psycopg
 
-from ...measure.bench import Bench, WrappedBench
-from ...base.errors import ToolError
-from ...measure.runner import Measurement
-from ...servers import postgres as pgserver
+from ..base.errors import ToolError
+from ..base.settings import HeldSessions
+from ..servers import postgres as pgserver
 
-KINDS = ("none", "sleep", "idle")
+KINDS = HeldSessions.KINDS
 # Connection slots kept free beside the working clients and the sessions: the pool's own counting connection
 # and one for the runner's settings check.
 MARGIN = 2
 OPENERS = 8  # connections opened at once
 SLEEP_S = 86_400  # pg_sleep of an "active but idle" session: longer than any run; ended by the pool
+
+
+def count(held: HeldSessions, clients: int, max_connections: Callable[[], int]) -> int:
+    """The sessions ``held`` opens beside ``clients`` working clients: its count, or every slot of the server's
+    ``max_connections()`` they and the pool's :data:`MARGIN` leave; none for kind "none"."""
+    if held.kind == "none":
+        return 0
+    return max_connections() - clients - MARGIN if held.count is None else held.count
 
 
 class SessionPool:
@@ -106,45 +112,3 @@ class SessionPool:
                 return  # the server is gone, and its backends with it
             time.sleep(0.05)
         raise ToolError(f"{self.count()} sessions tagged {self.tag} still open {timeout:.0f} s after closing them")
-
-
-def server_memory_mb(pid: int) -> dict[str, float]:
-    """The server process tree's memory: the sum of PSS (shared pages split among the processes sharing
-    them) and of USS (pages private to each process), MB, and its process count."""
-    pss = uss = 0
-    procs = [psutil.Process(pid)]
-    with contextlib.suppress(psutil.NoSuchProcess):
-        procs += procs[0].children(recursive=True)
-    for p in procs:
-        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-            m = p.memory_full_info()
-            pss, uss = pss + m.pss, uss + m.uss
-    return {"server_pss_mb": pss / 2**20, "server_uss_mb": uss / 2**20, "server_processes": len(procs)}
-
-
-class SessionsBench(WrappedBench):
-    """A PostgreSQL bench (benches.postgres.PgBench) whose every measured run holds open sessions:
-    ``sessions_of(configuration, clients)`` -> (kind, count). Opened before, counted, closed after."""
-
-    def __init__(self, inner: Bench, sessions_of: Callable[[str, int], tuple[str, int]]):
-        super().__init__(inner)
-        self.sessions_of = sessions_of
-        self._configuration = ""
-
-    def apply(self, configuration):
-        self._configuration = configuration.name
-        return self.inner.apply(configuration)
-
-    def measure(self, run, seconds: float) -> Measurement:
-        kind, n = self.sessions_of(self._configuration, run.clients)
-        with SessionPool(self.inner.pg, n, kind) as pool:
-            opened, state = pool.settled(n)
-            if opened != n or state != n:
-                raise ToolError(f"{n} {kind} sessions wanted, pg_stat_activity shows {opened} ({state} {kind})")
-            memory = server_memory_mb(self.inner.pg.pid)
-            m = self.inner.measure(run, seconds)
-            during = pool.count()
-        after = pool.count()
-        extra = {"session_kind": kind, "sessions": n, "sessions_open_before": opened, "sessions_open_after_run": during,
-                 "sessions_left_after_close": after, "sessions_open_s": pool.open_s, **memory}
-        return dataclasses.replace(m, extra={**m.extra, **extra})
