@@ -219,44 +219,36 @@ BASELINES = pd.DataFrame([
 def arm(**over) -> pd.DataFrame:
     """One logging arm as study_cells leaves it (what demands reads); ``over`` replaces columns."""
     base = {"stem": "pg_destinations", "configuration": "stderr", "engine": "postgresql", "variant": "",
-            "role": "logging arm", "records_per_tx": 2.0, "received_per_tx": 2.0, "reference_clients": 1,
-            "reference_cpu_us_per_tx": 20.0}
+            "role": "logging arm", "records_per_tx": 2.0, "received_per_tx": 2.0}
     base.update(over)
     return pd.DataFrame([base])
 
 
-def test_a_tables_records_are_priced_at_its_own_machines_time_per_instruction():
-    # study 11: 20 µs for 40,000 instructions; a table whose baseline needs 10 µs for the same count runs at half
-    # the time per instruction, and its floor at half the time per call
-    same = cm.demands(arm(), COSTS, CAL, speed=9.0, baselines=BASELINES).iloc[0]
-    half = cm.demands(arm(reference_cpu_us_per_tx=10.0), COSTS, CAL, speed=9.0, baselines=BASELINES).iloc[0]
-    assert same["speed"] == pytest.approx(1.0) and half["speed"] == pytest.approx(0.5)
+def test_each_engine_is_priced_at_its_own_speed():
+    # PostgreSQL at the host's speed 1.0, MariaDB at its own 0.5: every µs of a MariaDB record halves
+    speeds = {"postgresql": 1.0, "mariadb": 0.5}
+    pg = cm.demands(arm(), COSTS, CAL, speed=9.0, speeds=speeds).iloc[0]
     # backend: 1000 × 0.001 µs + one pipe write at 1 µs, per record, 2 records a transaction
-    assert same["loader_us_per_tx"] == pytest.approx(2 * (1.0 + 1.0))
-    assert half["loader_us_per_tx"] == pytest.approx(same["loader_us_per_tx"] / 2)
-    assert half["collector_us_per_tx"] == pytest.approx(2 * (0.5 + 2 * 0.5) / 2)
-    assert half["speed_from"] == "its own baseline at 1 client"
+    assert pg["speed"] == 1.0 and pg["loader_us_per_tx"] == pytest.approx(2 * (1.0 + 1.0))
+    assert pg["collector_us_per_tx"] == pytest.approx(2 * (0.5 + 2 * 0.5))
+    my = cm.demands(arm(stem="mysql_slowlog", configuration="slow_all", engine="mariadb", records_per_tx=1.0,
+                        received_per_tx=1.0), COSTS, CAL, speed=9.0, speeds=speeds).iloc[0]
+    assert my["speed"] == 0.5 and my["loader_us_per_tx"] == pytest.approx((2000 * 0.001 + 1 * 0.5) * 0.5)
+    # an engine without a figure of its own takes the one given
+    assert cm.demands(arm(), COSTS, CAL, speed=3.0).iloc[0]["speed"] == 3.0
 
 
-def test_mariadb_is_priced_by_its_own_baseline_over_its_own_count():
-    # MariaDB's baseline: 20 µs for 80,000 counted instructions is half study 11's 20 µs for 40,000
-    d = cm.demands(arm(stem="mysql_slowlog", configuration="slow_all", engine="mariadb", records_per_tx=1.0,
-                       received_per_tx=1.0), COSTS, CAL, speed=9.0, baselines=BASELINES).iloc[0]
-    assert d["speed"] == pytest.approx(0.5)
-    assert d["loader_us_per_tx"] == pytest.approx((2000 * 0.001 + 1 * 0.5) * 0.5)
-
-
-def test_a_table_without_a_baseline_of_its_own_takes_the_hosts_speed():
-    d = cm.demands(arm(reference_cpu_us_per_tx=np.nan), COSTS, CAL, speed=2.0, baselines=BASELINES).iloc[0]
-    assert d["speed"] == 2.0 and d["speed_from"].startswith("study 02's host")
-    assert cm.speed_of(10.0, np.nan, CAL) != cm.speed_of(10.0, np.nan, CAL)  # NaN: no count, no speed
+def test_a_speed_is_the_ratio_of_two_baselines_cpu_per_counted_instruction():
+    # study 11: 20 µs for 40,000 instructions; 20 µs for 80,000 is half its time per instruction
+    assert cm.speed_of(20.0, 80_000.0, CAL) == pytest.approx(0.5)
+    assert np.isnan(cm.speed_of(20.0, np.nan, CAL))  # no count, no speed
+    assert cm.baseline_instructions(BASELINES, "mariadb", "none") == 80_000.0
 
 
 def test_a_remote_receiver_takes_only_the_records_that_arrived():
     # 2 records sent a transaction, 0.5 arrived (the local daemon's rate limit dropped the rest): the local daemon
     # reads all 2, the receiver writes 0.5; each at the local daemon's counted 4000 instructions a record
-    d = cm.demands(arm(configuration="remote_syslog_udp", received_per_tx=0.5), COSTS, CAL, speed=1.0,
-                   baselines=BASELINES).iloc[0]
+    d = cm.demands(arm(configuration="remote_syslog_udp", received_per_tx=0.5), COSTS, CAL, speed=1.0).iloc[0]
     assert d["syslog_us_per_tx"] == pytest.approx(2 * 4.0)
     assert d["receiver_us_per_tx"] == pytest.approx(0.5 * 4.0)
 
@@ -327,35 +319,19 @@ def test_diagnose_reads_the_measured_cpu_and_the_time_the_ratio_implies():
     assert list(p["destination"]) == ["a file through the collector"] * 2
 
 
-def test_each_committed_cell_is_priced_at_its_own_tables_speed(committed):
+def test_each_committed_engine_is_priced_at_its_own_baselines_speed(committed):
     c = committed.cells
-    assert c["speed"].notna().all() and (c["speed"] > 0).all()
     f = committed.factors.iloc[0]
-    std = c[(c["stem"] == "pg_destinations")]
-    # study 02's standard profile carries its own baseline at 1 client: the host's speed, as before
-    assert std["speed"].to_numpy() == pytest.approx(f["host_speed"])
+    assert (c.loc[c["engine"] == "postgresql", "speed"] == f["host_speed"]).all()
+    assert (c.loc[c["engine"] == "mariadb", "speed"] == f["mariadb_host_speed"]).all()
     # MariaDB's own calibration: its baseline's CPU per counted instruction over study 11's
     assert f["mariadb_host_speed"] == pytest.approx(
         (f["mariadb_cpu_per_statement_us"] / f["mariadb_instructions_per_statement"])
         / (f["calibration_cpu_per_statement_us"] / f["calibration_instructions_per_statement"]))
-    main = c[(c["stem"] == "mysql_slowlog")]
-    assert main["speed"].to_numpy() == pytest.approx(f["mariadb_host_speed"])
+    assert f["host_speed"] == pytest.approx(
+        (f["host_cpu_per_statement_us"] / f["calibration_instructions_per_statement"])
+        / (f["calibration_cpu_per_statement_us"] / f["calibration_instructions_per_statement"]))
     assert list(committed.misses.columns) == cm.MISS_COLUMNS
     s = committed.summary
     assert (s["exact_model_ci_low"] <= s["exact_model_median_abs_error"]).all()
     assert (s["exact_model_median_abs_error"] <= s["exact_model_ci_high"]).all()
-
-
-def test_a_table_without_a_one_client_baseline_takes_its_processors():
-    # study 02's table ran one client on processor X (half study 11's time per instruction); study 05's did not:
-    # it is priced at X's speed; a table on processor Y with no baseline takes the host's
-    cells = pd.concat([arm(cpu_model="X", reference_cpu_us_per_tx=10.0, io_bound=False),
-                       arm(stem="pg_audit_timing", configuration="log_duration", cpu_model="X",
-                           reference_cpu_us_per_tx=np.nan, io_bound=False),
-                       arm(stem="pg_audit_timing_switchback", configuration="log_duration", cpu_model="Y",
-                           reference_cpu_us_per_tx=np.nan, io_bound=False)], ignore_index=True)
-    procs = cm.processor_speeds(cells, BASELINES, CAL)
-    assert procs == {("postgresql", "X"): (pytest.approx(0.5), "pg_destinations")}
-    d = cm.demands(cells, COSTS, CAL, speed=3.0, baselines=BASELINES, processors=procs)
-    assert list(d["speed"]) == pytest.approx([0.5, 0.5, 3.0])
-    assert d["speed_from"].iloc[1] == "pg_destinations's baseline at 1 client (the same processor)"

@@ -9,14 +9,15 @@ A pure function of ``data/processed``. Per logging arm and clients level:
 - **per record**, for each process that handles it (the backend or MariaDB's connection thread, PostgreSQL's logging
   collector, the syslog daemon and, for remote syslog, the receiver on the same host): counted user-space
   instructions × the host's time per instruction + system calls × the write() floor at the record's size;
-- **each table's time per instruction** is study 11's calibration (the baseline backend's user CPU per counted
-  instruction, timed on the machine study 11 ran on) carried to the machine and engine the table ran on by the ratio
-  of the two baselines' CPU per counted instruction: the table's own baseline at one client (the level study 11 timed)
-  of the load study 11 counted (pgbench -S, prepared or simple; MariaDB's oltp_point_select, so MariaDB is priced by
-  its own baseline, its user share taken as PostgreSQL's: study 11 timed no MariaDB load), else the same engine's
-  table on the same processor. A calibration on baselines only, never on a judged cell. The committed tables ran on
-  two processors (an Intel Xeon: study 11, study 02's standard profile, study 05's blocks; an AMD EPYC: the
-  others), so one carried-over figure priced most cells at another machine's speed;
+- **each engine's time per instruction** is study 11's calibration (the baseline backend's user CPU per counted
+  instruction, timed on the machine study 11 ran on) carried to the throughput studies' host by the ratio of the two
+  baselines' CPU per counted instruction, the same load at one client on both: PostgreSQL's study 02 baseline
+  (pgbench -S), MariaDB's own study 04 baseline (oltp_point_select, its user share taken as PostgreSQL's: study 11
+  timed no MariaDB load). A calibration on baselines only, never on a judged cell. Each table's own machine was
+  tried too (the committed tables ran on an Intel Xeon and on AMD EPYCs, whose baselines differ by up to 2x): the
+  logging CPU the cells measured at one client did not follow their baselines' speed (stderr's was the same on both
+  processors while the baseline's was a fifth lower), and it made the held-out error worse, so it is not in the
+  model;
 - **which records each process takes**: the loader and the collector every record the server made, the local
   syslog daemon every record it was sent (it reads each before its rate limit drops it), a remote receiver only the
   records that arrived (counted in the cell's runs);
@@ -79,22 +80,10 @@ GOAL_COVERAGE = 0.80
 EXTRA_KEYS = ("regime", "test", "variant")
 # Profiles whose transactions wait on the disk, not on the cores
 IO_BOUND = {"pg_destinations_io_bound"}
-# Each table's records are priced at its own machine's time per instruction: the committed tables ran on two
-# processors (study 11, study 02's standard profile and study 05's blocks on an Intel Xeon, the others on an AMD EPYC)
-# and the two engines' baselines differ, so one carried-over figure priced most cells at another machine's speed.
-# A table's speed is its own baseline's CPU per statement (at one client) over the instructions study 11 counted for
-# that load, against study 11's calibration (its timed CPU per statement over its own count): PostgreSQL's pgbench -S
-# with the prepared protocol (study 11's ``none``) or the simple one (``none_simple``), MariaDB's sysbench
-# oltp_point_select, cached (``none``), whose figure prices every test and regime of its table (the same server on
-# the same machine). The baseline is never a judged cell, so the held-out rule stands.
-SIMPLE_PROTOCOL = {"pg_destinations_post004", "pg_destinations_io_bound"}
-MARIADB_REFERENCE = {"test": "oltp_point_select", "regime": "cpu"}
-# The level a table's baseline is read at: study 11's calibration timed one client; a table that ran no such level
-# (or only an IO-bound one) takes the speed of the same engine's table on the same processor that did
-REFERENCE_CLIENTS = 1
-# MariaDB's own figure for the DBA's table and the command: study 04's baseline at one connection, the load study 11
-# counted. Study 11 timed no MariaDB load, so MariaDB's user share of that CPU is taken as PostgreSQL's.
+# MariaDB's own calibration: study 04's baseline at one connection of the load study 11 counted for MariaDB (sysbench
+# oltp_point_select, cached). Study 11 timed no MariaDB load, so the user share of that CPU is taken as PostgreSQL's.
 MARIADB_HOST_BASELINE = ("mysql_slowlog", "off", 1)
+MARIADB_REFERENCE = {"test": "oltp_point_select", "regime": "cpu"}
 
 
 class MissingInput(LogbenchError, FileNotFoundError):
@@ -383,24 +372,6 @@ def _env_of(env: dict, variant: str) -> dict:
     return variants.get(variant, next(iter(variants.values()), {})) if variants else env
 
 
-def _reference(base: pd.DataFrame, engine: str, stem: str) -> pd.DataFrame:
-    """Per variant ('' for a table of one server): the baseline's CPU per statement that prices the table's
-    instructions (:data:`SIMPLE_PROTOCOL`): at :data:`REFERENCE_CLIENTS` client, the level study 11's calibration
-    timed (more clients than that change a transaction's overhead: a backend that never sleeps between transactions,
-    contention), of the load study 11 counted (MariaDB's oltp_point_select), cached (an IO-bound baseline's CPU is
-    the disk's as much as the instructions'). None where the table ran no such baseline."""
-    b = base.copy()
-    for k in EXTRA_KEYS:
-        b[k] = b[k].fillna("").astype(str) if k in b.columns else ""
-    b = b[(b["clients"] == REFERENCE_CLIENTS) & (b["regime"] != "io")] if stem not in IO_BOUND else b.iloc[0:0]
-    if engine == "mariadb":
-        for k, v in MARIADB_REFERENCE.items():
-            b = b[b[k] == v]
-    b = b.dropna(subset=["baseline_server_cpu_us_per_tx"])
-    first = b.groupby("variant", sort=False)[["baseline_server_cpu_us_per_tx"]].first().reset_index()
-    return first.rename(columns={"baseline_server_cpu_us_per_tx": "reference_cpu_us_per_tx"})
-
-
 def _baseline_name(summary: pd.DataFrame) -> str:
     return "off" if "off" in set(summary["configuration"]) else "none"
 
@@ -434,8 +405,6 @@ def study_cells(processed: Path, study: str, stem: str) -> pd.DataFrame:
     design = "switchback" if stem.endswith("_switchback") else "blocks"
     s["design"] = s["design"].fillna(design).astype(str) if "design" in s.columns else design
     s["cpu_model"] = s["variant"].map(lambda v: _env_of(env, v).get("cpu_model", "") or "")
-    s = s.merge(_reference(base, str(s["engine"].iloc[0]) if len(s) else "postgresql", stem), on="variant",
-                how="left")
     s["io_bound"] = (stem in IO_BOUND) | (s["regime"] == "io")
     # the cores' time per transaction where they were saturated: the highest baseline tps at a level with at least
     # as many clients as cores (same regime and test); what a level with fewer clients would cost them, too
@@ -463,7 +432,7 @@ def host_speed(processed: Path, cal: Calibration, engine: str = "postgresql") ->
     """(speed, baseline CPU µs per statement) of an engine on the throughput studies' host: PostgreSQL's
     :data:`HOST_BASELINE` (study 02), MariaDB's own :data:`MARIADB_HOST_BASELINE` (study 04, oltp_point_select), each
     its baseline's CPU per counted instruction over study 11's (:func:`speed_of`). What the DBA's table and the
-    command price a record at; the cells are priced by their own tables' baselines (:func:`_reference`)."""
+    command price a record at, and what every cell of that engine is priced at."""
     stem, conf, clients = HOST_BASELINE if engine == "postgresql" else MARIADB_HOST_BASELINE
     study = "02" if engine == "postgresql" else "04"
     runs = _read(processed, f"{stem}_runs.csv", f"study {study}'s committed run")
@@ -501,51 +470,11 @@ def version_costs(costs: pd.DataFrame, versioned: pd.DataFrame | None, engine: s
     return pd.concat([v, mine[~mine["configuration"].isin(own)]], ignore_index=True), own
 
 
-def own_speed(c: pd.Series, baselines: pd.DataFrame | None, cal: Calibration) -> float:
-    """A cell's table's own speed (:func:`_reference` over study 11's calibration); NaN where it has none."""
-    conf = "none_simple" if c.get("stem") in SIMPLE_PROTOCOL else "none"
-    inst = baseline_instructions(baselines, c["engine"], conf, str(c.get("variant", "") or "")) \
-        if baselines is not None and len(baselines) else np.nan
-    return speed_of(float(c.get("reference_cpu_us_per_tx", np.nan)), inst, cal)
-
-
-def processor_speeds(cells: pd.DataFrame, baselines: pd.DataFrame | None, cal: Calibration
-                     ) -> dict[tuple[str, str], tuple[float, str]]:
-    """Per (engine, processor): the speed and stem of the first table of :data:`STUDIES` that ran on that processor
-    with a speed of its own, one local server (no version sweep's container), cached: what a table without a
-    baseline of its own at :data:`REFERENCE_CLIENTS` client is priced at."""
-    out: dict[tuple[str, str], tuple[float, str]] = {}
-    for _, stem in STUDIES:
-        c = cells[(cells["stem"] == stem) & (cells["variant"] == "") & ~cells["io_bound"].astype(bool)]
-        if c.empty or stem in IO_BOUND:
-            continue
-        r = c.iloc[0]
-        speed = own_speed(r, baselines, cal)
-        if np.isfinite(speed) and (r["engine"], r["cpu_model"]) not in out:
-            out[(r["engine"], r["cpu_model"])] = (speed, stem)
-    return out
-
-
-def cell_speed(c: pd.Series, baselines: pd.DataFrame | None, cal: Calibration, fallback: float,
-               processors: dict[tuple[str, str], tuple[float, str]] | None = None) -> tuple[float, str]:
-    """(speed, where it comes from) of one cell: its own table's baseline at :data:`REFERENCE_CLIENTS` client
-    (:func:`own_speed`); else the same engine's on the same processor (:func:`processor_speeds`); else ``fallback``
-    (study 02's host)."""
-    speed = own_speed(c, baselines, cal)
-    if np.isfinite(speed):
-        return speed, "its own baseline at 1 client"
-    same = (processors or {}).get((c["engine"], c.get("cpu_model", "")))
-    if same is not None:
-        return same[0], f"{same[1]}'s baseline at 1 client (the same processor)"
-    return fallback, "study 02's host (no baseline on its processor)"
-
-
 def demands(cells: pd.DataFrame, costs: pd.DataFrame, cal: Calibration, speed: float,
-            versioned: pd.DataFrame | None = None, baselines: pd.DataFrame | None = None,
-            processors: dict[tuple[str, str], tuple[float, str]] | None = None) -> pd.DataFrame:
+            versioned: pd.DataFrame | None = None, speeds: dict[str, float] | None = None) -> pd.DataFrame:
     """Each cell's µs per transaction of each process (factor 1), from its recipe and counted records, at its own
-    machine's time per instruction (:func:`cell_speed`, ``processors`` its same-processor figures; ``speed`` where
-    neither prices it, and for every cell when ``baselines`` is None). The loader and the collector take every
+    engine's time per instruction on the host (``speeds``: :func:`host_speed`; ``speed`` for an engine it lacks,
+    and for every cell when it is None). The loader and the collector take every
     record the server made, a remote receiver the records that arrived (counted in the cell's runs): a record the
     local daemon's rate limit dropped never leaves it. The local daemon is charged every record it was sent: it
     reads each before its limit drops it, and what a dropped record costs it was not counted (an upper bound where
@@ -556,7 +485,7 @@ def demands(cells: pd.DataFrame, costs: pd.DataFrame, cal: Calibration, speed: f
         if recipe is None or c["role"] != "logging arm":
             rows.append({"match": "" if recipe is None and c["role"] != "logging arm" else "no counted recipe"})
             continue
-        sp, source = cell_speed(c, baselines, cal, speed, processors)
+        sp = (speeds or {}).get(c["engine"], speed)
         mine, own = version_costs(costs, versioned, c["engine"], c["variant"])
         per = per_record_us(recipe, c["engine"], mine, cal, cal.us_per_instruction * sp, sp)
         r = float(c["records_per_tx"]) if pd.notna(c["records_per_tx"]) else 0.0
@@ -567,7 +496,7 @@ def demands(cells: pd.DataFrame, costs: pd.DataFrame, cal: Calibration, speed: f
         match = recipe.match if not c["variant"] else (
             f"{said}{c['variant']}'s own counts" if used <= own else
             f"{said}{', '.join(sorted(used - own))} counted on this machine's server, not {c['variant']}")
-        rows.append({"match": match, "speed": sp, "speed_from": source,
+        rows.append({"match": match, "speed": sp,
                      "loader_us_per_tx": r * per["loader"] + per["per_statement"],
                      "collector_us_per_tx": r * per["collector"], "syslog_us_per_tx": r * per["syslog"],
                      "receiver_us_per_tx": arrived * per["receiver"],
@@ -701,7 +630,7 @@ COLUMNS = ["study", "stem", "regime", "test", "variant", "configuration", "clien
            "syslog_us_per_record", "loader_us_per_tx", "collector_us_per_tx", "syslog_us_per_tx",
            "receiver_us_per_tx", "loader_factor", "collector_factor", "syslog_factor", "binding", "predicted_ratio",
            "ratio", "ratio_ci_low", "ratio_ci_high", "error", "in_ci", "missing_term", "match", "env_id",
-           "n", "design", "cpu_model", "speed", "speed_from", "destination", "received_per_tx", "added_us_per_tx",
+           "engine", "n", "design", "cpu_model", "speed", "destination", "received_per_tx", "added_us_per_tx",
            "measured_added_cpu_us_per_tx", "implied_added_us_per_tx"]
 SUMMARY_COLUMNS = ["model", "fitted_on", "study", "judged_cells", "median_abs_error", "in_ci_share",
                    "goal_median_abs_error", "goal_in_ci_share", "goals_met", "exact_model_median_abs_error",
@@ -762,7 +691,7 @@ def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
     if (cells["engine"] == "mariadb").any():
         mariadb = host_speed(processed, cal, "mariadb")
         speeds["mariadb"] = mariadb[0]
-    d = demands(cells, costs, cal, speed, versioned, baselines, processor_speeds(cells, baselines, cal))
+    d = demands(cells, costs, cal, speed, versioned, speeds)
     d = d[d["role"] == "logging arm"].reset_index(drop=True)
     factors = fit_factors(d)
     fitted = dict(zip(factors["process"], factors["factor"]))

@@ -467,11 +467,11 @@ def cost_model_findings(processed_dir: Path | str = paths.PROCESSED) -> dict[str
                                                    columns=costmodel.SUMMARY_COLUMNS),
                 "cost_model_factors": pd.DataFrame(columns=costmodel.FACTOR_COLUMNS),
                 "cost_model_rule": pd.DataFrame(columns=costmodel.RULE_COLUMNS),
-                "cost_model_misses": pd.DataFrame(columns=costmodel.MISS_COLUMNS),
-                "cost_model_daemons": costmodel.daemon_cpu(processed_dir)}
+                "cost_model_daemons": costmodel.daemon_cpu(processed_dir),
+                "cost_model_misses": pd.DataFrame(columns=costmodel.MISS_COLUMNS)}
     return {"cost_model": m.cells, "cost_model_summary": m.summary, "cost_model_factors": m.factors,
-            "cost_model_rule": m.rule, "cost_model_misses": m.misses,
-            "cost_model_daemons": costmodel.daemon_cpu(processed_dir)}
+            "cost_model_rule": m.rule, "cost_model_daemons": costmodel.daemon_cpu(processed_dir),
+            "cost_model_misses": m.misses}
 
 
 # The headline figure's cells: each engine's main cached study, at levels where the clients keep the cores busy (so
