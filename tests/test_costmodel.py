@@ -186,3 +186,152 @@ def test_the_rule_and_factors_tables(committed):
     assert (fit["us_per_record_ci_low"] <= fit["us_per_record"] + 1e-12).all()
     assert (fit["us_per_record"] <= fit["us_per_record_ci_high"] + 1e-12).all()
     assert r[r["model"] == "counted"]["us_per_record_ci_low"].isna().all()
+
+
+# --- each table at its own machine's speed; which records each process takes; MariaDB's thread unfitted -----------
+
+FLOORS = pd.DataFrame({"target": ["pipe", "file"], "nbytes": [250.0, 250.0], "value": [1.0, 0.5]})
+CAL = cm.Calibration(us_per_instruction=0.001, cpu_per_transaction_us=20.0, floors=FLOORS,
+                     instructions_per_statement=40_000.0)
+# study 11's counts of one destination per engine, and of each engine's baseline statement
+COSTS = pd.DataFrame([
+    {"engine": "postgresql", "configuration": "stderr", "process": "backend", "instructions_per_record": 1000.0,
+     "syscalls_per_record": 1.0, "bytes_per_record": 250.0, "extra_instructions_per_statement": 0.0},
+    {"engine": "postgresql", "configuration": "stderr", "process": "logger", "instructions_per_record": 500.0,
+     "syscalls_per_record": 2.0, "bytes_per_record": 250.0, "extra_instructions_per_statement": 0.0},
+    {"engine": "postgresql", "configuration": "syslog", "process": "backend", "instructions_per_record": 1000.0,
+     "syscalls_per_record": 1.0, "bytes_per_record": 250.0, "extra_instructions_per_statement": 0.0},
+    {"engine": "postgresql", "configuration": "syslog", "process": "rsyslogd", "instructions_per_record": 4000.0,
+     "syscalls_per_record": 0.0, "bytes_per_record": 250.0, "extra_instructions_per_statement": 0.0},
+    {"engine": "postgresql", "configuration": "remote_syslog_udp", "process": "backend",
+     "instructions_per_record": 1000.0, "syscalls_per_record": 1.0, "bytes_per_record": 250.0,
+     "extra_instructions_per_statement": 0.0},
+    {"engine": "postgresql", "configuration": "remote_syslog_udp", "process": "rsyslogd",
+     "instructions_per_record": 4000.0, "syscalls_per_record": 0.0, "bytes_per_record": 250.0,
+     "extra_instructions_per_statement": 0.0},
+    {"engine": "mariadb", "configuration": "slow_file", "process": "connection", "instructions_per_record": 2000.0,
+     "syscalls_per_record": 1.0, "bytes_per_record": 250.0, "extra_instructions_per_statement": 0.0}])
+BASELINES = pd.DataFrame([
+    {"engine": "postgresql", "server": "15 (local)", "configuration": "none", "instructions": 40_000.0},
+    {"engine": "mariadb", "server": "10.11 (local)", "configuration": "none", "instructions": 80_000.0}])
+
+
+def arm(**over) -> pd.DataFrame:
+    """One logging arm as study_cells leaves it (what demands reads); ``over`` replaces columns."""
+    base = {"stem": "pg_destinations", "configuration": "stderr", "engine": "postgresql", "variant": "",
+            "role": "logging arm", "records_per_tx": 2.0, "received_per_tx": 2.0}
+    base.update(over)
+    return pd.DataFrame([base])
+
+
+def test_each_engine_is_priced_at_its_own_speed():
+    # PostgreSQL at the host's speed 1.0, MariaDB at its own 0.5: every µs of a MariaDB record halves
+    speeds = {"postgresql": 1.0, "mariadb": 0.5}
+    pg = cm.demands(arm(), COSTS, CAL, speed=9.0, speeds=speeds).iloc[0]
+    # backend: 1000 × 0.001 µs + one pipe write at 1 µs, per record, 2 records a transaction
+    assert pg["speed"] == 1.0 and pg["loader_us_per_tx"] == pytest.approx(2 * (1.0 + 1.0))
+    assert pg["collector_us_per_tx"] == pytest.approx(2 * (0.5 + 2 * 0.5))
+    my = cm.demands(arm(stem="mysql_slowlog", configuration="slow_all", engine="mariadb", records_per_tx=1.0,
+                        received_per_tx=1.0), COSTS, CAL, speed=9.0, speeds=speeds).iloc[0]
+    assert my["speed"] == 0.5 and my["loader_us_per_tx"] == pytest.approx((2000 * 0.001 + 1 * 0.5) * 0.5)
+    # an engine without a figure of its own takes the one given
+    assert cm.demands(arm(), COSTS, CAL, speed=3.0).iloc[0]["speed"] == 3.0
+
+
+def test_a_speed_is_the_ratio_of_two_baselines_cpu_per_counted_instruction():
+    # study 11: 20 µs for 40,000 instructions; 20 µs for 80,000 is half its time per instruction
+    assert cm.speed_of(20.0, 80_000.0, CAL) == pytest.approx(0.5)
+    assert np.isnan(cm.speed_of(20.0, np.nan, CAL))  # no count, no speed
+    assert cm.baseline_instructions(BASELINES, "mariadb", "none") == 80_000.0
+
+
+def test_a_remote_receiver_takes_only_the_records_that_arrived():
+    # 2 records sent a transaction, 0.5 arrived (the local daemon's rate limit dropped the rest): the local daemon
+    # reads all 2, the receiver writes 0.5; each at the local daemon's counted 4000 instructions a record
+    d = cm.demands(arm(configuration="remote_syslog_udp", received_per_tx=0.5), COSTS, CAL, speed=1.0).iloc[0]
+    assert d["syslog_us_per_tx"] == pytest.approx(2 * 4.0)
+    assert d["receiver_us_per_tx"] == pytest.approx(0.5 * 4.0)
+
+
+def test_the_fitted_factors_leave_mariadbs_connection_thread_counted():
+    d = cells(engine=["postgresql", "mariadb"], clients=4, baseline_tps=2000.0, loader_us_per_tx=100.0)
+    p = cm.predict(d, {"loader": 0.5, "collector": 1.0, "syslog": 1.0})
+    assert list(p["loader_factor"]) == [0.5, 1.0]
+    assert list(p["predicted_ratio"]) == pytest.approx([1000 / 1050, 1000 / 1100])
+
+
+def judged(ratio, low, high, n=10_000, **over) -> pd.DataFrame:
+    k = len(ratio)
+    base = {"model": "fitted", "judged": True, "ratio": ratio, "ratio_ci_low": low, "ratio_ci_high": high, "n": n,
+            "predicted_ratio": 1.0, "study": "02", "engine": "postgresql",
+            "destination": "a file through the collector",
+            "clients": 4, "cores": 2, "design": "blocks", "cpu_model": "x", "stem": "pg_destinations",
+            "missing_term": "", "added_us_per_tx": 1.0, "measured_added_cpu_us_per_tx": 2.0,
+            "implied_added_us_per_tx": 3.0}
+    base.update(over)
+    d = pd.DataFrame({c: v if isinstance(v, list) else [v] * k for c, v in base.items()})
+    d["error"] = d["predicted_ratio"] - d["ratio"]
+    d["in_ci"] = (d["predicted_ratio"] >= d["ratio_ci_low"]) & (d["predicted_ratio"] <= d["ratio_ci_high"])
+    return d
+
+
+def test_an_exact_models_median_error_is_the_intervals_own_spread():
+    # 2001 cells at a ratio of 1, each interval ±1.96 σ on the log scale (σ = 0.05, many degrees of freedom): a
+    # model right on every truth shows |measured − truth| ≈ |N(0, σ)|, whose median is 0.6745 σ
+    sigma, k = 0.05, 2001
+    d = judged([1.0] * k, [float(np.exp(-1.96 * sigma))] * k, [float(np.exp(1.96 * sigma))] * k)
+    mean, low, high = cm.noise_floor(d)
+    assert mean == pytest.approx(0.6745 * sigma, rel=0.03) and low < mean < high
+    # an interval of zero width: no noise, an exact model is exact
+    assert cm.noise_floor(judged([0.5] * 3, [0.5] * 3, [0.5 + 1e-12] * 3))[0] == pytest.approx(0.0, abs=1e-9)
+    # an undefined interval says nothing
+    assert np.isnan(cm.noise_floor(judged([0.5], [np.nan], [np.nan]))[0])
+
+
+def test_misses_groups_the_judged_cells_and_ranks_the_largest_error():
+    wait = "waiting, not CPU (pipe, socket, lock)"
+    d = pd.concat([judged([0.9] * 5, 0.85, 0.95, engine="postgresql", missing_term=wait),
+                   judged([0.7] * 5, 0.6, 0.8, engine="mariadb", predicted_ratio=0.9),
+                   judged([0.5], 0.4, 0.6, engine="mariadb", judged=False)], ignore_index=True)
+    m = cm.misses(d)
+    assert list(m.columns) == cm.MISS_COLUMNS
+    eng = m[m["dimension"] == "engine"].set_index("group")
+    assert eng.loc["PostgreSQL", "judged_cells"] == 5 and eng.loc["MariaDB", "judged_cells"] == 5  # unjudged out
+    assert eng.loc["PostgreSQL", "median_abs_error"] == pytest.approx(0.1)
+    assert eng.loc["MariaDB", "mean_error"] == pytest.approx(0.2)
+    assert eng.loc["PostgreSQL", "main_term"] == wait
+    assert eng.loc["PostgreSQL", "missed"] == 5 and eng.loc["MariaDB", "missed"] == 0
+    assert eng.loc["MariaDB", "in_ci_share"] == 0 and eng.loc["PostgreSQL", "in_ci_share"] == 0
+    # the largest median error among groups of at least MISS_MIN_CELLS cells is ranked first
+    top = m[m["largest"]]
+    assert len(top) == 1 and top["median_abs_error"].iloc[0] == m["median_abs_error"].max()
+
+
+def test_diagnose_reads_the_measured_cpu_and_the_time_the_ratio_implies():
+    d = pd.DataFrame({"configuration": ["stderr", "stderr"], "engine": "postgresql", "records_per_tx": 2.0,
+                      "clients": [1, 4], "cores": 2, "io_bound": False, "baseline_tps": [1000.0, 2000.0],
+                      "ratio": [0.5, 0.8], "server_cpu_us_per_tx": [30.0, 30.0],
+                      "baseline_server_cpu_us_per_tx": [20.0, 20.0], "daemon_cpu_us_per_tx": [np.nan, 5.0]})
+    p = cm.diagnose(d)
+    # 1 client: its 1000 µs cycle doubled; 4 clients on 2 cores: 1000 µs of the cores a transaction, ×1/0.8
+    assert list(p["implied_added_us_per_tx"]) == pytest.approx([1000.0, 250.0])
+    assert list(p["measured_added_cpu_us_per_tx"]) == pytest.approx([10.0, 15.0])
+    assert list(p["destination"]) == ["a file through the collector"] * 2
+
+
+def test_each_committed_engine_is_priced_at_its_own_baselines_speed(committed):
+    c = committed.cells
+    f = committed.factors.iloc[0]
+    assert (c.loc[c["engine"] == "postgresql", "speed"] == f["host_speed"]).all()
+    assert (c.loc[c["engine"] == "mariadb", "speed"] == f["mariadb_host_speed"]).all()
+    # MariaDB's own calibration: its baseline's CPU per counted instruction over study 11's
+    assert f["mariadb_host_speed"] == pytest.approx(
+        (f["mariadb_cpu_per_statement_us"] / f["mariadb_instructions_per_statement"])
+        / (f["calibration_cpu_per_statement_us"] / f["calibration_instructions_per_statement"]))
+    assert f["host_speed"] == pytest.approx(
+        (f["host_cpu_per_statement_us"] / f["calibration_instructions_per_statement"])
+        / (f["calibration_cpu_per_statement_us"] / f["calibration_instructions_per_statement"]))
+    assert list(committed.misses.columns) == cm.MISS_COLUMNS
+    s = committed.summary
+    assert (s["exact_model_ci_low"] <= s["exact_model_median_abs_error"]).all()
+    assert (s["exact_model_median_abs_error"] <= s["exact_model_ci_high"]).all()

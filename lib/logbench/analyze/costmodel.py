@@ -9,10 +9,18 @@ A pure function of ``data/processed``. Per logging arm and clients level:
 - **per record**, for each process that handles it (the backend or MariaDB's connection thread, PostgreSQL's logging
   collector, the syslog daemon and, for remote syslog, the receiver on the same host): counted user-space
   instructions × the host's time per instruction + system calls × the write() floor at the record's size;
-- **the host's time per instruction** is study 11's calibration (the baseline backend's CPU per counted instruction,
-  timed on the machine study 11 ran on) carried to the throughput studies' host by the ratio of the two machines'
-  baseline CPU per transaction, the same pgbench load on both: a calibration on the baseline only. MariaDB has no
-  calibration of its own: its connection thread is priced at the same time per instruction;
+- **each engine's time per instruction** is study 11's calibration (the baseline backend's user CPU per counted
+  instruction, timed on the machine study 11 ran on) carried to the throughput studies' host by the ratio of the two
+  baselines' CPU per counted instruction, the same load at one client on both: PostgreSQL's study 02 baseline
+  (pgbench -S), MariaDB's own study 04 baseline (oltp_point_select, its user share taken as PostgreSQL's: study 11
+  timed no MariaDB load). A calibration on baselines only, never on a judged cell. Each table's own machine was
+  tried too (the committed tables ran on an Intel Xeon and on AMD EPYCs, whose baselines differ by up to 2x): the
+  logging CPU the cells measured at one client did not follow their baselines' speed (stderr's was the same on both
+  processors while the baseline's was a fifth lower), and it made the held-out error worse, so it is not in the
+  model;
+- **which records each process takes**: the loader and the collector every record the server made, the local
+  syslog daemon every record it was sent (it reads each before its rate limit drops it), a remote receiver only the
+  records that arrived (counted in the cell's runs);
 - **concurrency**: with fewer clients than cores (or an IO-bound profile) a transaction waits for its backend, so
   the backend's added time lengthens each client's cycle; the cores bound the rate at any level, every process's
   added CPU (the daemons' included) being demand on them beside the baseline's core time per transaction (where
@@ -22,14 +30,18 @@ A pure function of ``data/processed``. Per logging arm and clients level:
 Two models. **counted**: nothing fitted on a logging arm, judged on every cell. **fitted**: one factor per process
 (the record-making thread, the collector, the syslog daemon) on its counted time, from its measured CPU per
 transaction on a stated subset (:data:`FIT_SUBSET`) only, judged on the other cells: the counts are user-space
-work, and what the factor carries is the kernel's time and this host's speed on that code. Where a prediction
-misses, :func:`missing_term` names the term the measured CPU points to.
+work, and what the factor carries is the kernel's time and this host's speed on that code. The subset is
+PostgreSQL's, so MariaDB's connection thread keeps its counted time in both. Where a prediction misses,
+:func:`missing_term` names the term the measured CPU points to; :func:`misses` groups the judged cells (engine,
+destination, clients per core, design, processor, table) beside the median error an exact model would show on
+the same cells (:func:`noise_floor`: the measured intervals' own spread), and :func:`diagnose` sets each cell's
+measured CPU and the time its measured ratio implies beside the modelled time.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +80,10 @@ GOAL_COVERAGE = 0.80
 EXTRA_KEYS = ("regime", "test", "variant")
 # Profiles whose transactions wait on the disk, not on the cores
 IO_BOUND = {"pg_destinations_io_bound"}
+# MariaDB's own calibration: study 04's baseline at one connection of the load study 11 counted for MariaDB (sysbench
+# oltp_point_select, cached). Study 11 timed no MariaDB load, so the user share of that CPU is taken as PostgreSQL's.
+MARIADB_HOST_BASELINE = ("mysql_slowlog", "off", 1)
+MARIADB_REFERENCE = {"test": "oltp_point_select", "regime": "cpu"}
 
 
 class MissingInput(LogbenchError, FileNotFoundError):
@@ -211,6 +227,8 @@ class Calibration:
     us_per_instruction: float
     cpu_per_transaction_us: float  # its baseline's user + system CPU per transaction, the same load as HOST_BASELINE
     floors: pd.DataFrame  # target, nbytes, value
+    # the user-space instructions per statement counted for that baseline (NaN: record_cost.csv's ``none`` is read)
+    instructions_per_statement: float = float("nan")
 
     def floor(self, target: str, nbytes: float) -> float:
         g = self.floors[self.floors["target"] == target]
@@ -226,7 +244,46 @@ def calibration(table: pd.DataFrame) -> Calibration:
         if need not in q.index:
             raise MissingInput(Path(CALIBRATION), f"study 11's calibration (no {need!r} row)")
     floors = table[table["part"] == "write_floor"][["target", "nbytes", "value"]].astype({"nbytes": float})
-    return Calibration(float(q["time_per_instruction"]), float(q["cpu_per_transaction"]), floors)
+    inst = float(q["instructions_per_statement"]) if "instructions_per_statement" in q.index else float("nan")
+    return Calibration(float(q["time_per_instruction"]), float(q["cpu_per_transaction"]), floors, inst)
+
+
+def baseline_counts(record_cost: pd.DataFrame, versions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per (engine, server, baseline configuration): the user-space instructions per statement study 11 counted for
+    the loader of a load that logs nothing (this machine's servers and, where given, the version sweep's)."""
+    rows = []
+    for table in (record_cost, versions):
+        if table is None:
+            continue
+        for _, r in table[pd.to_numeric(table["records_per_statement"], errors="coerce") == 0].iterrows():
+            v = pd.to_numeric(pd.Series([r.get(f"{LOADER[r['engine']]}_instructions_per_statement")]),
+                              errors="coerce").iloc[0] if r["engine"] in LOADER else np.nan
+            if pd.notna(v) and v > 0:
+                rows.append({"engine": r["engine"], "server": str(r.get("server", "")),
+                             "configuration": r["configuration"], "instructions": float(v)})
+    return pd.DataFrame(rows, columns=["engine", "server", "configuration", "instructions"])
+
+
+def baseline_instructions(counts: pd.DataFrame, engine: str, configuration: str, variant: str = "") -> float:
+    """The counted instructions per statement of a baseline: the variant's version where the sweep counted it, else
+    this machine's server's; NaN where study 11 counted none."""
+    c = counts[(counts["engine"] == engine) & (counts["configuration"] == configuration)]
+    if variant:
+        own = c[c["server"].map(_version) == _version(variant)]
+        if len(own):
+            return float(own["instructions"].iloc[0])
+    local = c[c["server"].str.contains("local")] if len(c) else c
+    return float((local if len(local) else c)["instructions"].iloc[0]) if len(c) else np.nan
+
+
+def speed_of(cpu_per_statement_us: float, instructions: float, cal: Calibration) -> float:
+    """A machine's time per instruction over study 11's: its baseline's CPU (user + system) per counted instruction
+    over the calibration's, the same quantity on both machines (NaN where either is missing)."""
+    ref = cal.cpu_per_transaction_us / cal.instructions_per_statement
+    if not (np.isfinite(cpu_per_statement_us) and np.isfinite(instructions) and instructions > 0
+            and np.isfinite(ref) and ref > 0):
+        return np.nan
+    return (cpu_per_statement_us / instructions) / ref
 
 
 def per_record_us(recipe: Recipe, engine: str, costs: pd.DataFrame, cal: Calibration, us_per_instruction: float,
@@ -281,7 +338,8 @@ def _extra(runs: pd.DataFrame, key: str) -> pd.Series:
 def cell_counts(runs: pd.DataFrame, extra_keys: tuple[str, ...] = ()) -> pd.DataFrame:
     """Per (configuration, clients, regime, test) of a study's measured runs: records per transaction (those the
     server produced: expected where the runner declared them, else received), the servers' CPU per transaction
-    split into the backend (every server process but the collector), the collector and the syslog daemons."""
+    split into the backend (every server process but the collector), the collector and the syslog daemons. And the
+    records received per transaction: what arrived at the destinations (a remote receiver takes only these)."""
     d = runs[~runs["warmup"].astype(bool)].copy() if "warmup" in runs.columns else runs.copy()
     # a version sweep's runs name their configuration "<variant>/<configuration>"
     conf = d["configuration"].astype(str)
@@ -292,11 +350,13 @@ def cell_counts(runs: pd.DataFrame, extra_keys: tuple[str, ...] = ()) -> pd.Data
     expected = pd.to_numeric(d["log_records_expected"], errors="coerce").fillna(0)
     received = pd.to_numeric(d["log_records_received"], errors="coerce").fillna(0)
     d["records"] = expected.where(expected > 0, received)
+    d["received"] = received
     d["collector_s"] = _extra(d, "collector_cpu_s")
     d["daemon_s"] = pd.to_numeric(d.get("logger_cpu_s"), errors="coerce")
     g = d.groupby(keys, dropna=False)
     out = pd.DataFrame({
         "records_per_tx": g["records"].sum() / g["transactions"].sum(),
+        "received_per_tx": g["received"].sum() / g["transactions"].sum(),
         "server_cpu_us_per_tx": g["server_cpu_s"].sum() / g["transactions"].sum() * 1e6,
         "collector_cpu_us_per_tx": g["collector_s"].sum(min_count=1) / g["transactions"].sum() * 1e6,
         "daemon_cpu_us_per_tx": g["daemon_s"].sum(min_count=1) / g["transactions"].sum() * 1e6,
@@ -304,6 +364,12 @@ def cell_counts(runs: pd.DataFrame, extra_keys: tuple[str, ...] = ()) -> pd.Data
     }).reset_index()
     out["backend_cpu_us_per_tx"] = out["server_cpu_us_per_tx"] - out["collector_cpu_us_per_tx"].fillna(0)
     return out
+
+
+def _env_of(env: dict, variant: str) -> dict:
+    """A table's environment record; a version sweep's, its variant's (every variant on one host)."""
+    variants = env.get("variants", {})
+    return variants.get(variant, next(iter(variants.values()), {})) if variants else env
 
 
 def _baseline_name(summary: pd.DataFrame) -> str:
@@ -336,6 +402,9 @@ def study_cells(processed: Path, study: str, stem: str) -> pd.DataFrame:
     s["role"] = np.where(s["configuration"].str.endswith("_again"), "A/A control", "logging arm")
     for k in EXTRA_KEYS:
         s[k] = s[k].fillna("").astype(str) if k in s.columns else ""
+    design = "switchback" if stem.endswith("_switchback") else "blocks"
+    s["design"] = s["design"].fillna(design).astype(str) if "design" in s.columns else design
+    s["cpu_model"] = s["variant"].map(lambda v: _env_of(env, v).get("cpu_model", "") or "")
     s["io_bound"] = (stem in IO_BOUND) | (s["regime"] == "io")
     # the cores' time per transaction where they were saturated: the highest baseline tps at a level with at least
     # as many clients as cores (same regime and test); what a level with fewer clients would cost them, too
@@ -351,16 +420,36 @@ def study_cells(processed: Path, study: str, stem: str) -> pd.DataFrame:
 
 # --- the model --------------------------------------------------------------------------------------------------
 
-def host_speed(processed: Path, cal: Calibration) -> tuple[float, float]:
-    """(host CPU per transaction / study 11's, host baseline CPU µs per transaction) of :data:`HOST_BASELINE`."""
-    stem, conf, clients = HOST_BASELINE
-    runs = _read(processed, f"{stem}_runs.csv", "study 02's committed run")
-    c = cell_counts(runs)
+def with_instructions(cal: Calibration, counts: pd.DataFrame) -> Calibration:
+    """The calibration with its baseline's counted instructions per statement: its own row where the calibration
+    table has one, else record_cost.csv's PostgreSQL ``none`` (the load it timed)."""
+    if np.isfinite(cal.instructions_per_statement):
+        return cal
+    return replace(cal, instructions_per_statement=baseline_instructions(counts, "postgresql", "none"))
+
+
+def host_speed(processed: Path, cal: Calibration, engine: str = "postgresql") -> tuple[float, float]:
+    """(speed, baseline CPU µs per statement) of an engine on the throughput studies' host: PostgreSQL's
+    :data:`HOST_BASELINE` (study 02), MariaDB's own :data:`MARIADB_HOST_BASELINE` (study 04, oltp_point_select), each
+    its baseline's CPU per counted instruction over study 11's (:func:`speed_of`). What the DBA's table and the
+    command price a record at, and what every cell of that engine is priced at."""
+    stem, conf, clients = HOST_BASELINE if engine == "postgresql" else MARIADB_HOST_BASELINE
+    study = "02" if engine == "postgresql" else "04"
+    runs = _read(processed, f"{stem}_runs.csv", f"study {study}'s committed run")
+    keys = tuple(k for k in MARIADB_REFERENCE if k in runs.columns) if engine == "mariadb" else ()
+    c = cell_counts(runs, keys)
     row = c[(c["configuration"] == conf) & (c["clients"] == clients)]
+    for k in keys:
+        row = row[row[k].astype(str) == MARIADB_REFERENCE[k]]
     if row.empty:
-        raise MissingInput(processed / f"{stem}_runs.csv", f"study 02's committed run (its {conf} at {clients} client)")
+        raise MissingInput(processed / f"{stem}_runs.csv",
+                           f"study {study}'s committed run (its {conf} at {clients} client)")
     host = float(row["server_cpu_us_per_tx"].iloc[0])
-    return host / cal.cpu_per_transaction_us, host
+    counts = baseline_counts(_read(processed, RECORD_COST, "study 11's committed run"))
+    speed = speed_of(host, baseline_instructions(counts, engine, "none"), with_instructions(cal, counts))
+    if not np.isfinite(speed):
+        raise MissingInput(processed / RECORD_COST, f"study 11's committed run (its {engine} baseline's count)")
+    return speed, host
 
 
 def _version(label: str) -> str:
@@ -382,27 +471,35 @@ def version_costs(costs: pd.DataFrame, versioned: pd.DataFrame | None, engine: s
 
 
 def demands(cells: pd.DataFrame, costs: pd.DataFrame, cal: Calibration, speed: float,
-            versioned: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Each cell's µs per transaction of each process on the host (factor 1), from its recipe and counted records."""
-    us_per_instruction = cal.us_per_instruction * speed
+            versioned: pd.DataFrame | None = None, speeds: dict[str, float] | None = None) -> pd.DataFrame:
+    """Each cell's µs per transaction of each process (factor 1), from its recipe and counted records, at its own
+    engine's time per instruction on the host (``speeds``: :func:`host_speed`; ``speed`` for an engine it lacks,
+    and for every cell when it is None). The loader and the collector take every
+    record the server made, a remote receiver the records that arrived (counted in the cell's runs): a record the
+    local daemon's rate limit dropped never leaves it. The local daemon is charged every record it was sent: it
+    reads each before its limit drops it, and what a dropped record costs it was not counted (an upper bound where
+    it drops)."""
     rows = []
     for _, c in cells.iterrows():
         recipe = RECIPES.get(c["stem"], {}).get(c["configuration"])
         if recipe is None or c["role"] != "logging arm":
             rows.append({"match": "" if recipe is None and c["role"] != "logging arm" else "no counted recipe"})
             continue
+        sp = (speeds or {}).get(c["engine"], speed)
         mine, own = version_costs(costs, versioned, c["engine"], c["variant"])
-        per = per_record_us(recipe, c["engine"], mine, cal, us_per_instruction, speed)
+        per = per_record_us(recipe, c["engine"], mine, cal, cal.us_per_instruction * sp, sp)
         r = float(c["records_per_tx"]) if pd.notna(c["records_per_tx"]) else 0.0
+        got = float(c.get("received_per_tx", np.nan))
+        arrived = min(r, got) if np.isfinite(got) else r
         used = {conf for conf, _ in recipe.parts} | set(recipe.delta or ()) | set(recipe.per_statement)
         said = "" if recipe.match == Recipe.match else f"{recipe.match}; "
         match = recipe.match if not c["variant"] else (
             f"{said}{c['variant']}'s own counts" if used <= own else
             f"{said}{', '.join(sorted(used - own))} counted on this machine's server, not {c['variant']}")
-        rows.append({"match": match,
+        rows.append({"match": match, "speed": sp,
                      "loader_us_per_tx": r * per["loader"] + per["per_statement"],
                      "collector_us_per_tx": r * per["collector"], "syslog_us_per_tx": r * per["syslog"],
-                     "receiver_us_per_tx": r * per["receiver"],
+                     "receiver_us_per_tx": arrived * per["receiver"],
                      "loader_us_per_record": per["loader"], "collector_us_per_record": per["collector"],
                      "syslog_us_per_record": per["syslog"]})
     return pd.concat([cells.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
@@ -417,7 +514,11 @@ def predict(d: pd.DataFrame, factors: dict[str, float] = UNFITTED) -> pd.DataFra
     the cores' bound (not IO-bound) and each daemon's one-core ceiling. ``factors`` scale each process's time."""
     d = d.copy()
     k, cores, tps0 = d["clients"].astype(float), d["cores"].astype(float), d["baseline_tps"].astype(float)
-    loader = d["loader_us_per_tx"].fillna(0) * factors["loader"]
+    # the factors are fitted on PostgreSQL's processes (FIT_SUBSET): what one says of a backend says nothing of
+    # MariaDB's connection thread, whose time stays the counted one
+    engine = d["engine"] if "engine" in d.columns else pd.Series("postgresql", index=d.index)
+    loader_factor = pd.Series(np.where(engine == "mariadb", 1.0, factors["loader"]), index=d.index)
+    loader = d["loader_us_per_tx"].fillna(0) * loader_factor
     daemons = {"collector": d["collector_us_per_tx"].fillna(0) * factors["collector"],
                "syslog": d["syslog_us_per_tx"].fillna(0) * factors["syslog"],
                "receiver": d["receiver_us_per_tx"].fillna(0) * factors["syslog"]}
@@ -445,6 +546,7 @@ def predict(d: pd.DataFrame, factors: dict[str, float] = UNFITTED) -> pd.DataFra
     d["added_us_per_tx"] = total
     for p in PROCESSES:
         d[f"{p}_factor"] = factors[p]
+    d["loader_factor"] = loader_factor
     return d
 
 
@@ -527,11 +629,20 @@ COLUMNS = ["study", "stem", "regime", "test", "variant", "configuration", "clien
            "records_per_tx", "baseline_tps", "loader_us_per_record", "collector_us_per_record",
            "syslog_us_per_record", "loader_us_per_tx", "collector_us_per_tx", "syslog_us_per_tx",
            "receiver_us_per_tx", "loader_factor", "collector_factor", "syslog_factor", "binding", "predicted_ratio",
-           "ratio", "ratio_ci_low", "ratio_ci_high", "error", "in_ci", "missing_term", "match", "env_id"]
+           "ratio", "ratio_ci_low", "ratio_ci_high", "error", "in_ci", "missing_term", "match", "env_id",
+           "engine", "n", "design", "cpu_model", "speed", "destination", "received_per_tx", "added_us_per_tx",
+           "measured_added_cpu_us_per_tx", "implied_added_us_per_tx"]
 SUMMARY_COLUMNS = ["model", "fitted_on", "study", "judged_cells", "median_abs_error", "in_ci_share",
-                   "goal_median_abs_error", "goal_in_ci_share", "goals_met"]
+                   "goal_median_abs_error", "goal_in_ci_share", "goals_met", "exact_model_median_abs_error",
+                   "exact_model_ci_low", "exact_model_ci_high"]
 FACTOR_COLUMNS = ["process", "factor", "ci_low", "ci_high", "n", "fitted_on", "us_per_instruction", "host_speed",
-                  "calibration_us_per_instruction", "host_cpu", "calibration_cpu"]
+                  "host_cpu_per_statement_us", "calibration_us_per_instruction", "calibration_cpu_per_statement_us",
+                  "calibration_instructions_per_statement", "host_cpu", "calibration_cpu",
+                  "mariadb_us_per_instruction", "mariadb_host_speed", "mariadb_cpu_per_statement_us",
+                  "mariadb_instructions_per_statement", "mariadb_cpu"]
+MISS_COLUMNS = ["model", "dimension", "group", "judged_cells", "median_abs_error", "mean_error", "in_ci_share",
+                "exact_model_median_abs_error", "missed", "main_term", "main_term_cells", "modelled_added_us_per_tx",
+                "measured_added_cpu_us_per_tx", "implied_added_us_per_tx", "rank", "largest"]
 # The destinations a DBA chooses between, as study 11 counted them: (engine, configuration, what it is)
 RULE_ROWS = (("postgresql", "stderr", "PostgreSQL, stderr to a file through the collector"),
              ("postgresql", "csvlog", "PostgreSQL, csvlog"), ("postgresql", "jsonlog", "PostgreSQL, jsonlog"),
@@ -555,24 +666,32 @@ class CostModel:
     summary: pd.DataFrame  # held-out accuracy per model, study and overall
     factors: pd.DataFrame  # the fitted variant's factors, with the host's time per instruction
     rule: pd.DataFrame  # per destination: instructions and µs per record, a daemon core's records per second
+    misses: pd.DataFrame  # per model and group of judged cells: where it misses and the term it lacks
 
 
 def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
     """Every logging cell of :data:`STUDIES` predicted by the counted model (nothing fitted: judged on every cell)
     and by the fitted one (each process's factor from its measured CPU on :data:`FIT_SUBSET`: judged on the other
-    cells), their held-out accuracy, the factors and the per-record rule. MissingInput names the first processed
-    table that is not there."""
+    cells), their held-out accuracy, where they miss (:func:`misses`), the factors and the per-record rule.
+    MissingInput names the first processed table that is not there."""
     processed = Path(processed_dir)
     cal = calibration(_read(processed, CALIBRATION, "study 11's committed run (its calibration)"))
-    costs = counted_costs(_read(processed, RECORD_COST, "study 11's committed run"),
-                          _read(processed, RECORD_FIGURES, "study 11's committed run"))
-    speed, _ = host_speed(processed, cal)
+    record_cost = _read(processed, RECORD_COST, "study 11's committed run")
+    costs = counted_costs(record_cost, _read(processed, RECORD_FIGURES, "study 11's committed run"))
     cells = pd.concat([study_cells(processed, study, stem) for study, stem in STUDIES], ignore_index=True)
-    versioned = None
+    versioned = versions = None
     if (cells["stem"].isin(VERSIONED)).any():
-        versioned = counted_costs(_read(processed, VERSIONS_COST, "study 11's versions run"),
-                                  _read(processed, VERSIONS_FIGURES, "study 11's versions run"))
-    d = demands(cells, costs, cal, speed, versioned)
+        versions = _read(processed, VERSIONS_COST, "study 11's versions run")
+        versioned = counted_costs(versions, _read(processed, VERSIONS_FIGURES, "study 11's versions run"))
+    baselines = baseline_counts(record_cost, versions)
+    cal = with_instructions(cal, baselines)
+    speed, host_us = host_speed(processed, cal)
+    speeds = {"postgresql": speed}
+    mariadb = (np.nan, np.nan)
+    if (cells["engine"] == "mariadb").any():
+        mariadb = host_speed(processed, cal, "mariadb")
+        speeds["mariadb"] = mariadb[0]
+    d = demands(cells, costs, cal, speed, versioned, speeds)
     d = d[d["role"] == "logging arm"].reset_index(drop=True)
     factors = fit_factors(d)
     fitted = dict(zip(factors["process"], factors["factor"]))
@@ -583,42 +702,158 @@ def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
         p["error"] = p["predicted_ratio"] - p["ratio"]
         p["in_ci"] = (p["predicted_ratio"] >= p["ratio_ci_low"]) & (p["predicted_ratio"] <= p["ratio_ci_high"])
         p["missing_term"] = p.apply(missing_term, axis=1)
-        tables.append(p)
+        tables.append(diagnose(p))
     out = pd.concat(tables, ignore_index=True)
-    us_per_instruction = cal.us_per_instruction * speed
     # study 11 and the throughput studies may have run on different processors: said beside the carried-over time
-    factors = factors.assign(fitted_on=FIT_SUBSET_TEXT, us_per_instruction=us_per_instruction, host_speed=speed,
+    factors = factors.assign(fitted_on=FIT_SUBSET_TEXT, us_per_instruction=cal.us_per_instruction * speed,
+                             host_speed=speed, host_cpu_per_statement_us=host_us,
                              calibration_us_per_instruction=cal.us_per_instruction,
+                             calibration_cpu_per_statement_us=cal.cpu_per_transaction_us,
+                             calibration_instructions_per_statement=cal.instructions_per_statement,
                              host_cpu=_cpu_model(processed, HOST_BASELINE[0]),
-                             calibration_cpu=_cpu_model(processed, "record_cost"))
-    return CostModel(out[COLUMNS], summarise(out), factors[FACTOR_COLUMNS],
-                     rule(costs, cal, us_per_instruction, speed, fitted, factors))
+                             calibration_cpu=_cpu_model(processed, "record_cost"),
+                             mariadb_us_per_instruction=cal.us_per_instruction * mariadb[0],
+                             mariadb_host_speed=mariadb[0], mariadb_cpu_per_statement_us=mariadb[1],
+                             mariadb_instructions_per_statement=baseline_instructions(baselines, "mariadb", "none"),
+                             mariadb_cpu=_cpu_model(processed, MARIADB_HOST_BASELINE[0]))
+    return CostModel(out[COLUMNS], summarise(out), factors[FACTOR_COLUMNS], rule(costs, cal, speeds, fitted, factors),
+                     misses(out))
+
+
+def diagnose(p: pd.DataFrame) -> pd.DataFrame:
+    """Beside each prediction, what the cell's own runs say of the time logging added (read, never fitted): the
+    destination's family; the CPU per transaction the servers and the syslog daemons added over the baseline's
+    (measured); and the time the measured ratio implies a transaction gained: the cores' µs where they bound it
+    (at least as many clients as cores), a client's wait where it waits (fewer clients, or IO-bound). Measured
+    CPU above the modelled is a CPU term the model lacks; the implied time above the measured CPU is waiting."""
+    p = p.copy()
+    p["destination"] = [destination_family(c, e, r) for c, e, r in
+                        zip(p["configuration"], p["engine"], p["records_per_tx"])]
+    daemon = p["daemon_cpu_us_per_tx"].fillna(0) if "daemon_cpu_us_per_tx" in p.columns else 0.0
+    p["measured_added_cpu_us_per_tx"] = p["server_cpu_us_per_tx"] - p["baseline_server_cpu_us_per_tx"] + daemon
+    waits = (p["clients"] < p["cores"]) | p["io_bound"].astype(bool)
+    per_tx = np.where(waits, p["clients"], p["cores"]).astype(float) / p["baseline_tps"].astype(float) * 1e6
+    p["implied_added_us_per_tx"] = per_tx * (1 / p["ratio"].astype(float) - 1)
+    return p
+
+
+def destination_family(configuration: str, engine: str, records_per_tx: float) -> str:
+    """The kind of destination an arm logs to, for grouping the cells (an arm that made no record: "no record")."""
+    c = str(configuration)
+    if not (pd.notna(records_per_tx) and records_per_tx > 1e-9):
+        return "no record"
+    if engine == "mariadb":
+        return ("slow log to its table" if "table" in c else "slow log to /dev/null" if "devnull" in c
+                else "general log to a file" if c.startswith("general") else "slow log to a file")
+    if c.startswith("remote_syslog"):
+        return "remote syslog (receiver on the same cores)"
+    if "syslog" in c:
+        return "local syslog and a file" if "," in c else "local syslog"
+    if "sample" in c:
+        return "a sampled file"
+    return "a file, written by the backend" if c.endswith("_direct") else "a file through the collector"
+
+
+# The expected median |error| of an exact model: draws of each judged cell's measured ratio about its truth
+NOISE_DRAWS, NOISE_SEED = 4000, 42
+
+
+def noise_floor(g: pd.DataFrame) -> tuple[float, float, float]:
+    """(mean, 2.5 %, 97.5 %) over draws of the median |error| that a model predicting every cell's true ratio
+    exactly would show on the cells of ``g``, from the measured intervals alone: each measured ratio drawn about its
+    truth (taken as the measured value) with its own interval's spread, on the log scale where the ratios' intervals
+    are made, with Student's t at the cell's n − 1 degrees of freedom (the fewest its interval can have: a smaller
+    spread, so the floor is not overstated). A goal below it asks the measurement, not the model, to be better."""
+    from scipy import stats
+
+    lo, hi, m = (pd.to_numeric(g[c], errors="coerce").to_numpy(float)
+                 for c in ("ratio_ci_low", "ratio_ci_high", "ratio"))
+    n = pd.to_numeric(g["n"], errors="coerce").to_numpy(float) if "n" in g.columns else np.full(len(g), np.nan)
+    t = np.where(np.isfinite(n) & (n > 1), stats.t.ppf(0.975, np.maximum(n - 1, 1)), stats.norm.ppf(0.975))
+    ok = np.isfinite(lo) & np.isfinite(hi) & (lo > 0) & (hi > lo) & np.isfinite(m) & (m > 0)
+    if not ok.any():
+        return np.nan, np.nan, np.nan
+    se = (np.log(hi[ok]) - np.log(lo[ok])) / (2 * t[ok])
+    z = np.random.default_rng(NOISE_SEED).standard_normal((NOISE_DRAWS, int(ok.sum())))
+    med = np.median(np.abs(m[ok] * np.expm1(z * se)), axis=1)
+    return float(med.mean()), float(np.quantile(med, 0.025)), float(np.quantile(med, 0.975))
 
 
 def summarise(out: pd.DataFrame) -> pd.DataFrame:
     """Per model, per study and overall: judged cells, median |predicted − measured|, share of measured CIs that
-    contain the prediction, and whether the issue's goals are met."""
+    contain the prediction, whether the issue's goals are met, and the median |error| an exact model would show on
+    the same cells (:func:`noise_floor`)."""
     rows = []
     for model, g in out.groupby("model", sort=False):
         j = g[g["judged"] & g["predicted_ratio"].notna() & g["ratio"].notna()]
         for study, h in [*j.groupby("study"), ("all", j)]:
             mae = float(np.median(np.abs(h["error"]))) if len(h) else np.nan
             share = float(h["in_ci"].mean()) if len(h) else np.nan
+            floor, floor_lo, floor_hi = noise_floor(h) if len(h) else (np.nan, np.nan, np.nan)
             rows.append({"model": model,
                          "fitted_on": FIT_SUBSET_TEXT if model == "fitted" else "nothing (counts and calibration)",
                          "study": study, "judged_cells": len(h), "median_abs_error": mae, "in_ci_share": share,
                          "goal_median_abs_error": GOAL_MEDIAN_ERROR, "goal_in_ci_share": GOAL_COVERAGE,
-                         "goals_met": bool(mae <= GOAL_MEDIAN_ERROR and share >= GOAL_COVERAGE)})
+                         "goals_met": bool(mae <= GOAL_MEDIAN_ERROR and share >= GOAL_COVERAGE),
+                         "exact_model_median_abs_error": floor, "exact_model_ci_low": floor_lo,
+                         "exact_model_ci_high": floor_hi})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
-def rule(costs: pd.DataFrame, cal: Calibration, us_per_instruction: float, speed: float,
-         fitted: dict[str, float], factors: pd.DataFrame | None = None) -> pd.DataFrame:
+# How the judged cells are grouped to say where a model misses: (dimension, how a cell's group is named)
+MISS_DIMENSIONS = (
+    ("engine", lambda d: d["engine"].map({"postgresql": "PostgreSQL", "mariadb": "MariaDB"})),
+    ("destination", lambda d: d["destination"]),
+    ("clients per core", lambda d: np.select([d["clients"] < d["cores"], d["clients"] == d["cores"]],
+                                             ["below 1", "1"], "above 1")),
+    ("design", lambda d: d["design"]),
+    ("processor", lambda d: d["cpu_model"].replace("", "?")),
+    ("table", lambda d: d["stem"]),
+)
+# A group smaller than this is listed but not ranked
+MISS_MIN_CELLS = 5
+
+
+def misses(out: pd.DataFrame) -> pd.DataFrame:
+    """Per model and per group of judged cells (:data:`MISS_DIMENSIONS`): cells, median |error|, mean signed error
+    (predicted − measured: above 0, the model leaves out time the cells spent), share of measured CIs holding the
+    prediction, the exact model's median |error| on the same cells (:func:`noise_floor`), the cells missed (outside
+    their CI and off by more than the goal) and the term most of them lack (:func:`missing_term`), and the medians
+    of the modelled, measured-CPU and implied µs per transaction (:func:`diagnose`). ``rank`` orders each model's
+    groups of at least :data:`MISS_MIN_CELLS` cells by median |error|, the largest first (``largest``: rank 1)."""
+    rows = []
+    for model, g in out.groupby("model", sort=False):
+        j = g[g["judged"] & g["predicted_ratio"].notna() & g["ratio"].notna()]
+        for dim, name in MISS_DIMENSIONS:
+            for group, h in j.groupby(np.asarray(name(j), dtype=object), sort=True):
+                missed = h[h["missing_term"].fillna("") != ""]
+                terms = missed["missing_term"].value_counts()
+                rows.append({"model": model, "dimension": dim, "group": str(group), "judged_cells": len(h),
+                             "median_abs_error": float(np.median(np.abs(h["error"]))),
+                             "mean_error": float(h["error"].mean()), "in_ci_share": float(h["in_ci"].mean()),
+                             "exact_model_median_abs_error": noise_floor(h)[0], "missed": len(missed),
+                             "main_term": str(terms.index[0]) if len(terms) else "",
+                             "main_term_cells": int(terms.iloc[0]) if len(terms) else 0,
+                             "modelled_added_us_per_tx": float(h["added_us_per_tx"].median()),
+                             "measured_added_cpu_us_per_tx": float(h["measured_added_cpu_us_per_tx"].median()),
+                             "implied_added_us_per_tx": float(h["implied_added_us_per_tx"].median())})
+    t = pd.DataFrame(rows, columns=[c for c in MISS_COLUMNS if c not in ("rank", "largest")])
+    big = t["judged_cells"] >= MISS_MIN_CELLS
+    t["rank"] = np.nan
+    t.loc[big, "rank"] = t[big].groupby("model")["median_abs_error"].rank(ascending=False, method="first")
+    t["largest"] = t["rank"] == 1
+    return t[MISS_COLUMNS]
+
+
+def rule(costs: pd.DataFrame, cal: Calibration, speeds: dict[str, float], fitted: dict[str, float],
+         factors: pd.DataFrame | None = None) -> pd.DataFrame:
     """The DBA's table: per destination, the counted instructions and system calls per record (they transfer to
     another machine), the µs per record on this host (counted; fitted) and the records per second one core of its
     daemon holds (a single-threaded collector or syslog daemon). The fitted model's µs carry an interval: each
     process's counted time times the ends of its factor's 95 % interval, summed (conservative: the ends taken
-    together); the counted model fits nothing and has none."""
+    together); the counted model fits nothing and has none. Each engine is priced at its own speed on
+    this host (``speeds``: :func:`host_speed`); MariaDB's connection thread keeps its counted time in the fitted
+    model (no factor of it was fitted)."""
     ends = {}
     if factors is not None and len(factors):
         f = factors.set_index("process")
@@ -627,7 +862,7 @@ def rule(costs: pd.DataFrame, cal: Calibration, us_per_instruction: float, speed
     c = costs.set_index(["engine", "configuration", "process"])
     rows = []
     for engine, conf, what in RULE_ROWS:
-        if not any((engine, conf, p) in c.index for p in (*LOADER.values(), *DAEMONS)):
+        if engine not in speeds or not any((engine, conf, p) in c.index for p in (*LOADER.values(), *DAEMONS)):
             continue
 
         def get(proc, col):
@@ -635,7 +870,9 @@ def rule(costs: pd.DataFrame, cal: Calibration, us_per_instruction: float, speed
 
         loader, daemon = LOADER[engine], "rsyslogd" if get("rsyslogd", "instructions_per_record") > 0 else "logger"
         recipe = Recipe(((conf, 1.0),))
-        per = per_record_us(recipe, engine, costs, cal, us_per_instruction, speed)
+        speed = speeds[engine]
+        per = per_record_us(recipe, engine, costs, cal, cal.us_per_instruction * speed, speed)
+        own = {p: 1.0 if engine == "mariadb" and p == "loader" else None for p in PROCESSES}
         base = {"engine": engine, "configuration": conf, "what": what,
                 "loader_instructions_per_record": get(loader, "instructions_per_record"),
                 "collector_instructions_per_record": get("logger", "instructions_per_record"),
@@ -643,12 +880,13 @@ def rule(costs: pd.DataFrame, cal: Calibration, us_per_instruction: float, speed
                 "loader_syscalls_per_record": get(loader, "syscalls_per_record"),
                 "daemon_syscalls_per_record": get(daemon, "syscalls_per_record")}
         for model, f in (("counted", UNFITTED), ("fitted", fitted)):
+            f = {p: own[p] if own[p] is not None else f[p] for p in PROCESSES}
             us = {p: per[p] * f[p] for p in PROCESSES}
             daemon_us = max(us["collector"], us["syslog"])
             interval = {}
             if model == "fitted" and ends:
-                lo = {p: per[p] * ends["low"][p] for p in PROCESSES}
-                hi = {p: per[p] * ends["high"][p] for p in PROCESSES}
+                lo = {p: per[p] * (f[p] if own[p] is not None else ends["low"][p]) for p in PROCESSES}
+                hi = {p: per[p] * (f[p] if own[p] is not None else ends["high"][p]) for p in PROCESSES}
                 d_lo, d_hi = max(lo["collector"], lo["syslog"]), max(hi["collector"], hi["syslog"])
                 # a daemon that is slower per record holds fewer records: the ends swap
                 interval = {"us_per_record_ci_low": sum(lo.values()), "us_per_record_ci_high": sum(hi.values()),

@@ -194,7 +194,9 @@ def counted(processed: Path, engine: str, destination: str, *, carried: bool) ->
     cal = cm.calibration(cal_table)
     q = cal_table.set_index("quantity")
     tpi_row = q.loc["time_per_instruction"]
-    speed, host_us = cm.host_speed(processed, cal) if carried else (1.0, cal.cpu_per_transaction_us)
+    # each engine carried by its own baseline on the host: PostgreSQL's study 02, MariaDB's study 04
+    speed, host_us = cm.host_speed(processed, cal, engine) if carried else (1.0, cal.cpu_per_transaction_us)
+    host_stem = cm.HOST_BASELINE[0] if engine == "postgresql" else cm.MARIADB_HOST_BASELINE[0]
     tpi = {"value": cal.us_per_instruction, "low": float(tpi_row["ci_low"]), "high": float(tpi_row["ci_high"])}
     recipe = cm.Recipe(((destination, 1.0),))
     per = {}
@@ -227,10 +229,14 @@ def counted(processed: Path, engine: str, destination: str, *, carried: bool) ->
                         f"{_rel(processed / cm.CALIBRATION)} (study 11's calibration: its baseline's user CPU per "
                         "counted instruction, Fieller interval)", tpi["low"], tpi["high"], int(tpi_row["n"])))
     if carried:
+        own = ("study 02's baseline at 1 client" if engine == "postgresql" else
+               "study 04's baseline at 1 connection, oltp_point_select: MariaDB's own, its user share taken as "
+               "PostgreSQL's (study 11 timed no MariaDB load)")
         inputs.append(Input("host speed", speed, "× study 11's time",
-                            f"{_rel(processed / (cm.HOST_BASELINE[0] + '_runs.csv'))} (study 02's baseline at 1 "
-                            f"client, {host_us:.3g} µs CPU per transaction) over study 11's "
-                            f"{cal.cpu_per_transaction_us:.3g} µs: the cost model's carry-over, a point value"))
+                            f"{_rel(processed / (host_stem + '_runs.csv'))} ({own}, {host_us:.3g} µs CPU per "
+                            "statement, per counted instruction) over study 11's "
+                            f"{cal.cpu_per_transaction_us:.3g} µs per its count: the cost model's carry-over, a point "
+                            "value"))
     calls = float(row.get(f"{cm.LOADER[engine]}_write_calls_per_record", np.nan))
     if np.isfinite(calls):
         inputs.append(Input(f"{cm.LOADER[engine]} write() calls per record", calls, "",
@@ -242,7 +248,7 @@ def counted(processed: Path, engine: str, destination: str, *, carried: bool) ->
                             "not counted (the run had no strace counter): the record's system calls are left out, "
                             "the cost is its user-space instructions only"))
     daemon = "syslog" if per["value"]["syslog"] > 0.01 else "collector" if per["value"]["collector"] > 0.01 else ""
-    machine = (f"the throughput studies' host ({cm._cpu_model(processed, cm.HOST_BASELINE[0]) or '?'}), carried from "
+    machine = (f"the throughput studies' host ({cm._cpu_model(processed, host_stem) or '?'}), carried from "
                f"study 11's ({cm._cpu_model(processed, 'record_cost') or '?'})" if carried
                else f"study 11's machine ({_machine(processed, 'record_cost')})")
     how = ("instructions × time per instruction + write() calls × the write floor; interval: the counts' and the "

@@ -15,6 +15,7 @@ CELLS = "findings_cost_model.csv"
 SUMMARY = "findings_cost_model_summary.csv"
 FACTORS = "findings_cost_model_factors.csv"
 RULE = "findings_cost_model_rule.csv"
+MISSES = "findings_cost_model_misses.csv"
 VARIANTS = ("counted", "fitted")
 PROCESS_WORDS = {"loader": "the backend (MariaDB: the connection thread)", "collector": "the logging collector",
                  "syslog": "the syslog daemon (and a receiver on the same cores)"}
@@ -25,6 +26,7 @@ def _summary_table(s: pd.DataFrame) -> pd.DataFrame:
                          "judged cells": s["judged_cells"].astype(int).astype(str),
                          "median |error|": [number(v, 2) for v in s["median_abs_error"]],
                          "in the measured CI (%)": [number(100 * v, 2) for v in s["in_ci_share"]],
+                         "an exact model's median |error|": [number(v, 2) for v in s["exact_model_median_abs_error"]],
                          "goals met": s["goals_met"].map({True: "yes", False: "no"})})
 
 
@@ -66,6 +68,30 @@ def _missed_table(c: pd.DataFrame) -> pd.DataFrame:
                          "bound": m["binding"].to_numpy(), "the term it lacks": m["missing_term"].to_numpy()})
 
 
+def _groups_table(m: pd.DataFrame) -> pd.DataFrame:
+    """The fitted model's judged cells by group: where it misses, beside what an exact model would show there."""
+    g = m[m["model"] == "fitted"]
+    return pd.DataFrame({
+        "by": g["dimension"].to_numpy(), "group": g["group"].to_numpy(),
+        "cells": g["judged_cells"].astype(int).astype(str).to_numpy(),
+        "median |error|": [number(v, 2) for v in g["median_abs_error"]],
+        "exact model": [number(v, 2) for v in g["exact_model_median_abs_error"]],
+        "mean error": [number(v, 2) for v in g["mean_error"]],
+        "in CI (%)": [number(100 * v, 2) for v in g["in_ci_share"]],
+        "µs per transaction: modelled / measured CPU / implied": [
+            " / ".join(number(v, 2) if pd.notna(v) else "–" for v in row) for row in
+            zip(g["modelled_added_us_per_tx"], g["measured_added_cpu_us_per_tx"], g["implied_added_us_per_tx"])],
+        "missed: the term most lack": [f"{int(k)}: {t}" if k else "0"
+                                       for k, t in zip(g["missed"], g["main_term"].fillna(""))]})
+
+
+# Groups whose figures the text states where the committed cells have them: (key, dimension, group)
+NAMED_GROUPS = (("above", "clients per core", "above 1"), ("one", "clients per core", "1"),
+                ("below", "clients per core", "below 1"), ("pg", "engine", "PostgreSQL"),
+                ("maria", "engine", "MariaDB"), ("syslog", "destination", "local syslog"),
+                ("switchback", "design", "switchback"), ("blocks", "design", "blocks"))
+
+
 RECORDS = "findings_record_regression.csv"
 
 
@@ -94,7 +120,8 @@ def _records_table(t: pd.DataFrame) -> pd.DataFrame:
 def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
     """``doc['cost_model']``: its tables' paths ('' until 90_findings wrote them) and the reason it was not computed
     ('' where it was); the numbers its text states are registered with their provenance."""
-    doc["cost_model"] = {"summary": "", "rule": "", "missed": "", "records": "", "not_computed": "", "processes": []}
+    doc["cost_model"] = {"summary": "", "rule": "", "missed": "", "records": "", "groups": "", "not_computed": "",
+                         "processes": [], "named": [], "exact_above_goal": False, "has_mariadb": False}
     paths = [processed_dir / f for f in (CELLS, SUMMARY, FACTORS, RULE)]
     if not all(p.exists() for p in paths):
         return
@@ -119,6 +146,17 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
                                               "sig": sig})
     for col in ("host_cpu", "calibration_cpu", "fitted_on"):
         nums.add(f"cm.{col}", {"kind": "cell", "source": FACTORS, "where": first, "column": col})
+    for col, sig in (("host_cpu_per_statement_us", 3), ("calibration_cpu_per_statement_us", 3),
+                     ("calibration_instructions_per_statement", 3)):
+        nums.add(f"cm.{col}", {"kind": "cell", "source": FACTORS, "where": first, "column": col, "sig": sig})
+    # MariaDB's own time per instruction (its baseline's CPU over its counted instructions), where it was computed
+    if "mariadb_host_speed" in factors.columns and factors["mariadb_host_speed"].notna().any():
+        doc["cost_model"]["has_mariadb"] = True
+        nums.add("cm.mariadb_us_per_instruction", {"kind": "scale", "factor": 1000, "sig": 3, "of": {
+            "kind": "cell", "source": FACTORS, "where": first, "column": "mariadb_us_per_instruction"}})
+        for col in ("mariadb_host_speed", "mariadb_cpu_per_statement_us", "mariadb_instructions_per_statement"):
+            nums.add(f"cm.{col}", {"kind": "cell", "source": FACTORS, "where": first, "column": col, "sig": 3})
+        nums.add("cm.mariadb_cpu", {"kind": "cell", "source": FACTORS, "where": first, "column": "mariadb_cpu"})
     for p in factors["process"]:
         for col, key in (("factor", "estimate"), ("ci_low", "ci_low"), ("ci_high", "ci_high")):
             nums.add(f"cm.factor.{p}.{key}", {"kind": "cell", "source": FACTORS, "where": {"process": p},
@@ -135,6 +173,10 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
                                           "column": "in_ci_share"}})
         doc["cost_model"][f"{v}_met"] = bool(summary[(summary["model"] == v) & (summary["study"] == "all")][
             "goals_met"].iloc[0])
+        if "exact_model_median_abs_error" in summary.columns:
+            for col, key in (("exact_model_median_abs_error", "exact"), ("exact_model_ci_low", "exact_low"),
+                             ("exact_model_ci_high", "exact_high")):
+                nums.add(f"cm.{v}.{key}", {"kind": "cell", "source": SUMMARY, "where": where, "column": col, "sig": 2})
     nums.add("cm.goal.mae", {"kind": "cell", "source": SUMMARY, "where": {"model": "fitted", "study": "all"},
                              "column": "goal_median_abs_error", "sig": 2})
     nums.add("cm.goal.in_ci", {"kind": "scale", "factor": 100, "sig": 2,
@@ -142,3 +184,32 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
                                       "column": "goal_in_ci_share"}})
     nums.add("cm.missed", {"kind": "agg", "source": CELLS, "agg": "count",
                            "where": {"model": "fitted", "judged": True, "in_ci": False}})
+    groups = processed_dir / MISSES
+    if groups.exists():
+        _groups_section(doc, gen, nums, pd.read_csv(groups), summary)
+
+
+def _groups_section(doc: dict, gen: Path, nums, m: pd.DataFrame, summary: pd.DataFrame) -> None:
+    """The fitted model's misses by group: the table, the largest group's figures and the named groups'."""
+    fitted = m[m["model"] == "fitted"]
+    if fitted.empty:
+        return
+    doc["cost_model"]["groups"] = add_table(doc, gen, _groups_table(m), "cost_model_groups")
+    s = summary[(summary["model"] == "fitted") & (summary["study"] == "all")]
+    if "exact_model_median_abs_error" in s.columns and len(s):
+        doc["cost_model"]["exact_above_goal"] = bool(s["exact_model_median_abs_error"].iloc[0]
+                                                     > s["goal_median_abs_error"].iloc[0])
+    cols = (("dimension", None), ("group", None), ("judged_cells", "int"), ("median_abs_error", 2),
+            ("exact_model_median_abs_error", 2), ("mean_error", 2), ("main_term", None), ("missed", "int"),
+            ("modelled_added_us_per_tx", 2), ("measured_added_cpu_us_per_tx", 2), ("implied_added_us_per_tx", 2))
+    named = [("worst", {"model": "fitted", "largest": True})] if fitted["largest"].astype(bool).any() else []
+    named += [(k, {"model": "fitted", "dimension": d, "group": g}) for k, d, g in NAMED_GROUPS
+              if ((fitted["dimension"] == d) & (fitted["group"] == g)).any()]
+    for key, where in named:
+        for col, how in cols:
+            spec = {"kind": "cell", "source": MISSES, "where": where, "column": col}
+            spec.update({"int": True} if how == "int" else {"sig": how} if how else {})
+            nums.add(f"cm.g.{key}.{col}", spec)
+        nums.add(f"cm.g.{key}.in_ci", {"kind": "scale", "factor": 100, "sig": 2, "of": {
+            "kind": "cell", "source": MISSES, "where": where, "column": "in_ci_share"}})
+        doc["cost_model"]["named"].append(key)
