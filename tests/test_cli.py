@@ -140,3 +140,34 @@ def test_a_smoke_run_writes_the_run_directory(tmp_path):
     assert (out / "processed" / "pg_wal_level_environment.json").exists()
     assert f"raw records       {out}" in r.stdout and f"processed tables  {out / 'processed'}" in r.stdout
     assert "starting the servers" in r.stderr, "progress goes to the terminal"
+
+
+def test_plan_help_is_its_usage_not_a_directory():
+    """``plan --help`` once read "--help" as PROCESSED_DIR and crashed on its missing tables."""
+    r = logbench("plan", "--help")
+    assert r.returncode == 0, r.stderr
+    assert "PROCESSED_DIR" in r.stdout and "pg_destinations_runs.csv" in r.stdout and not r.stderr
+
+
+def test_plan_names_the_directory_without_runs_tables(tmp_path, capsys):
+    from logbench.analyze import planning
+
+    for where in (tmp_path, tmp_path / "absent"):
+        assert cli.main(["plan", str(where)]) == 2
+        err = capsys.readouterr().err
+        assert f"parameter 'PROCESSED_DIR' got {str(where)!r}" in err
+        assert all(t in err for t in planning.runs_tables()), err
+
+
+def test_plan_plans_the_studies_whose_runs_tables_the_directory_holds(tmp_path, monkeypatch):
+    """A user's processed directory of one study 02 run: that study planned, with its seed; the rest not asked for."""
+    import shutil
+
+    from logbench.analyze import planning
+
+    shutil.copy(paths.PROCESSED / "pg_destinations_runs.csv", tmp_path)
+    # the real planning takes a minute over every study; what is planned, from where, is what this checks
+    asked = []
+    monkeypatch.setattr(planning, "print_plans", lambda processed, seeds: asked.append((processed, seeds)))
+    assert cli.main(["plan", str(tmp_path)]) == 0
+    assert asked == [(tmp_path, {"pg_destinations": int(studies.spec("pg_destinations").seed)})]

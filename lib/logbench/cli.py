@@ -23,7 +23,7 @@ derives a user's workload for study 12 from a statement log :mod:`logbench.serve
 
 predicts what logging costs at that rate from the committed tables or a run's (:mod:`logbench.analyze.overhead`).
 
-    python -m logbench plan [PROCESSED_DIR]
+    python -m logbench plan [PROCESSED_DIR] [--help]
 
 prints the schedule planner's per-level noise, its picks at the standard and the resolution budget, and its
 check against each committed table (:mod:`logbench.analyze.planning`; ~1 min).
@@ -184,12 +184,26 @@ def _main_parser() -> argparse.ArgumentParser:
 
 
 def plan_main(argv: Sequence[str]) -> int:
-    """``plan [PROCESSED_DIR]``: :func:`logbench.analyze.planning.print_plans` with each planned study's seed."""
+    """``plan [PROCESSED_DIR]``: :func:`logbench.analyze.planning.print_plans` for each planned study whose runs
+    tables the directory holds, with its seed; exit 2 naming PROCESSED_DIR where it holds none of them."""
     from .analyze import planning
     from .base import paths
 
-    processed = Path(argv[0]) if argv else paths.PROCESSED
-    planning.print_plans(processed, {name: int(studies.spec(name).seed) for name in planning.PLANNED})
+    ap = argparse.ArgumentParser(
+        prog=f"{PROG} plan", description="The schedule planner (logbench.analyze.planning): per clients level of "
+        "each planned study's runs the noise (sigma, drift share), the cheapest schedule that reaches issue 40's "
+        "goals at the standard (15 min) and the resolution (60 min) budget, and the predictor checked on the same "
+        "tables. Bad input: exit 2, the argument and what it allows named.")
+    ap.add_argument("processed_dir", nargs="?", type=Path, default=paths.PROCESSED, metavar="PROCESSED_DIR",
+                    help="a directory of processed tables holding <stem>_runs.csv of a planned study "
+                    f"({', '.join(planning.runs_tables())}) (default: data/processed, the committed runs)")
+    args = ap.parse_args(argv)
+    try:
+        present = planning.planned_in(args.processed_dir)
+    except ParameterError as e:
+        print(f"{PROG} plan: {e}", file=sys.stderr)
+        return 2
+    planning.print_plans(args.processed_dir, {name: int(studies.spec(name).seed) for name in present})
     return 0
 
 

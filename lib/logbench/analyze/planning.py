@@ -418,14 +418,32 @@ def study_noise(processed_dir: Path | str, study: str) -> list[Noise]:
     return out
 
 
+def runs_tables(study: str | None = None) -> list[str]:
+    """The runs tables the plan reads (of every study of :data:`PLANNED`, or of ``study``): `<stem>_runs.csv`."""
+    return [f"{stem(s, profile)}_runs.csv" for s in ([study] if study else PLANNED) for profile in PLANNED[s]]
+
+
+def planned_in(processed_dir: Path | str) -> list[str]:
+    """The studies of :data:`PLANNED` whose every runs table ``processed_dir`` holds; ParameterError naming
+    PROCESSED_DIR where it holds none (or is no directory): nothing to plan from."""
+    d = Path(processed_dir)
+    present = [s for s in PLANNED if d.is_dir() and all((d / t).is_file() for t in runs_tables(s))]
+    if not present:
+        raise ParameterError("PROCESSED_DIR", str(processed_dir),
+                             "a directory holding the runs tables of a planned study: "
+                             + "; ".join(" + ".join(runs_tables(s)) for s in PLANNED))
+    return present
+
+
 def print_plans(processed: Path, seeds: dict[str, int]) -> None:
-    """Per study of :data:`PLANNED` and design: the per-level table and the pick at the standard and the resolution
-    budget (blocks with a 0.25 s settle poll and the study's seed; 04's profile was picked with its define() as the
-    judge too, which this does not ask), then the predictor's check on each committed table."""
+    """Per study of ``seeds`` (those of :data:`PLANNED` to plan, with its seed) and design: the per-level table and
+    the pick at the standard and the resolution budget (blocks with a 0.25 s settle poll and the study's seed; 04's
+    profile was picked with its define() as the judge too, which this does not ask), then the predictor's check on
+    each committed table."""
     with pd.option_context("display.width", 250, "display.max_rows", 500, "display.max_columns", 30,
                            "display.float_format", "{:.3f}".format):
-        for study in PLANNED:
-            seed = int(seeds[study])
+        for study, seed in seeds.items():
+            seed = int(seed)
             noises = study_noise(processed, study)
             for dsg in (BLOCKS, SWITCHBACK):
                 group = [n for n in noises if n.design == dsg]
@@ -441,7 +459,7 @@ def print_plans(processed: Path, seeds: dict[str, int]) -> None:
             for profile in PLANNED[study]:
                 s = stem(study, profile)
                 print(f"\n-- the predictor from the first half of {s}'s blocks (loads) vs the model on all")
-                print(validate_table(pd.read_csv(processed / f"{s}_runs.csv"), s).to_string(index=False))
+                print(validate_table(pd.read_csv(Path(processed) / f"{s}_runs.csv"), s).to_string(index=False))
 
 
 
@@ -462,16 +480,24 @@ PREDICTED_COLUMNS = ["level", "clients", "design", "schedule", "noise_from", "si
                      "pred_seconds"]
 
 
-def predicted_for(study: object, processed_dir: Path | str) -> pd.DataFrame:
-    """What the planner predicts ``study``'s schedule reaches per level, from the committed runs in
-    ``processed_dir`` of the same design (:data:`PLANNED`), its levels at the study's clients and its arms among
-    the study's configurations; empty where the study has no planned noise (another study, none committed)."""
+def planned_study(study: object) -> str | None:
+    """The study of :data:`PLANNED` whose noise predicts ``study``'s schedule (its goals are that study's), or None
+    where the planner predicts nothing for it."""
     # a named profile's study is named by its processed stem (pg_destinations_resolution)
     found = [k for k in PLANNED if stem(k, str(getattr(study, "profile", ""))) == getattr(study, "name", "")]
     # other named profiles run other arms, levels or posts than the committed tables the noise comes from
     if not found or getattr(study, "profile", "") not in PREDICTED_PROFILES:
+        return None
+    return found[0]
+
+
+def predicted_for(study: object, processed_dir: Path | str) -> pd.DataFrame:
+    """What the planner predicts ``study``'s schedule reaches per level, from the committed runs in
+    ``processed_dir`` of the same design (:data:`PLANNED`), its levels at the study's clients and its arms among
+    the study's configurations; empty where the study has no planned noise (another study, none committed)."""
+    name = planned_study(study)
+    if name is None:
         return pd.DataFrame(columns=PREDICTED_COLUMNS)
-    name = found[0]
     cand = study_candidate(study)
     names = {c.name for c in study.planned_configurations}
     settle = getattr(study, "settle", None)
@@ -522,3 +548,34 @@ def reached_text(table: pd.DataFrame) -> str:
     return "\n".join(f"{r.level}: A/A ±{r.aa_hw:.3f} (predicted ±{r.pred_aa_hw:.3f}), median overhead "
                      f"±{r.median_hw:.3f} (predicted ±{r.pred_median_hw:.3f}); {r.schedule}, noise from "
                      f"{r.noise_from}" for r in table.itertuples())
+
+
+def goal_text(table: pd.DataFrame, study: str) -> str:
+    """One sentence from a planned table (:func:`reached_vs_predicted`): whether each level reached ``study``'s goals
+    (:func:`goals`), the levels that missed named with what they reached against the goal."""
+    if not len(table):
+        return ""
+    goal = goals(study, STANDARD_BUDGET_S)
+    wanted = f"median overhead ≤ ±{goal.median:.3f}"
+    if goal.aa is not None:
+        one = f" (±{goal.aa_1client:.3f} at 1 client)" if goal.aa_1client not in (None, goal.aa) else ""
+        wanted = f"A/A ≤ ±{goal.aa:.3f}{one}, " + wanted
+    met, missed, unknown = [], [], []
+    for r in table.itertuples():
+        checks = [(what, value, limit) for what, value, limit in
+                  (("A/A", r.aa_hw, goal.aa_for(r.clients)), ("median overhead", r.median_hw, goal.median))
+                  if limit is not None]
+        if any(not math.isfinite(value) for _, value, _ in checks):
+            unknown.append(str(r.level))
+            continue
+        short = [f"{what} ±{value:.3f} > ±{limit:.3f}" for what, value, limit in checks if value > limit]
+        (missed.append(f"{r.level} ({', '.join(short)})") if short else met.append(str(r.level)))
+    parts = []
+    if met:
+        parts.append(f"met at {', '.join(met)}" if missed or unknown else "met at every level")
+    if missed:
+        parts.append(f"missed at {'; '.join(missed)}" if met or unknown else
+                     f"missed at every level: {'; '.join(missed)}")
+    if unknown:
+        parts.append(f"not known at {', '.join(unknown)} (the run too short for the model)")
+    return f"The resolution goal ({wanted}) was {'; '.join(parts)}."

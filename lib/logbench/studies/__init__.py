@@ -47,7 +47,7 @@ __all__ = ["ON_USER_SERVERS", "StudySpec", "module", "sources", "spec", "specs",
 
 # The skeleton every study shares (common re-exports its modules), not studies.
 _NOT_STUDIES = {"common", "__main__", "beside", "on_user_server", "output", "parameters", "recorded", "running",
-                "spec", "summaries", "texts", "variants"}
+                "sections", "spec", "summaries", "texts", "variants"}
 # Studies run on a user's own server: no committed run, no post, no smoke run without that server, so none of the
 # registry's readers (the workflow, the paper, the findings, nbval) can take them; the answer finds them here.
 ON_USER_SERVERS = ("own_server", "own_mariadb")

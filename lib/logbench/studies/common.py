@@ -20,7 +20,9 @@ and hands the rest to these:
 - :mod:`.summaries` — :func:`summary_per_variant`, :func:`switchback_summary`, :func:`measured_columns`;
 - :mod:`.texts` — :func:`environment_table`, :func:`ci`, :func:`per_variant_text`, :func:`resolution_note`;
 - :mod:`.beside` — :func:`beside_reference`: this run's ratios beside the committed reference machine's (one
-  cell per notebook).
+  cell per notebook);
+- :mod:`.sections` (imported by the notebooks as it is, not re-exported) — :func:`~.sections.section`: a report
+  section shown only where it applies to the run; :func:`~.sections.planned_section`.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ A study's shared parameter ``recorded`` (:func:`.parameters.study_fields`) names
   raw records a published run keeps beside its tables (:func:`keep`), where there is one, exact; else from what the
   committed tables keep, every record field of ``<stem>_runs.csv`` (nested fields as JSON there, so exact; numbers as
   that table wrote them, to six significant digits, so a mean or a CI made from them may differ from the committed
-  one in its last digit); ``<stem>_environment.json`` as it is, and a switchback run's pilot from
-  ``<stem>_pilot.csv``.
+  one in its last digit); ``<stem>_environment.json`` as it is, a switchback run's pilot from ``<stem>_pilot.csv``,
+  and the planner's prediction (``planned.csv``) from the prediction columns of ``<stem>_planned.csv``.
 
 Nothing starts: no server, no load, no Docker (``Study.resolved()`` is not called either: its ``backend='auto'``
 asks the machine). :func:`.running.render` does the rest as a measured run's end does, so the processed tables come
@@ -35,8 +35,9 @@ from ..base import paths, records
 from ..base.errors import ParameterError
 
 COMMITTED = "committed"
-# What a run directory must hold (its raw records); the rest is optional (pilot.json: switchback only).
-RUNS, ENVIRONMENT, PILOT = "runs.jsonl", "environment.json", "pilot.json"
+# What a run directory must hold (its raw records); the rest is optional (pilot.json: switchback only; planned.csv:
+# the planner's prediction, written when a run it predicts started).
+RUNS, ENVIRONMENT, PILOT, PLANNED = "runs.jsonl", "environment.json", "pilot.json", "planned.csv"
 # Marks a run directory rebuilt from committed tables (what it was rebuilt from), so a render may replace it.
 REBUILT = "rebuilt-from.txt"
 
@@ -154,6 +155,12 @@ def committed_directory(stem: str, into: Path, processed_dir: Path = paths.PROCE
             frame["cell"] = frame["cell"].map(lambda c: list(cells).index(c) if c in cells else c)
         (into / PILOT).write_text(json.dumps([{k: _plain(v) for k, v in r.items()}
                                               for r in frame.to_dict("records")]))
+    planned = processed_dir / f"{stem}_planned.csv"
+    if planned.is_file():
+        # the prediction as the run wrote it when it started; what it reached is computed from the records again
+        from ..analyze.planning import PREDICTED_COLUMNS
+
+        pd.read_csv(planned)[PREDICTED_COLUMNS].to_csv(into / PLANNED, index=False)
     return into
 
 

@@ -18,6 +18,7 @@ from ..base.environment import _environments, first_environment
 from ..measure import runner
 from ..measure.runner import execute_all, switches_of
 from ..measure.design import Study
+from . import recorded
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def run_study(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFra
         reporter.say(f"servers up in {channel.duration(time.monotonic() - t0)}: {env_label(env)}")
         runner.write_study(study, env)
         if len(predicted):
-            predicted.to_csv(Path(study.output_dir) / "planned.csv", index=False)
+            predicted.to_csv(Path(study.output_dir) / recorded.PLANNED, index=False)
         runs, switches = execute(study, bench, env, progress)
         reporter.say("stopping the servers")
     result = StudyResult(study, runs, env, tuple(switches))
@@ -88,23 +89,37 @@ def run_study(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFra
             out = {**out, "planned": _planned(predicted, runs, study)}
         records.write_processed(study.name, Path(study.processed_dir), env, out)
         if study.publish:
-            from .recorded import keep
-
-            keep(study, Path(study.processed_dir))
+            recorded.keep(study, Path(study.processed_dir))
         reporter.say(f"processed tables in {study.processed_dir}")
     return result
 
 
-def _planned(predicted: pd.DataFrame, runs: pd.DataFrame, study: Study) -> pd.DataFrame:
+def _planned(predicted: pd.DataFrame, runs: pd.DataFrame, study: Study, *, say: bool = True) -> pd.DataFrame:
     """The planner's prediction beside what the run reached (``<stem>_planned.csv``); a run too short for the model
-    (an interrupted one, a user's two blocks) keeps the prediction with the reached half-widths empty."""
+    (an interrupted one, a user's two blocks) keeps the prediction with the reached half-widths empty. ``say``: print
+    what was reached (the run's last lines), or only return it (a notebook's section)."""
     try:
         table = planning.reached_vs_predicted(predicted, runs, baseline=study.baseline)
     except (ValueError, KeyError, np.linalg.LinAlgError) as e:
-        print(f"{study.name}: the model could not be fitted to this run ({e}); its planned table has the prediction only")
+        if say:
+            print(f"{study.name}: the model could not be fitted to this run ({e}); its planned table has the "
+                  "prediction only")
         return predicted.assign(aa_hw=np.nan, median_hw=np.nan)
-    print(planning.reached_text(table))
+    if say:
+        print(planning.reached_text(table))
     return table
+
+
+def planned(result: StudyResult) -> pd.DataFrame:
+    """What the planner predicted the run's schedule would reach, per level (``planned.csv`` of its run directory,
+    written when it started; a committed render's from ``<stem>_planned.csv``), beside what it reached: the table
+    :func:`run_study` writes as ``<stem>_planned.csv``. Empty where the run has no prediction (a study or profile
+    the planner does not predict, no committed runs of its design when it started, a run from before the planner)."""
+    path = Path(result.study.output_dir) / recorded.PLANNED
+    if not path.is_file():
+        return pd.DataFrame(columns=[*planning.PREDICTED_COLUMNS, "aa_hw", "median_hw"])
+    predicted = pd.read_csv(path)[planning.PREDICTED_COLUMNS]
+    return _planned(predicted, result.runs, result.study, say=False)
 
 
 def env_label(env: Mapping) -> str:
@@ -124,9 +139,6 @@ def render(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFrame]
     written as a run writes them. A committed render never writes over the committed tables from the rounded numbers
     of their runs table: only a committed run that kept its records (recorded.keep) is rendered onto them again."""
     import copy
-
-    from ..base import paths
-    from . import recorded
 
     directory = recorded.source(study)
     runs, env, switches = recorded.load(directory)

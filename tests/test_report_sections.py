@@ -1,0 +1,102 @@
+"""A report's section shown only where it applies to its run (logbench.studies.sections, issue 39), and the planner's
+prediction beside what a run reached (issue 40): on hand-made tables, and on the committed runs (data/processed is
+only read; a run directory is rebuilt under pytest's temporary directory)."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+from logbench import studies
+from logbench.analyze import planning
+from logbench.base import paths
+from logbench.measure import switchwindows
+from logbench.studies import recorded, sections
+from logbench.studies.running import StudyResult, planned
+
+
+def test_a_section_with_nothing_to_show_is_left_out_heading_and_all():
+    assert sections.section("## Switches", "Per arm.", pd.DataFrame(), None, "  ") is None
+    assert sections.section("## Switches", "Per arm.", pd.Series(dtype=float)) is None
+    s = sections.section("## Switches", "Per arm.", pd.DataFrame(), pd.DataFrame({"arm": ["stderr"]}), "A note.")
+    assert s is not None and s.markdown() == "## Switches\n\nPer arm."
+    # only the parts with something to show, in their order
+    assert [type(p).__name__ for p in s.parts] == ["DataFrame", "str"]
+    # a paragraph of the section above has no heading of its own
+    assert sections.section("", "Whether it did:", pd.DataFrame({"a": [1]})).markdown() == "Whether it did:"
+
+
+def test_applies_decides_where_a_part_always_says_something():
+    assert sections.section("## Versions", "Between servers.", "One server: nothing to compare.", applies=False) is None
+    assert sections.section("## The pipe", "Pipe or file.", "- 2 clients: 0.44", applies=True).parts == (
+        "- 2 clients: 0.44",)
+    # applies=True cannot make a section of nothing
+    assert sections.section("## Versions", "Between servers.", pd.DataFrame(), applies=True) is None
+
+
+def test_a_figure_of_a_section_left_out_is_closed_not_shown():
+    fig = plt.figure()
+    assert plt.fignum_exists(fig.number)
+    assert sections.section("## Contention", "Waits.", fig, applies=False) is None
+    assert not plt.fignum_exists(fig.number)
+
+
+def test_the_committed_block_run_has_no_switchback_section_and_the_switchback_run_has(tmp_path):
+    def runs_of(stem):
+        return recorded.load(recorded.committed_directory(stem, tmp_path / stem))[0]
+
+    assert sections.section("## How the arms were switched", "", switchwindows.switch_table(
+        runs_of("pg_audit_timing"))) is None
+    shown = sections.section("## How the arms were switched", "", switchwindows.switch_table(
+        runs_of("pg_audit_timing_switchback")))
+    assert shown is not None and len(shown.parts[0]) > 0
+
+
+def test_the_goal_sentence_is_read_from_the_table():
+    table = pd.DataFrame({"level": ["clients=1", "clients=4", "clients=8"], "clients": [1, 4, 8],
+                          "aa_hw": [0.035, 0.05, math.nan], "median_hw": [0.03, 0.02, 0.02]})
+    text = planning.goal_text(table, "pg_destinations")
+    assert text.startswith("The resolution goal (A/A ≤ ±0.030 (±0.040 at 1 client), median overhead ≤ ±0.035)")
+    # 1 client holds ±0.035 against its own ±0.040; 4 clients misses on the A/A; 8 cannot be told
+    assert "met at clients=1" in text and "missed at clients=4 (A/A ±0.050 > ±0.030)" in text
+    assert "not known at clients=8" in text
+    # 04 and 05 have a median goal only: their A/A is reported, never judged
+    met = planning.goal_text(table.iloc[:2], "pg_audit_timing")
+    assert met == "The resolution goal (median overhead ≤ ±0.040) was met at every level."
+    assert planning.goal_text(table.iloc[:0], "pg_audit_timing") == ""
+
+
+@pytest.mark.parametrize("stem", ["pg_destinations", "pg_audit_timing"])
+def test_a_committed_runs_planned_section_is_its_planned_table(stem, tmp_path):
+    """The committed render's run directory carries the prediction the run made when it started; what it reached,
+    computed again from its kept records, is the committed <stem>_planned.csv."""
+    d = recorded.committed_directory(stem, tmp_path / "run")
+    committed = pd.read_csv(paths.PROCESSED / f"{stem}_planned.csv")
+    assert list(pd.read_csv(d / recorded.PLANNED).columns) == planning.PREDICTED_COLUMNS
+    module = studies.module(stem)
+    study = module.define(profile="standard", backend="local", output_dir=str(d))
+    runs, env, switches = recorded.load(d)
+    result = StudyResult(study, runs, env, switches)
+    table = planned(result)
+    assert list(table["level"]) == list(committed["level"])
+    for col in ("pred_aa_hw", "pred_median_hw", "aa_hw", "median_hw"):
+        assert table[col].tolist() == pytest.approx(committed[col].tolist(), rel=1e-5), col
+    s = sections.planned_section(result)
+    assert s is not None and s.heading == sections.PLANNED_HEADING
+    shown, goal = s.parts
+    assert list(shown.columns) == ["schedule", "noise from", "A/A predicted", "A/A reached", "median predicted",
+                                   "median reached"]
+    assert goal == planning.goal_text(table, stem) and goal.startswith("The resolution goal")
+
+
+def test_a_run_without_a_prediction_has_no_planned_section(tmp_path):
+    """04's committed run started before the planner: no planned.csv in its run directory, no section."""
+    d = recorded.committed_directory("mysql_slowlog", tmp_path / "run")
+    assert not (d / recorded.PLANNED).exists()
+    study = studies.module("mysql_slowlog").define(profile="standard", backend="local", output_dir=str(d))
+    runs, env, switches = recorded.load(d)
+    result = StudyResult(study, runs, env, switches)
+    assert not len(planned(result)) and sections.planned_section(result) is None
