@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import time
-from dataclasses import dataclass
 
 from ....base import cleanup, paths
 from ....base.settings import Configuration
@@ -58,12 +57,6 @@ def import_steps(server: pgserver.PostgresServer, load: Import, count_wal: bool 
     return out
 
 
-@dataclass(frozen=True)
-class _Switch:
-    kind: str
-    seconds: float
-
-
 class ImportBench(Bench):
     """The runner's bench for a declared Import: nothing runs between the runs, each run's server is its own."""
 
@@ -80,9 +73,9 @@ class ImportBench(Bench):
         self.switches: list[tuple[str, float]] = []
         self.configuration: Configuration | None = None
 
-    def apply(self, configuration: Configuration) -> _Switch:
+    def apply(self, configuration: Configuration) -> pgserver.Switch:
         self.configuration = configuration
-        return _Switch("fresh", 0.0)  # the run itself starts its own server
+        return pgserver.Switch("fresh", 0.0)  # the run itself starts its own server
 
     def warm(self, run: PlannedRun, seconds: float) -> None:
         pass  # a fresh instance has nothing to warm: the post imported into a new one
