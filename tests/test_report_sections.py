@@ -5,6 +5,7 @@ only read; a run directory is rebuilt under pytest's temporary directory)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -100,3 +101,21 @@ def test_a_run_without_a_prediction_has_no_planned_section(tmp_path):
     runs, env, switches = recorded.load(d)
     result = StudyResult(study, runs, env, switches)
     assert not len(planned(result)) and sections.planned_section(result) is None
+
+
+def test_a_mariadb_runs_reached_half_widths_are_per_sysbench_test(tmp_path):
+    """The planner predicts per level of the committed processed runs, where a MariaDB run's sysbench test is a
+    column (the raw records keep it in ``workload``): what the run reached is fitted on the same table, per test and
+    clients level (04's resolution run wrote empty reached half-widths before: its raw runs pooled both tests)."""
+    module = studies.module("mysql_slowlog")
+    cells = module.define(profile="resolution", backend="local").cell_names
+    d = recorded.committed_directory("mysql_slowlog_resolution", tmp_path / "run", cells=cells)
+    study = module.define(profile="resolution", backend="local", recorded=str(d), output_dir=str(tmp_path / "out"))
+    result = module.run(study, progress=False)
+    table = planned(result)
+    predicted = pd.read_csv(d / recorded.PLANNED)
+    assert list(table["level"]) == list(predicted["level"]) and all("test=" in level for level in table["level"])
+    assert table[["aa_hw", "median_hw"]].notna().all().all()
+    runs = pd.read_csv(Path(study.processed_dir) / f"{study.name}_runs.csv")
+    again = planning.reached(runs, baseline=study.baseline).set_index("level").loc[table["level"]]
+    assert table["aa_hw"].tolist() == pytest.approx(again["aa_hw"].tolist(), rel=1e-5)

@@ -86,12 +86,19 @@ def run_study(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFra
     if study.processed_dir is not None:
         out = tables(result)
         if len(predicted):
-            out = {**out, "planned": _planned(predicted, runs, study)}
+            out = {**out, "planned": _planned(predicted, _model_view(out, runs), study)}
         records.write_processed(study.name, Path(study.processed_dir), env, out)
         if study.publish:
             recorded.keep(study, Path(study.processed_dir))
         reporter.say(f"processed tables in {study.processed_dir}")
     return result
+
+
+def _model_view(out: Mapping[str, pd.DataFrame], runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs as the model reads them: the processed runs table where the study writes one (its cell keys as
+    columns, e.g. a MariaDB run's sysbench ``test``, which the raw records keep inside ``workload``; the planner's
+    prediction was made per level of the same table of the committed runs), else the raw runs."""
+    return out["runs"] if "runs" in out else runs
 
 
 def _planned(predicted: pd.DataFrame, runs: pd.DataFrame, study: Study, *, say: bool = True) -> pd.DataFrame:
@@ -115,11 +122,16 @@ def planned(result: StudyResult) -> pd.DataFrame:
     written when it started; a committed render's from ``<stem>_planned.csv``), beside what it reached: the table
     :func:`run_study` writes as ``<stem>_planned.csv``. Empty where the run has no prediction (a study or profile
     the planner does not predict, no committed runs of its design when it started, a run from before the planner)."""
-    path = Path(result.study.output_dir) / recorded.PLANNED
+    study = result.study
+    path = Path(study.output_dir) / recorded.PLANNED
     if not path.is_file():
         return pd.DataFrame(columns=[*planning.PREDICTED_COLUMNS, "aa_hw", "median_hw"])
+    # the table this run wrote (reached on the processed runs, :func:`_model_view`); the raw runs where none was
+    written = Path(study.processed_dir) / f"{study.name}_planned.csv" if study.processed_dir is not None else None
+    if written is not None and written.is_file():
+        return pd.read_csv(written)
     predicted = pd.read_csv(path)[planning.PREDICTED_COLUMNS]
-    return _planned(predicted, result.runs, result.study, say=False)
+    return _planned(predicted, result.runs, study, say=False)
 
 
 def env_label(env: Mapping) -> str:
@@ -150,7 +162,11 @@ def render(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFrame]
                     and Path(study.processed_dir).resolve() == paths.PROCESSED.resolve()
                     and not (paths.PROCESSED / f"{study.name}_{recorded.KEPT}").is_file())
     if study.processed_dir is not None and not onto_rounded:
-        records.write_processed(study.name, Path(study.processed_dir), env, tables(result))
+        out = tables(result)
+        if (directory / recorded.PLANNED).is_file():
+            predicted = pd.read_csv(directory / recorded.PLANNED)[planning.PREDICTED_COLUMNS]
+            out = {**out, "planned": _planned(predicted, _model_view(out, runs), study, say=False)}
+        records.write_processed(study.name, Path(study.processed_dir), env, out)
         if study.publish:
             recorded.keep(study, Path(study.processed_dir))
     return result
