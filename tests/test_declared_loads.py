@@ -108,6 +108,7 @@ def test_run_study_takes_a_postgresql_study_s_start_and_execute_from_its_type():
     (lambda: HeldSessions("busy"), "sessions.kind"),
     (lambda: HeldSessions("idle", -1), "sessions.count"),
     (lambda: pg.Load("pgbench -S"), "load.workload"),
+    (lambda: pg.Load(Workload.sysbench("oltp_point_select")), "load.workload"),  # a MariaDB load
     (lambda: pg.Load(Import(1), checkpoint_first=True), "load.checkpoint_first"),
 ])
 def test_a_bad_declaration_names_its_field(build, field):
