@@ -108,6 +108,7 @@ def test_run_study_takes_a_postgresql_study_s_start_and_execute_from_its_type():
     (lambda: HeldSessions("busy"), "sessions.kind"),
     (lambda: HeldSessions("idle", -1), "sessions.count"),
     (lambda: pg.Load("pgbench -S"), "load.workload"),
+    (lambda: pg.Load(Workload.sysbench("oltp_point_select")), "load.workload"),  # a MariaDB load
     (lambda: pg.Load(Import(1), checkpoint_first=True), "load.checkpoint_first"),
 ])
 def test_a_bad_declaration_names_its_field(build, field):
@@ -193,3 +194,94 @@ def test_08_on_the_shared_bench_holds_its_sessions_and_keeps_its_records(tmp_pat
     now = extra_keys(runs, lambda e: e["session_kind"])
     before = committed_extra_keys("pg_idle_connections", "session_kind")
     assert now == {k: before[k] for k in now}
+
+
+# -- the switchback design runs the declared load as its continuous load ----------------------------------------
+
+SELECT_ONLY_SCRIPT = "\\set aid random(1, 100000 * :scale)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n"
+
+
+def switchback_study(tmp_path, **kw):
+    from logbench.studies import pg_destinations
+
+    return pg_destinations.define(profile="standard", design="switchback", destinations=["none", "stderr"],
+                                  clients=[2], scale=1, backend="local", blocks=2, loads=2, max_loads=2, window_s=2,
+                                  guard_s=1, warmup=1, output_dir=tmp_path / "out", **kw)
+
+
+def test_a_switchback_study_takes_a_timed_declared_load(tmp_path):
+    script = tmp_path / "select.sql"
+    script.write_text(SELECT_ONLY_SCRIPT)
+    study = switchback_study(tmp_path)
+    own = pg.Load(Workload.pgbench(str(script), study.query_mode, statements=1), tags=(("load", "script"),))
+    assert pg.with_loads(study, {"": own}).load_of() == own
+    tpcb = pg.Load(Workload.pgbench("tpcb-like", study.query_mode))
+    assert pg.with_loads(study, {"": tpcb}).load_of().label(study.query_mode) == "pgbench TPC-B-like"
+
+
+@pytest.mark.parametrize("load, said", [
+    (pg.Load(Workload.pgbench("tpcb-like", "simple", transactions=1000)), "counted"),
+    (pg.Load(Import(scale=1)), "import"),
+    (pg.Load(Workload.pgbench("select-only", "simple"), wal=True), "WAL"),
+    (pg.Load(Workload.pgbench("select-only", "simple"), checkpoint_first=True), "checkpoint"),
+])
+def test_a_switchback_study_refuses_a_load_that_is_not_timed_naming_design(load, said, tmp_path):
+    study = switchback_study(tmp_path, query_mode="simple")
+    with pytest.raises(ParameterError) as e:
+        pg.with_loads(study, {"": load})
+    assert e.value.parameter == "design" and said in str(e.value)
+
+
+def test_a_counted_load_set_by_hand_is_refused_when_the_switchback_study_resolves(tmp_path):
+    study = switchback_study(tmp_path, query_mode="simple")
+    counted = pg.Load(Workload.pgbench("tpcb-like", "simple", transactions=10))
+    with pytest.raises(ParameterError) as e:
+        dataclasses.replace(study, loads=(("", counted),)).resolved()  # before any server starts
+    assert e.value.parameter == "design"
+
+
+def test_the_continuous_load_runs_the_declared_script_and_pgbench_s_by_default(tmp_path):
+    from logbench.workloads.pgbench import ContinuousLoad
+
+    prefix = tmp_path / "txlog" / "sb"
+    tail = ["-l", "--aggregate-interval=1", f"--log-prefix={prefix}"]
+    # the argv every committed switchback window's load ran, by hand; the default declared explicitly is the same
+    default = [BIN, "-n", "-S", "-M", "prepared", "-c", "4", "-j", "4", "-T", "60", "-P", "1", *tail]
+    assert ContinuousLoad(tool(), 4, 60, "prepared", prefix).argv == default
+    assert ContinuousLoad(tool(), 4, 60, "prepared", prefix, Workload.pgbench("select-only", "prepared")).argv == \
+        default
+    script = tmp_path / "select.sql"
+    script.write_text(SELECT_ONLY_SCRIPT)
+    own = Workload.pgbench(str(script), "simple", statements=1)
+    assert ContinuousLoad(tool(), 2, 30, "simple", prefix, own).argv == [
+        BIN, "-n", "-f", str(script), "-M", "simple", "-c", "2", "-j", "2", "-T", "30", "-P", "1", *tail]
+    with pytest.raises(ParameterError) as e:
+        ContinuousLoad(tool(), 2, 30, "simple", prefix, Workload.pgbench("tpcb-like", transactions=100))
+    assert e.value.parameter == "workload.transactions"
+
+
+@pytest.mark.integration
+def test_a_switchback_run_of_a_declared_script_load(tmp_path):
+    """pgbench -S's own statement as a script file, switched between none and stderr in 2 s windows (2 loads of 2
+    blocks, 2 clients, ~40 s): every window ran the script (its record says so, with the declared load's tags), and
+    the stderr windows hold the records its statement leaves."""
+    from logbench.measure import switchwindows
+    from logbench.studies import pg_destinations
+
+    script = tmp_path / "select.sql"
+    script.write_text(SELECT_ONLY_SCRIPT)
+    study = switchback_study(tmp_path, query_mode="simple")
+    study = pg.with_loads(study, {"": pg.Load(Workload.pgbench(str(script), "simple", statements=1),
+                                              tags=(("load", "script"),))})
+    runs = pg_destinations.run(study, progress=False).runs
+    every = switchwindows.windows_frame(runs, in_time=False)
+    assert len(every) == 2 * 2 * 3
+    assert set(runs["workload"]) == {"pgbench -f select.sql (one continuous load)"}
+    assert runs["extra"].map(lambda e: e["load"] == "script" and e["design"] == "switchback").all()
+    for r in switchwindows.in_time(runs).itertuples():
+        assert r.transactions > 0
+        if r.configuration == "stderr":
+            assert r.log_records_received > 0
+            assert abs(r.log_records_received - r.log_records_expected) <= 4 * r.clients
+        else:
+            assert r.log_records_received == 0

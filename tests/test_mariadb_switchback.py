@@ -98,6 +98,8 @@ def test_real_switchback_study(tmp_path):
     arms = [c.name for c in st.planned_configurations]
     assert len(runs) == 2 * 2 * len(arms)
     assert (runs["switch"] == "reload").all() and (runs["switch_s"] < 1).all()
+    # the cell's declared load (spec.LOADS) ran as the one continuous load, named as every committed window names it
+    assert set(runs["workload"]) == {m.spec.LOADS["oltp_point_select"].label} == {"sysbench oltp_point_select"}
     extra = runs["extra"]
     assert extra.map(lambda e: e["design"] == "switchback" and e["cell"] == 0 and e["load_settings"] ==
                      {"long_query_time": "0"}).all()

@@ -119,3 +119,52 @@ def test_a_mariadb_runs_reached_half_widths_are_per_sysbench_test(tmp_path):
     runs = pd.read_csv(Path(study.processed_dir) / f"{study.name}_runs.csv")
     again = planning.reached(runs, baseline=study.baseline).set_index("level").loc[table["level"]]
     assert table["aa_hw"].tolist() == pytest.approx(again["aa_hw"].tolist(), rel=1e-5)
+
+
+def _findings_cell(heading: str) -> str:
+    """The code cell of notebooks/90_findings.ipynb that builds the section ``heading``."""
+    import nbformat
+
+    nb = nbformat.read(paths.NOTEBOOKS / "90_findings.ipynb", as_version=4)
+    cells = [c.source for c in nb.cells if c.cell_type == "code" and heading in c.source]
+    assert len(cells) == 1, f"one code cell of 90_findings builds {heading!r}"
+    assert not any(c.cell_type == "markdown" and heading in c.source for c in nb.cells), "its heading is code only"
+    return cells[0]
+
+
+def _side_by_side(studies_data) -> object:
+    """What 90_findings' cell of the environments shows (its last expression) for ``studies_data``."""
+    import ast
+
+    from logbench.publish import report
+
+    tree = ast.parse(_findings_cell("## Studies measured on more than one machine"))
+    *body, last = tree.body
+    scope = {"report": report, "sections": sections, "studies": studies_data}
+    exec(compile(ast.Module(body, []), "90_findings", "exec"), scope)
+    return eval(compile(ast.Expression(last.value), "90_findings", "eval"), scope)
+
+
+def test_findings_leave_out_the_side_by_side_section_when_every_study_ran_on_one_environment():
+    """The committed data: every study on one environment, so 90_findings shows no heading, no paragraph and no
+    'nothing to set side by side' there (issue 39)."""
+    from logbench.publish import report
+
+    committed, _ = report.load_studies(paths.PROCESSED)
+    assert report.environment_ratios(committed) == {}
+    assert _side_by_side(committed) is None
+
+
+def test_findings_show_a_study_measured_on_two_environments_side_by_side():
+    from logbench.analyze.claims import StudyData
+
+    summary = pd.DataFrame({
+        "configuration": ["none", "stderr"] * 2, "clients": [2] * 4, "host": ["a", "a", "b", "b"],
+        "env_id": ["e1", "e1", "e2", "e2"], "n": [3] * 4, "ratio": [1.0, 0.9, 1.0, 0.8],
+        "ratio_ci_low": [1.0, 0.85, 1.0, 0.75], "ratio_ci_high": [1.0, 0.95, 1.0, 0.85]})
+    data = {"s": StudyData("s", "postgresql", "none", pd.DataFrame(), summary)}
+    shown = _side_by_side(data)
+    assert shown is not None and shown.heading == "## Studies measured on more than one machine"
+    sentence, name, table = shown.parts
+    assert sentence.startswith("Measured on more than one environment") and name == "**s**"
+    assert sorted(c for c in table.columns if " · " in c) == ["a · e1", "b · e2"]

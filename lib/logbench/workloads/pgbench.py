@@ -263,10 +263,18 @@ class ContinuousLoad:
     """``pgbench -T`` running in the background for the whole switchback load, logging every thread's
     transactions per whole epoch second; stopped early by SIGALRM, which pgbench handles as the end of
     ``-T`` (it finishes, flushes its logs and prints its summary), so a stop at any moment keeps every
-    interval it ran. A context manager: any exit stops it, an interrupt included."""
+    interval it ran. A context manager: any exit stops it, an interrupt included.
 
-    def __init__(self, pgbench: Pgbench, clients: int, seconds: int, mode: str, log_prefix: Path):
+    ``workload``: the study's declared load (None: pgbench -S over ``mode``), a timed one: a counted load
+    (pgbench -t) would end when its transactions are done, not after the load's last window."""
+
+    def __init__(self, pgbench: Pgbench, clients: int, seconds: int, mode: str, log_prefix: Path,
+                 workload: Workload | None = None):
+        if workload is not None and workload.counted:
+            raise ParameterError("workload.transactions", workload.transactions,
+                                 "None: one continuous load runs by time (pgbench -T)")
         self.pgbench, self.clients, self.seconds, self.mode = pgbench, clients, int(seconds), mode
+        self.workload = workload
         self.log_prefix = Path(log_prefix)
         self.proc: subprocess.Popen | None = None
         self.started_at = float("nan")
@@ -276,8 +284,8 @@ class ContinuousLoad:
     def argv(self) -> list[str]:
         # -P 1 on stderr is what can be read while the load runs (the aggregate log is buffered until the end):
         # the progress lines' rough running estimates, never the measurement
-        return [*self.pgbench.command(self.clients, self.seconds, self.mode, progress=1), "-l",
-                "--aggregate-interval=1", f"--log-prefix={self.log_prefix}"]
+        return [*self.pgbench.command(self.clients, self.seconds, self.mode, progress=1, workload=self.workload),
+                "-l", "--aggregate-interval=1", f"--log-prefix={self.log_prefix}"]
 
     def progress(self) -> list[tuple[float, float]]:
         """pgbench -P's intervals so far: (epoch second the interval ended, approximately; tps)."""

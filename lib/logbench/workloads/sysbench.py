@@ -30,11 +30,12 @@ from pathlib import Path
 import numpy as np
 
 from ..base.errors import ToolError
+from .workload import SYSBENCH_PS_MODES, SYSBENCH_TESTS, Workload
 
-TESTS = ("oltp_read_write", "oltp_point_select", "oltp_read_only", "oltp_write_only")
-PS_MODES = ("disable", "auto")
+TESTS = tuple(SYSBENCH_TESTS)
+PS_MODES = tuple(SYSBENCH_PS_MODES.values())
 # Statements per transaction of each test with the default options (see the module notes).
-STATEMENTS_PER_TRANSACTION = {"oltp_read_write": 20, "oltp_point_select": 1, "oltp_read_only": 16, "oltp_write_only": 6}
+STATEMENTS_PER_TRANSACTION = SYSBENCH_TESTS
 
 _NUM = r"([\d.]+)"
 _SUMMARY = {
@@ -275,19 +276,31 @@ class Sysbench:
             args += [f"--mysql-host={c['host']}", f"--mysql-port={c['port']}"]
         return args
 
-    def command(self, test: str, action: str, *, threads: int = 1, seconds: int = 10, report_interval: int = 0,
-                seed: int = 0, percentile: int = 95) -> list[str]:
+    def workload(self, test: str | Workload) -> Workload:
+        """The load a run dispatches: a study's declared sysbench Workload, or a bundled test by name over this
+        tool's --db-ps-mode (what every MariaDB study named before it declared a Workload)."""
+        if isinstance(test, Workload):
+            if test.tool != "sysbench":
+                raise ToolError(f"{test.label} is no sysbench load")
+            return test
         if test not in TESTS:
             raise ToolError(f"sysbench test {test!r}; allowed: {', '.join(TESTS)}")
-        argv = [str(self.binary), test, *self._connection_args(), f"--tables={self.tables}",
-                f"--table-size={self.table_size}", f"--threads={threads}"]
+        protocol = next(p for p, mode in SYSBENCH_PS_MODES.items() if mode == self.ps_mode)
+        return Workload.sysbench(test, protocol)
+
+    def command(self, test: str | Workload, action: str, *, threads: int = 1, seconds: int = 10,
+                report_interval: int = 0, seed: int = 0, percentile: int = 95) -> list[str]:
+        """``test``: the load (:meth:`workload`): its test or script first, its options after the tables."""
+        w = self.workload(test)
+        argv = [str(self.binary), *w.script_args(), *self._connection_args(), f"--tables={self.tables}",
+                f"--table-size={self.table_size}", *w.options, f"--threads={threads}"]
         if action == "run":
             argv += [f"--time={int(seconds)}", "--events=0", f"--report-interval={report_interval}",
                      "--histogram=on", f"--percentile={percentile}", f"--rand-seed={seed}",
-                     f"--db-ps-mode={self.ps_mode}"]
+                     f"--db-ps-mode={w.ps_mode}"]
         return argv + [action]
 
-    def prepare(self, test: str = "oltp_read_write", threads: int = 2) -> float:
+    def prepare(self, test: str | Workload = "oltp_read_write", threads: int = 2) -> float:
         """Create and fill the tables; returns the seconds it took."""
         t0 = time.perf_counter()
         argv = self.command(test, "prepare", threads=min(threads, self.tables))
@@ -296,10 +309,11 @@ class Sysbench:
             raise ToolError(f"`{' '.join(argv)}` failed:\n{r.stderr[-2000:]}\n{r.stdout[-1000:]}")
         return time.perf_counter() - t0
 
-    def start(self, test: str, threads: int, seconds: int, *, report_interval: int = 0, seed: int = 0,
+    def start(self, test: str | Workload, threads: int, seconds: int, *, report_interval: int = 0, seed: int = 0,
               on_line: Callable[[float, str], None] | None = None) -> RunningSysbench:
         argv = self.command(test, "run", threads=threads, seconds=seconds, report_interval=report_interval, seed=seed)
-        return RunningSysbench(argv, test, timeout=seconds + 120, on_line=on_line)
+        return RunningSysbench(argv, self.workload(test).script, timeout=seconds + 120, on_line=on_line)
 
-    def run(self, test: str, threads: int, seconds: int, *, report_interval: int = 0, seed: int = 0) -> SysbenchResult:
+    def run(self, test: str | Workload, threads: int, seconds: int, *, report_interval: int = 0,
+            seed: int = 0) -> SysbenchResult:
         return self.start(test, threads, seconds, report_interval=report_interval, seed=seed).wait()

@@ -6,7 +6,10 @@ a fixed count of transactions), and what one transaction of it leaves in a fully
 runner expects, to set against those the sinks received. An :class:`Import` is the other load a study can measure:
 ``pgbench -i`` itself, one initialisation step at a time. Their ``label`` is the run record's ``workload`` field. A
 study declares one (``measure.benches.postgres.Load``); the shared PostgreSQL bench runs it
-(:meth:`logbench.workloads.pgbench.Pgbench.command` builds its argv).
+(:meth:`logbench.workloads.pgbench.Pgbench.command` builds its argv). A MariaDB study's load is a sysbench
+``Workload`` (a bundled test or a Lua script, its options, plain-text statements counted by sysbench itself), which
+the shared sysbench bench runs (``measure.benches.mariadb.SysbenchBench``; its argv
+:meth:`logbench.workloads.sysbench.Sysbench.command`'s).
 
     >>> w = Workload.pgbench("select-only", "prepared")
     >>> w.label, w.script_args(), w.records(transactions=1000, clients=4)
@@ -14,12 +17,16 @@ study declares one (``measure.benches.postgres.Load``); the shared PostgreSQL be
     >>> tpcb = Workload.pgbench("tpcb-like", transactions=15_000)
     >>> tpcb.label, tpcb.script_args(), tpcb.per_client(4)
     ('pgbench TPC-B-like (-t)', [], 3750)
+    >>> rw = Workload.sysbench("oltp_read_write")
+    >>> rw.label, rw.ps_mode, rw.statements, rw.records(transactions=100, clients=4)
+    ('sysbench oltp_read_write', 'disable', 20, 2000)
     >>> Import(scale=100, fillfactor=70).steps()
     (('dt', 'dt'), ('gen', 'g'), ('v', 'v'), ('p', 'p'))
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -39,16 +46,31 @@ BUILTIN_LABELS = {"select-only": "pgbench -S", "simple-update": "pgbench -b simp
 PGBENCH_RECORDS = {"simple": (1, 0), "prepared": (2, 1)}
 SELECT_ONLY = "select-only"
 
+# sysbench's bundled OLTP tests and the statements one transaction of each sends with its default options
+# (workloads.sysbench's notes: oltp_read_write's 10 point selects, 4 range queries, 2 updates, a delete and an
+# insert between BEGIN and COMMIT).
+SYSBENCH_TESTS = {"oltp_read_write": 20, "oltp_point_select": 1, "oltp_read_only": 16, "oltp_write_only": 6}
+# A sysbench load's protocol and its --db-ps-mode: "text" sends every statement as plain text, as the posts' DBT2
+# did, so each is one "Query" line of the general log and one slow-log entry, and sysbench's own count of its
+# queries is the count of statements the server logs; "prepared" lets sysbench prepare them (not counted here).
+SYSBENCH_PS_MODES = {"text": "disable", "prepared": "auto"}
+
 
 @dataclass(frozen=True)
 class Workload:
-    tool: str  # "pgbench" (so far the only one dispatched)
-    script: str  # a built-in's name (PGBENCH_BUILTINS), or a user's script file
-    protocol: str  # pgbench -M: "simple" | "prepared"
-    statements: int  # statements one transaction sends (a built-in's is known; a script's is declared with it)
+    tool: str  # "pgbench" | "sysbench"
+    # a built-in's name (PGBENCH_BUILTINS, SYSBENCH_TESTS), or a user's script file (SQL for pgbench, Lua for sysbench)
+    script: str
+    protocol: str  # pgbench -M: "simple" | "prepared"; sysbench: "text" | "prepared" (SYSBENCH_PS_MODES)
+    # statements one transaction sends (a built-in's is known; a pgbench script's is declared with it; 0: a sysbench
+    # script's, unknown: sysbench counts the statements it sent itself, and the records expected follow its count)
+    statements: int
     # Transactions per run, split evenly over the clients (pgbench -t): a load whose size, not its time, is fixed
-    # (study 07's WAL per transaction). None: the run's seconds (pgbench -T), as every timed study runs.
+    # (study 07's WAL per transaction). None: the run's seconds (pgbench -T, sysbench --time), as every timed study
+    # runs.
     transactions: int | None = None
+    # the script's own options (sysbench --name=value, after the connection and the tables), in their order
+    options: tuple[str, ...] = ()
 
     @classmethod
     def pgbench(cls, script: str = SELECT_ONLY, protocol: str = "simple", *,
@@ -74,9 +96,33 @@ class Workload:
                                  "sends, a whole number ≥ 1")
         return cls("pgbench", str(script), protocol, statements, transactions)
 
+    @classmethod
+    def sysbench(cls, test: str = "oltp_point_select", protocol: str = "text", *, options: tuple[str, ...] = (),
+                 statements: int | None = None) -> "Workload":
+        """A sysbench load by time: a bundled OLTP test by name (SYSBENCH_TESTS), or a Lua script file, with its own
+        ``--name=value`` options; ParameterError naming the field and its allowed values otherwise."""
+        if protocol not in SYSBENCH_PS_MODES:
+            raise ParameterError("workload.protocol", protocol, tuple(SYSBENCH_PS_MODES))
+        if isinstance(options, str) or not all(isinstance(o, str) and o.startswith("--") for o in options):
+            raise ParameterError("workload.options", options, "the script's own options, each '--name=value' (or a "
+                                 "bare '--name')")
+        if test in SYSBENCH_TESTS:
+            known = SYSBENCH_TESTS[test]
+            if statements not in (None, known):
+                raise ParameterError("workload.statements", statements, f"{known} (sysbench {test}) or None")
+            return cls("sysbench", test, protocol, known, None, tuple(options))
+        if not Path(test).is_file():
+            raise ParameterError("workload.script", test, f"a sysbench test ({', '.join(SYSBENCH_TESTS)}) or an "
+                                 "existing sysbench Lua script file")
+        if statements is not None and (isinstance(statements, bool) or not isinstance(statements, int)
+                                       or statements < 1):
+            raise ParameterError("workload.statements", statements, "None (sysbench counts them) or the statements "
+                                 "one transaction of the script sends, a whole number ≥ 1")
+        return cls("sysbench", str(test), protocol, statements or 0, None, tuple(options))
+
     @property
     def builtin(self) -> bool:
-        return self.script in PGBENCH_BUILTINS
+        return self.script in (SYSBENCH_TESTS if self.tool == "sysbench" else PGBENCH_BUILTINS)
 
     @property
     def counted(self) -> bool:
@@ -85,13 +131,23 @@ class Workload:
     @property
     def label(self) -> str:
         """The run record's ``workload``: 'pgbench -S' for select-only, as every run recorded it so far; a counted
-        load says so ('(-t)')."""
+        load says so ('(-t)'); 'sysbench <test>' (a script: its file's name), as every MariaDB run recorded it."""
+        if self.tool == "sysbench":
+            return f"sysbench {self.script if self.builtin else Path(self.script).name}"
         name = BUILTIN_LABELS[self.script] if self.builtin else f"pgbench -f {Path(self.script).name}"
         return f"{name} (-t)" if self.counted else name
 
+    @property
+    def ps_mode(self) -> str:
+        """sysbench --db-ps-mode of a sysbench load."""
+        return SYSBENCH_PS_MODES[self.protocol]
+
     def script_args(self) -> list[str]:
         """The load tool's arguments that pick the script (the protocol's, -M, are the caller's to place);
-        tpcb-like is pgbench's default script, named by no argument (as the post ran it)."""
+        tpcb-like is pgbench's default script, named by no argument (as the post ran it); sysbench's test or script
+        comes first, its options after the connection (:meth:`logbench.workloads.sysbench.Sysbench.command`)."""
+        if self.tool == "sysbench":
+            return [self.script]
         if self.script == SELECT_ONLY:
             return ["-S"]
         if self.script == "tpcb-like":
@@ -106,10 +162,16 @@ class Workload:
 
     def timed(self) -> "Workload":
         """The same script run by time (a warm-up of a counted load lasts the warm-up's seconds)."""
-        return Workload(self.tool, self.script, self.protocol, self.statements)
+        return dataclasses.replace(self, transactions=None)
 
     def records(self, transactions: int, clients: int) -> int:
-        """Statement records a fully logged run writes: per transaction, and once per connection."""
+        """Statement records a fully logged run writes: per transaction, and once per connection (a sysbench load
+        in text: one per statement, the statements of a built-in test's transactions)."""
+        if self.tool == "sysbench":
+            if self.protocol != "text" or not self.statements:
+                raise ValueError(f"the records of {self.label} over {self.protocol!r} are sysbench's count of its "
+                                 "statements, not a number per transaction")
+            return self.statements * transactions
         per_statement, per_connection = PGBENCH_RECORDS[self.protocol]
         return self.statements * (transactions * per_statement + clients * per_connection)
 

@@ -24,6 +24,7 @@ from ...servers import mariadb as mdb
 from ...servers.process import server_user, tree_cpu_seconds
 from ...base.settings import Configuration, RecordShape, Settings, mariadb_flavor
 from ...workloads.sysbench import Sysbench, SysbenchResult, sysbench_binary
+from ...workloads.workload import Workload
 from .backend import BACKENDS, check_backend, check_image, filesystem_of, resolve_backend
 
 __all__ = ["BACKENDS", "MariaDBStudy", "SysbenchBench", "filesystem_of", "mariadb_fields", "measurement_extra",
@@ -294,12 +295,16 @@ class SysbenchBench(Bench):
     engine = "mariadb"
     query_mode = "text"  # --db-ps-mode=disable
 
-    def __init__(self, study: MariaDBStudy, server: mdb.MariaDBServer, sysbench: Sysbench, test: str,
+    def __init__(self, study: MariaDBStudy, server: mdb.MariaDBServer, sysbench: Sysbench, test: str | Workload,
                  base: Settings | None = None):
-        self.study, self.server, self.sysbench, self.test = study, server, sysbench, test
+        self.study, self.server, self.sysbench = study, server, sysbench
+        # the declared load (a bundled test by name: that test over --db-ps-mode=disable), the one every run and
+        # warm-up of this bench dispatches; ``test`` its test or script, ``workload`` the record's name of it
+        self.load = sysbench.workload(test)
+        self.test = self.load.script
         self.base = base or study.base
         self.backend = server.backend
-        self.workload = f"sysbench {test}"
+        self.workload = self.load.label
         self.server_version = server.version()
         self.scale = study.tables * study.table_size
         self.switches: list[tuple[str, float]] = []
@@ -311,10 +316,10 @@ class SysbenchBench(Bench):
         return sw
 
     def warm(self, run: PlannedRun, seconds: float) -> None:
-        self.sysbench.run(self.test, run.clients, max(1, int(seconds)), seed=run_seed(self.study, run, warm=True))
+        self.sysbench.run(self.load, run.clients, max(1, int(seconds)), seed=run_seed(self.study, run, warm=True))
 
     def measure(self, run: PlannedRun, seconds: float) -> Measurement:
-        r = self.sysbench.run(self.test, run.clients, int(seconds), report_interval=1, seed=run_seed(self.study, run))
+        r = self.sysbench.run(self.load, run.clients, int(seconds), report_interval=1, seed=run_seed(self.study, run))
         return measurement(r, run, measurement_extra(r))
 
     def sinks(self, configuration: Configuration) -> list:

@@ -161,7 +161,8 @@ class ContinuousSysbench:
     keeps every second already reported. ``zero``: the epoch second (float) its threads started, the zero of its
     reports; report k covers [zero + k - 1, zero + k)."""
 
-    def __init__(self, sysbench, test: str, clients: int, seconds: int, seed: int):
+    def __init__(self, sysbench, test, clients: int, seconds: int, seed: int):
+        """``test``: the bench's load (a sysbench Workload, or a bundled test by name)."""
         self.sysbench, self.test, self.clients, self.seconds, self.seed = sysbench, test, clients, int(seconds), seed
         self.running_sb = None
         self.zero = math.nan
@@ -258,7 +259,7 @@ def run_load(study, bench, clients: int, windows: tuple, *, on_block=None):
     edges: list = []
     marks: dict = {}
     seed = int(np.random.SeedSequence([study.seed, clients, windows[0].load, 0x5B]).generate_state(1)[0]) & 0x7FFFFFFF
-    with ContinuousSysbench(bench.sysbench, bench.test, clients, total, seed) as load:
+    with ContinuousSysbench(bench.sysbench, bench.load, clients, total, seed) as load:
         # window k's edge: the threads' start plus whole seconds (sysbench's reports count from it)
         t0 = math.floor(sb.lead_in_s) + 1
         try:
@@ -324,7 +325,7 @@ def window_records(study, bench, env_id: str, clients: int, windows: Sequence, e
             started=zero + first, secs=secs, own=own, received=log.received,
             expected=cfg.expected_records(statements=mb.statements_sent(queries, failed)) * len(own),
             loss_defined=bench.loss_defined(cfg), lines=log.lines, nbytes=log.nbytes,
-            settings=settings, workload=f"sysbench {bench.test}", transactions=tx, failed=failed, tps=tx / secs,
+            settings=settings, workload=bench.workload, transactions=tx, failed=failed, tps=tx / secs,
             latency_mean_ms=math.nan, latency_stddev_ms=math.nan, latency_p50_ms=math.nan,
             latency_p95_ms=float(np.mean([r["pct_ms"] for r in rows])), latency_p99_ms=math.nan, latency_samples=0,
             logger_cpu_s=0.0,
@@ -366,7 +367,7 @@ def pilot(study, bench, clients: int, seconds: int) -> dict[str, object]:
 
     sb = study.switchback
     bench.server.restart(base=bench.base)
-    with ContinuousSysbench(bench.sysbench, bench.test, clients, sb.lead_in_s + seconds + 3, study.seed) as load:
+    with ContinuousSysbench(bench.sysbench, bench.load, clients, sb.lead_in_s + seconds + 3, study.seed) as load:
         sleep_until(load.zero + sb.lead_in_s + 1 + seconds + 0.2)
         per_second = load.stop()
     first = sb.lead_in_s + 1

@@ -31,7 +31,7 @@ class OwnMariaDBBench(OnUserServerBench):
         self.server_version = server_version
         self.pid = self.server_process = server_pid
         self.scale = study.table_size
-        self.workload = "sysbench " + study.test_name
+        self.workload = study.load.label
         self.switches: list[tuple[str, float]] = []
 
     def _hide(self, text: str) -> str:

@@ -89,7 +89,8 @@ def switch_windows(windows: Sequence[Window], sb: SwitchbackDesign, first_edge: 
 
 
 def run_load(study, bench, clients: int, windows: tuple[Window, ...], *, on_block=None) -> tuple[list, dict]:
-    """Run one load: pgbench for the whole plan, a switch at every window edge; returns each window's edges
+    """Run one load: the study's pgbench load (``bench.load_workload``: pgbench -S unless it declares another, timed)
+    for the whole plan, a switch at every window edge; returns each window's edges
     (as far as it got) and pgbench's per-second aggregate. An interrupt stops pgbench cleanly (SIGALRM)
     first, so the windows that finished are still returned through the exception's ``partial`` attribute."""
     from ..benches.pg_switchback import Control
@@ -100,8 +101,8 @@ def run_load(study, bench, clients: int, windows: tuple[Window, ...], *, on_bloc
     prefix = Path(study.output_dir) / "txlog" / f"sb{clients:03d}_{windows[0].load:02d}"
     edges: list[Edge] = []
     marks = {}
-    with Control(bench.pg) as control, ContinuousLoad(bench.pgbench, clients, total, study.query_mode,
-                                                      prefix) as load:
+    with Control(bench.pg) as control, ContinuousLoad(bench.pgbench, clients, total, study.query_mode, prefix,
+                                                      bench.load_workload) as load:
         t0 = math.ceil(load.started_at + sb.lead_in_s + 1)
         try:
             marks = {s.name: s.mark() for s in bench.all_sinks()}
@@ -153,7 +154,8 @@ def pilot(study, bench, clients: int, seconds: int = PILOT_S) -> dict[str, objec
     sb: SwitchbackDesign = study.switchback
     bench.restart_with(study.configuration(study.baseline))
     prefix = Path(study.output_dir) / "txlog" / f"pilot{clients:03d}"
-    with ContinuousLoad(bench.pgbench, clients, sb.lead_in_s + seconds + 3, study.query_mode, prefix) as load:
+    with ContinuousLoad(bench.pgbench, clients, sb.lead_in_s + seconds + 3, study.query_mode, prefix,
+                        bench.load_workload) as load:
         t0 = math.ceil(load.started_at + sb.lead_in_s + 1)
         sleep_until(t0 + seconds)
         per_second = load.stop()

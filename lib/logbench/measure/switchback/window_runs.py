@@ -106,7 +106,8 @@ def window_records(study, bench, env_id: str, clients: int, windows: Sequence[Wi
         own = [s.name for s in bench.sinks(cfg)]
         log = logged(counted, own, start, sb)
         # seconds inside the load: its connections and set-up statements came before the first window
-        expected = cfg.expected_records(statements=tx, transactions=tx, connections=0, runs=0) * len(own)
+        expected = cfg.expected_records(statements=tx * bench.load_workload.statements, transactions=tx,
+                                        connections=0, runs=0) * len(own)
         mean_us = lat / tx if tx else math.nan
         var_us = (lat2 / tx - mean_us**2) if tx else math.nan
         out.append(window_run(
@@ -116,13 +117,14 @@ def window_records(study, bench, env_id: str, clients: int, windows: Sequence[Wi
             # Records are placed by their own timestamps, transactions by pgbench's clock at their end: at the
             # two edges of the measured seconds a few records can fall on the other side (see notebook 02).
             loss_defined=True, lines=log.lines, nbytes=log.nbytes,
-            settings=bench.effective_settings(cfg), workload="pgbench -S (one continuous load)",
+            settings=bench.effective_settings(cfg), workload=f"{bench.workload} (one continuous load)",
             transactions=tx, failed=sum(r[3] for r in rows), tps=tx / secs,
             latency_mean_ms=mean_us / 1000, latency_stddev_ms=math.sqrt(max(var_us, 0.0)) / 1000,
             latency_p50_ms=math.nan, latency_p95_ms=math.nan, latency_p99_ms=math.nan, latency_samples=0,
             logger_cpu_s=e.at_end["logger_cpu_s"] - e.at_guard["logger_cpu_s"],
             extra=window_extra(sb, windows, w, e, first_position, placement,
                                per_second_tps=[per_second.get(s, (0,))[0] for s in range(start, start + sb.window_s)],
-                               records_in_guard=log.in_guard, foreign_records=log.foreign),
+                               records_in_guard=log.in_guard, foreign_records=log.foreign,
+                               **dict(bench.load.tags)),
         ))
     return out

@@ -78,7 +78,7 @@ class RotationBench(mb.SysbenchBench):
     """The runner's Bench for the rotation study (see :class:`logbench.measure.runner.Bench`)."""
 
     def __init__(self, study: LogRotationStudy, server: mdb.MariaDBServer, sysbench: Sysbench):
-        super().__init__(study, server, sysbench, study.workload)
+        super().__init__(study, server, sysbench, study.load)
         self.sink = RotationSink(server.slow_log)
         self.tracer = Tracer(server, study.tracer_rate)
         self._mark = 0
@@ -114,7 +114,7 @@ class RotationBench(mb.SysbenchBench):
     def measure(self, run: PlannedRun, seconds: float) -> Measurement:
         method = run.configuration.rpartition(SplitBench.SEP)[2]  # a version sweep's "mariadb10.5/<method>"
         self._mark = self.sink.mark()
-        sb = self.sysbench.start(self.study.workload, run.clients, int(seconds), report_interval=1,
+        sb = self.sysbench.start(self.load, run.clients, int(seconds), report_interval=1,
                                  seed=mb.run_seed(self.study, run))
         try:
             if not sb.started.wait(timeout=60) or np.isnan(sb.started_monotonic):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...measure.benches import mariadb as mb
+from ...workloads.workload import Workload
 from .. import common
 
 NAME = "log_rotation"
@@ -14,6 +15,8 @@ BACKENDS = mb.BACKENDS  # "auto", "local", "container"
 BASELINE = "none"
 METHODS = ("none", "copytruncate", "rename_flush", "rename_flush_disabled", "ebook_long_query_time")
 WORKLOADS = ("oltp_point_select", "oltp_read_write")
+# Each workload's load, declared (issue 39): sysbench's test, its statements as plain text, counted by sysbench.
+LOADS = {w: Workload.sysbench(w) for w in WORKLOADS}
 SETTLE_S = 1.0  # seconds after the rotation still counted as its window
 
 # Every statement logged to a file, as in the ebook's high-volume case; otherwise post 001's base.
@@ -38,6 +41,11 @@ class LogRotationStudy(mb.MariaDBStudy):
     log_size_mb: int
     pause: float
     tracer_rate: float
+
+    @property
+    def load(self) -> Workload:
+        """The declared load (LOADS) of the study's workload, which every run of it dispatches."""
+        return LOADS[self.workload]
 
 
 SPEC = common.StudySpec(

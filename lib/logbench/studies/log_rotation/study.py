@@ -128,7 +128,7 @@ def method_table(study: LogRotationStudy) -> pd.DataFrame:
 def design_summary(study: LogRotationStudy) -> dict[str, object]:
     return {"profile": study.profile, "backend": study.backend + (f" ({study.image})" if study.image else ""),
             **({"versions": ", ".join(v for *_, v in study.variants)} if study.variants else {}),
-            "workload": f"sysbench {study.workload}", "clients": list(study.clients),
+            "workload": study.load.label, "clients": list(study.clients),
             "repeats": study.repeats, "runs planned": len(study.plan()), "duration (s)": study.duration,
             "rotation at (s)": study.rotate_at, "slow log before rotation (MB of filler)": study.log_size_mb,
             "pause around the flush (s)": study.pause, "tracer (statements/s)": study.tracer_rate,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ...workloads.workload import Workload
 from .. import common
 from ..digesting import DigestFields, DigestOutcome, paper_columns
 
@@ -17,6 +18,8 @@ NAME = "mysql_digest"
 POST = "002_6799d5933fa4bed1.txt"  # the post this study redoes (shared/seeds)
 BACKENDS = ("local",)  # the capture file is read on this machine
 INDEXED_TABLE = "digest_indexed"  # sbtest1 again, with an index on c: the ebook's "if I index the table"
+# The background load the capture runs beside the study's own statements, declared (issue 39): the ebook's busy server
+LOAD = Workload.sysbench("oltp_read_write")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,7 +18,7 @@ from ...measure.benches import mariadb as mb
 from .. import common, digesting
 from . import digest
 from .analysis import label
-from .spec import (BACKENDS, INDEXED_TABLE, NAME, OWN_ORDER, OWN_STATEMENTS, PROFILES, SPEC, DigestResult,
+from .spec import (BACKENDS, INDEXED_TABLE, LOAD, NAME, OWN_ORDER, OWN_STATEMENTS, PROFILES, SPEC, DigestResult,
                    DigestStudy)
 
 
@@ -105,7 +105,7 @@ def run(study: DigestStudy, *, progress: bool = True) -> DigestResult:
 
         def load(seconds: float) -> None:
             # The capture's "sleep": while every statement is logged, sysbench and our own statements run.
-            running = sb.start("oltp_read_write", study.clients, int(seconds), seed=study.seed & 0x7FFFFFFF)
+            running = sb.start(LOAD, study.clients, int(seconds), seed=study.seed & 0x7FFFFFFF)
             box["own"] = _own_load(study, server)
             box["sysbench"] = running.wait()
 

@@ -106,8 +106,8 @@ class SlowlogBench(mb.SysbenchBench):
 
     def __init__(self, study: MysqlSlowlogStudy, server: mdb.MariaDBServer, sysbench: Sysbench,
                  memory_limit: memlimit.MemoryLimit | None = None):
-        self.regime, test = study.regimes[0], study.workloads[0]
-        super().__init__(study, server, sysbench, test, base=study.base_for(self.regime))
+        self.regime = study.regimes[0]
+        super().__init__(study, server, sysbench, study.load, base=study.base_for(self.regime))
         self.memory_limit = memory_limit if self.regime == "io" else None
         self.table = mdb.TableSink(server)
         self._sinks: dict[str, object] = {
@@ -141,7 +141,7 @@ class SlowlogBench(mb.SysbenchBench):
 
     def warm_after_restart(self) -> None:
         if self.study.restart_warmup > 0:
-            self.sysbench.run(self.test, max(self.study.clients), self.study.restart_warmup,
+            self.sysbench.run(self.load, max(self.study.clients), self.study.restart_warmup,
                               seed=int(self.study.seed) & 0x7FFFFFFF)
 
     def pool_counters(self) -> dict[str, int]:
@@ -197,7 +197,7 @@ class SlowlogBench(mb.SysbenchBench):
         pool0 = self.pool_counters()
         t0 = time.monotonic()
         mem0 = self.memory_limit.stats() if self.memory_limit is not None else None
-        r = self.sysbench.run(self.test, run.clients, int(seconds), report_interval=1, seed=mb.run_seed(self.study, run))
+        r = self.sysbench.run(self.load, run.clients, int(seconds), report_interval=1, seed=mb.run_seed(self.study, run))
         mem1 = self.memory_limit.stats() if self.memory_limit is not None else None
         counted_s = time.monotonic() - t0  # the disk's reads are counted over this, sysbench's start and end included
         if mem1 is not None and not self.memory_limit.read_iops:

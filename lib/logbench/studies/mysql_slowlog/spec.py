@@ -20,12 +20,16 @@ from ...measure.benches.mariadb import BACKENDS  # noqa: F401  (the study's allo
 from ...base.errors import ParameterError
 from ...analyze.headline import Headline
 from ...base.settings import Settings
+from ...workloads.workload import Workload
 from .. import common
 
 NAME = "mysql_slowlog"
 POST = "001_4609e05799603b0a.txt"  # the post this study redoes (shared/seeds)
 REGIMES = ("cpu", "io")
 WORKLOADS = ("oltp_read_write", "oltp_point_select")
+# Each workload's load, declared (issue 39): sysbench's test, its statements as plain text, counted by sysbench
+# (the records a destination is due follow its count of statements sent: SlowlogBench.expected_records).
+LOADS = {w: Workload.sysbench(w) for w in WORKLOADS}
 # A cell is one regime with one workload: "cpu/oltp_read_write".
 CELLS = tuple(f"{r}/{w}" for r in REGIMES for w in WORKLOADS)
 BASELINE = "off"
@@ -196,6 +200,13 @@ class MysqlSlowlogStudy(mb.MariaDBStudy):
     @property
     def workloads(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(w for _, w in self.cells()))
+
+    @property
+    def load(self) -> Workload:
+        """The declared load (LOADS) of a cell's study: its workload's."""
+        if len(self.workloads) != 1:
+            raise ValueError(f"the loads of {len(self.workloads)} workloads: one cell's study (for_cell) has one")
+        return LOADS[self.workloads[0]]
 
     def for_cell(self, index: int) -> "MysqlSlowlogStudy":
         """One cell's study: its own regime and workload, and a seed of its own for its schedule."""

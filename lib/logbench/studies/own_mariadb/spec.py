@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ...measure.design import Study
 from ...servers.own_mariadb import Server
+from ...workloads.workload import Workload
 from .. import common
 
 NAME = "own_mariadb"
@@ -60,6 +61,12 @@ class OwnMariaDBStudy(Study):
     @property
     def test_name(self) -> str:
         return self.script.rsplit("/", 1)[-1]
+
+    @property
+    def load(self) -> Workload:
+        """The load every run dispatches, declared: the user's Lua script with its options, or the built-in test; its
+        statements as plain text, counted by sysbench."""
+        return Workload.sysbench(self.script, options=self.script_options)
 
     @property
     def load_seconds(self) -> float:

@@ -149,7 +149,8 @@ def start(study: OwnMariaDBStudy, stack: contextlib.ExitStack) -> tuple[object, 
     current = {k.lower(): v for k, v in present}
     switcher = stack.enter_context(own.Switcher(study.server, say=reporter.say))
     files = own.study_files(current, dt.datetime.now(dt.timezone.utc))
-    argv = [study.sysbench, study.script, *conn_args, *study.script_options, "--db-ps-mode=disable"]
+    load = study.load
+    argv = [study.sysbench, *load.script_args(), *conn_args, *load.options, f"--db-ps-mode={load.ps_mode}"]
     if study.builtin:
         stack.enter_context(own.own_database(switcher, BUILTIN_DB, say=reporter.say))
         argv[3:3] = ["--tables=1", f"--table-size={study.table_size}"]

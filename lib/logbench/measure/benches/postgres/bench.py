@@ -209,8 +209,9 @@ class PgBench(Bench):
         return [self._sinks[name].counting(configuration.records) for name in configuration.destinations]
 
     def expected_records(self, configuration: Configuration, run: PlannedRun, m: Measurement) -> int:
-        # pgbench -S: one statement per transaction, one connection per client.
-        return configuration.expected_records(statements=m.transactions, transactions=m.transactions,
+        # the load's statements per transaction (pgbench -S: one), one connection per client
+        return configuration.expected_records(statements=m.transactions * self.load_workload.statements,
+                                              transactions=m.transactions,
                                               connections=run.clients)
 
     def server_cpu(self) -> float:

@@ -34,6 +34,9 @@ class Load:
     def __post_init__(self) -> None:
         if self.workload is not None and not isinstance(self.workload, (Workload, Import)):
             raise ParameterError("load.workload", self.workload, "None (pgbench -S), a Workload or an Import")
+        if isinstance(self.workload, Workload) and self.workload.tool != "pgbench":
+            raise ParameterError("load.workload", self.workload.label, "a pgbench Workload (Workload.pgbench): a "
+                                 "PostgreSQL server's load")
         if isinstance(self.workload, Import) and self.checkpoint_first:
             raise ParameterError("load.checkpoint_first", True, "False for an Import (each run's server is new)")
 

@@ -15,6 +15,7 @@ from ....servers.process import is_root
 from ....servers.syslog import rsyslogd_binary
 from ....base.settings import Configuration, Settings, validate_postgres
 from ....workloads.pgbench import QUERY_MODES
+from ....workloads.workload import Import
 from ..backend import check_backend, check_image, resolve_backend
 from .destinations import BASE, STDERR_DIRECT_SINK
 from .load import DEFAULT, Load
@@ -82,6 +83,10 @@ class PgStudy(Study):
         naming the images tried when none is there), the syslog destinations checked against the backend
         they will use. Asks the Docker engine, so the run calls it, before anything starts."""
         from ....servers.containers import resolve_image
+
+        if self.switchback is not None:  # (with_loads checks it too: a study given its design after its loads)
+            for _, load in self.loads:
+                check_switchback_load(load, self.query_mode)
 
         def server(backend: str, image: str | None, version: str | None) -> tuple[str, str | None]:
             backend = resolve_backend(backend)
@@ -205,15 +210,15 @@ def with_variants(study: PgStudy, variants: list[tuple[str, str, str | None, str
 def with_loads(study: PgStudy, loads: dict[str, Load]) -> PgStudy:
     """The study with its declared loads (variant label -> Load; "" without variants), checked before anything
     starts: each label a server of the study, a pgbench load's protocol the study's query mode, an import (a fresh
-    server per run) on the local backend beside a server of the study's that is started once (its environment)."""
+    server per run) on the local backend beside a server of the study's that is started once (its environment);
+    under the switchback design, a timed load only (:func:`check_switchback_load`)."""
     backends = {label: backend for label, backend, *_ in study.variants} or {"": study.backend}
     unknown = sorted(set(loads) - set(backends))
     if unknown:
         raise params.ParameterError("loads", unknown, sorted(backends))
-    if study.switchback is not None and any(load != DEFAULT for load in loads.values()):
-        # the switchback design's continuous load is pgbench -S (switchback.load): a declared one runs as runs
-        raise params.ParameterError("design", "switchback", "'blocks' with a declared load")
     for label, load in loads.items():
+        if study.switchback is not None:
+            check_switchback_load(load, study.query_mode)
         w = load.workload_for(study.query_mode)
         if w.protocol != study.query_mode:
             raise params.ParameterError("query_mode", study.query_mode, f"{w.protocol!r}, the protocol of the load "
@@ -226,6 +231,23 @@ def with_loads(study: PgStudy, loads: dict[str, Load]) -> PgStudy:
         raise params.ParameterError("loads", sorted(loads), "besides the imports, a load on a local server started "
                                     "once (whose environment record and version the imports' runs share)")
     return dataclasses.replace(study, loads=tuple(loads.items()))
+
+
+def check_switchback_load(load: Load, query_mode: str) -> None:
+    """The switchback design runs the declared load as one continuous pgbench -T per load (switchback.load), its
+    windows cut from that load's seconds: a load that is not timed, or whose evidence is per run, is refused
+    (ParameterError naming ``design``) before anything starts."""
+    w = load.workload_for(query_mode)
+    if isinstance(w, Import):
+        why = f"an import ({w.label}: a fresh server per run)"
+    elif w.counted:
+        why = f"a counted load ({w.label}: pgbench -t ends with its transactions, not with the last window)"
+    elif load.wal or load.checkpoint_first:
+        why = f"WAL counted or a checkpoint before each run ({w.label}: a window is no run of its own)"
+    else:
+        return
+    raise params.ParameterError("design", "switchback", f"'blocks' with {why}; the switchback design runs a timed "
+                                "load (pgbench -T: a built-in or a script, by time)")
 
 
 def configuration_table(study: PgStudy):
