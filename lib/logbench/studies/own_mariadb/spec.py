@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ...measure.design import Study
 from ...servers.own_mariadb import Server
 from .. import common
+from ..on_user_server import handed_committed
 
 NAME = "own_mariadb"
 BASELINE = "none"
@@ -69,7 +70,8 @@ class OwnMariaDBStudy(Study):
 
 SPEC = common.StudySpec(
     name=NAME, engine="mariadb", title="Logging on your own MariaDB/MySQL", post="", baseline=BASELINE,
-    notebook="13_own_mariadb.ipynb", seed=20261128, committed={}, smoke=(), measures_logging=True, paper_order=121)
+    notebook="13_own_mariadb.ipynb", seed=20261128,
+    committed=handed_committed(NAME), smoke=(), measures_logging=True, paper_order=121)
 
 __all__ = ["ARMS", "BASELINE", "BUILTIN_DB", "BUILTIN_TEST", "DESTINATIONS", "NAME", "OFF", "PROFILES", "SPEC",
            "OwnMariaDBStudy"]

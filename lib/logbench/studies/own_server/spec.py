@@ -9,6 +9,7 @@ from ...measure.design import Study
 from ...servers.own_postgres import APP, FILE_DESTINATIONS, Dsn
 from ...workloads.user_scripts import Script
 from .. import common
+from ..on_user_server import handed_committed
 
 NAME = "own_server"
 BASELINE = "none"
@@ -69,7 +70,8 @@ class OwnServerStudy(Study):
 
 SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="Logging on your own PostgreSQL", post="", baseline=BASELINE,
-    notebook="12_own_server.ipynb", seed=20261128, committed={}, smoke=(), measures_logging=True, paper_order=120)
+    notebook="12_own_server.ipynb", seed=20261128,
+    committed=handed_committed(NAME), smoke=(), measures_logging=True, paper_order=120)
 
 __all__ = ["APP", "ARMS", "BASELINE", "BUILTIN_DB", "COUNTED_ONLY", "FILE_DESTINATIONS", "NAME", "OFF", "PROFILES",
            "QUERY_MODES", "SPEC", "OwnServerStudy"]
