@@ -143,9 +143,9 @@ PREDICTION_COLUMNS = ["configuration", "clients", "priced as", "statements/s", "
 def prediction_parts(processed_dir: Path | str | None,
                      predictions: Callable[[Path], tuple[pd.DataFrame, str]]) -> tuple[str, pd.DataFrame]:
     """What a report's section on the cost model shows for a run whose processed tables are in ``processed_dir``:
-    which cores it assumed, and :func:`prediction_table`; ("", an empty table) where it has nothing to show (no
-    processed tables; no logging arm whose records were counted; the committed tables it prices by missing, which
-    the answer says)."""
+    which cores it assumed, and :func:`prediction_table` by arm and clients; ("", an empty table) where it has
+    nothing to show (no processed tables; no logging arm whose records were counted; the committed tables it prices
+    by missing, which the answer says)."""
     empty = pd.DataFrame(columns=PREDICTION_COLUMNS)
     if processed_dir is None:
         return "", empty
@@ -155,4 +155,4 @@ def prediction_parts(processed_dir: Path | str | None,
         return "", empty
     if table.empty:
         return "", empty
-    return f"Over {cores}.", prediction_table(table)
+    return f"Over {cores}.", prediction_table(table).set_index(["configuration", "clients"])
