@@ -434,6 +434,9 @@ def test_notebook_on_a_handed_server_keeps_the_password_out(server, before, tmp_
     assert "Logging on your own PostgreSQL" in r.stdout and "A/A ratio" in r.stdout and "out/runs.jsonl" in r.stdout
     text = "".join(str(c.get("outputs", "")) for c in nbformat.read(executed, as_version=4).cells)
     assert "min_duration_0" in text and "records read: file" in text
+    # every section has something to show on this run: the cost model priced min_duration_0's csvlog records
+    assert "## The cost model beside it" in text and "predicted, CPU-bound" in text
+    assert "cores: the server's (its process ran on this host)" in text
     assert executed.with_suffix(".html").exists()
     assert files_holding(tmp_path, PASSWORD) == []
     assert state(server) == before
