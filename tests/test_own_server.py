@@ -17,6 +17,7 @@ from logbench.publish import answer
 from logbench.base import paths
 from logbench.servers.capture_pg import Refused
 from logbench.base.errors import ParameterError
+from logbench.servers import handed
 from logbench.servers import own_postgres as own
 from logbench.servers.postgres import LocalPostgres
 from logbench.base.settings import Settings
@@ -88,6 +89,49 @@ def test_parameters_are_refused_before_anything_connects(monkeypatch):
         study_mod.define(profile="smoke", database=study_mod.BUILTIN_DB, scripts=["x.sql"], confirm=True)
 
 
+def test_the_cost_model_section_shows_a_prediction_or_nothing(tmp_path):
+    """Notebooks 12 and 13's section "The cost model beside it" (issue 39): its parts where the cost model predicted
+    a cell, nothing (the section left out) where there is no processed table, no arm whose records were counted, or
+    no committed table to price by (which the answer says)."""
+    import pandas as pd
+
+    from logbench.analyze import overhead
+    from logbench.base.errors import LogbenchError
+    from logbench.studies import on_user_server, sections
+
+    row = {"configuration": "min_duration_0", "clients": 2, "destination_priced": "csvlog",
+           "statements_per_s": 12345.6, "records_per_statement": 1.0, "us_per_record": 4.2, "cores": 2.0,
+           "core_share": 0.026, "predicted_ratio": 0.975, "predicted_ratio_ci_low": 0.97,
+           "predicted_ratio_ci_high": 0.98, "ceiling_records_per_s": 100000.0, "exceeds_ceiling": False,
+           "ratio": 0.9, "ratio_ci_low": 0.8, "ratio_ci_high": 1.0, "n": 3}
+    predicted = pd.DataFrame([row], columns=overhead.BESIDE_COLUMNS)
+
+    def section(parts):
+        said, table = parts
+        return sections.section("## The cost model beside it", "Text.", said, table, applies=len(table) > 0)
+
+    said, table = on_user_server.prediction_parts(tmp_path, lambda d: (predicted, "2 cores: the server's"))
+    assert said == "Over 2 cores: the server's."
+    assert list(table.index) == [("min_duration_0", 2)] and table.iloc[0].to_dict() == {
+        "priced as": "csvlog", "statements/s": "12,346",
+        "records/statement": "1", "µs/record": "4.2", "share of cores": "2.6%",
+        "predicted, CPU-bound": "0.975 [0.970, 0.980]", "measured [95 % CI]": "0.900 [0.800, 1.00]",
+        "daemon's core": "12%"}
+    assert section((said, table)).parts == (said, table)
+    # nothing to show: the section is left out, heading and all
+    said, table = on_user_server.prediction_parts(None, lambda d: 1 / 0)  # no processed tables: nothing asked
+    assert said == "" and table.empty and section((said, table)) is None
+    empty = pd.DataFrame(columns=overhead.BESIDE_COLUMNS)
+    assert section(on_user_server.prediction_parts(tmp_path, lambda d: (empty, "2 cores"))) is None
+
+    def missing(d):
+        raise LogbenchError("no committed per-record table")
+
+    assert section(on_user_server.prediction_parts(tmp_path, missing)) is None
+    # the answer prints the same table (one formatting for both)
+    assert list(on_user_server.prediction_table(predicted).columns) == on_user_server.PREDICTION_COLUMNS
+
+
 def test_records_due_per_statement():
     [r] = study_mod.records_of("min_duration_0", "prepared", 3)
     assert (r.per_statement, r.per_connection) == (2, 3)
@@ -100,21 +144,11 @@ def test_records_due_per_statement():
 
 @pytest.fixture(scope="module")
 def server():
-    d = Path(tempfile.mkdtemp(prefix="logbench-test-", dir=paths.scratch_root()))
-    d.chmod(0o755)
-    try:
-        with LocalPostgres(Settings.of("postgresql", pg_destinations.BASE), log_dir=d / "log", listen_tcp=True) as pg:
-            with pg.connect() as c:
-                c.execute(f"ALTER ROLE postgres PASSWORD '{PASSWORD}'")
-            # TCP needs the password (the socket stays trusted for the test's own sessions)
-            hba = pg.datadir / "pg_hba.conf"
-            hba.write_text("\n".join(line.replace("trust", "scram-sha-256") if line.startswith("host") else line
-                                     for line in hba.read_text().splitlines()) + "\n")
-            with pg.connect() as c:
-                c.execute("SELECT pg_reload_conf()")
-            yield pg
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    # as the committed run's server is made (logbench.servers.handed): TCP needs the password, the socket stays
+    # trusted for the test's own sessions
+    with handed.postgres(Settings.of("postgresql", pg_destinations.BASE), password=PASSWORD) as h:
+        assert h.spec == dsn(h.server) and h.env == {"PGPASSWORD": PASSWORD}
+        yield h.server
 
 
 def dsn(server, user="postgres") -> str:
@@ -400,6 +434,9 @@ def test_notebook_on_a_handed_server_keeps_the_password_out(server, before, tmp_
     assert "Logging on your own PostgreSQL" in r.stdout and "A/A ratio" in r.stdout and "out/runs.jsonl" in r.stdout
     text = "".join(str(c.get("outputs", "")) for c in nbformat.read(executed, as_version=4).cells)
     assert "min_duration_0" in text and "records read: file" in text
+    # every section has something to show on this run: the cost model priced min_duration_0's csvlog records
+    assert "## The cost model beside it" in text and "predicted, CPU-bound" in text
+    assert "cores: the server's (its process ran on this host)" in text
     assert executed.with_suffix(".html").exists()
     assert files_holding(tmp_path, PASSWORD) == []
     assert state(server) == before

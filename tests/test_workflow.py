@@ -123,6 +123,39 @@ def test_runs_come_from_the_registry():
         assert r.committed_notebook.name == f"{Path(r.notebook).stem}.{r.profile}.ipynb"
 
 
+def test_a_study_on_a_user_s_server_is_committed_on_a_handed_server():
+    """Studies 12 and 13 have a committed run (their notebooks' outputs), on a throwaway server of their engine
+    (logbench.servers.handed) whose connection string replaces handed.SERVER; no profile run (a user's server is the
+    user's to name), no password in any parameter, the tables under results/committed/, not data/processed."""
+    from logbench.servers import handed
+
+    runs = {r.study: r for r in jobs.committed_runs() if r.handed}
+    assert {n: r.handed for n, r in runs.items()} == {"own_server": "postgresql", "own_mariadb": "mariadb"}
+    for name, r in runs.items():
+        assert r.parameters["server"] == handed.SERVER and r.parameters["confirm"] is True
+        assert r.profile == "standard" and "publish" not in r.parameters
+        assert "password" not in jobs.papermill_yaml(r.parameters).lower()
+        assert r.summary == Path("results/committed") / f"{name}.processed" / f"{name}.csv"
+        assert r.committed_notebook == paths.NOTEBOOKS / studies.spec(name).notebook
+        assert r.launcher("/py") == f"/py -m logbench.servers.handed {r.handed} --"
+    # the suite's own studies: launched as they were, their summary in data/processed
+    wal = next(r for r in jobs.committed_runs() if r.study == "pg_wal_level")
+    assert wal.launcher("/py") == "" and wal.summary == paths.PROCESSED / "pg_wal_level.csv"
+    assert not any(r.study in runs for p in jobs.PROFILES for r in jobs.profile_runs(p))
+    assert [r.study for r in jobs.committed_runs(["own_mariadb"])] == ["own_mariadb"]
+    assert jobs.profile_runs("smoke", ["own_mariadb"]) == []
+
+
+def test_a_handed_committed_run_s_command_starts_its_server(tmp_path):
+    r = snakemake(tmp_path, "-n", "-p", "--forceall", "results/committed/own_server.ipynb")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert [rule for rule, _ in planned(r.stdout)] == ["committed_study"], r.stdout
+    command = r.stdout[r.stdout.index("require_clean"):]
+    assert "-m logbench.servers.handed postgresql -- " in command and "-m papermill" in command
+    assert "handed-server.invalid" in command and "results/committed/own_server.processed/own_server.csv" in command
+    assert not any(p.exists() for p in tmp_path.iterdir() if p.name != ".snakemake"), "a dry run wrote files"
+
+
 def test_unknown_study_or_override_is_refused():
     from logbench.base.errors import ParameterError
 

@@ -216,8 +216,7 @@ def pilot_lines(pilot: pd.DataFrame, summary: pd.DataFrame, baseline: str) -> li
 def prediction_lines(name: str, processed: Path, stem: str) -> list[str]:
     """A run on a user's own server: the cost model's prediction at the rate and cores of each measured cell
     (:mod:`logbench.analyze.overhead`, what ``python -m logbench cost`` prints), beside the measured ratio."""
-    from ..base.formatting import ci_text
-    from ..studies import module
+    from ..studies import module, on_user_server
 
     # the studies on a user's server declare how their arms are priced (their predictions); the suite's own
     # studies are predicted by the cost model's findings instead
@@ -230,18 +229,7 @@ def prediction_lines(name: str, processed: Path, stem: str) -> list[str]:
         return ["", f"No prediction beside it: {e}"]
     if table.empty:
         return []
-    shown = pd.DataFrame({
-        "configuration": table["configuration"], "clients": table["clients"],
-        "priced as": table["destination_priced"], "statements/s": table["statements_per_s"].map("{:,.0f}".format),
-        "records/statement": table["records_per_statement"].map("{:.3g}".format),
-        "µs/record": table["us_per_record"].map("{:.3g}".format),
-        "share of cores": table["core_share"].map("{:.1%}".format),
-        "predicted, CPU-bound": [ci_text(r.predicted_ratio, r.predicted_ratio_ci_low, r.predicted_ratio_ci_high)
-                                 for r in table.itertuples()],
-        "measured [95 % CI]": [ci_text(r.ratio, r.ratio_ci_low, r.ratio_ci_high) for r in table.itertuples()],
-        "daemon's core": ["EXCEEDED" if r.exceeds_ceiling else "–" if pd.isna(r.ceiling_records_per_s)
-                          else f"{r.statements_per_s * r.records_per_statement / r.ceiling_records_per_s:.0%}"
-                          for r in table.itertuples()]})
+    shown = on_user_server.prediction_table(table)
     return ["", "The cost model beside it (python -m logbench cost at each cell's rate: the baseline's statements/s, "
             "the arm's records per statement counted in this run, the committed counted cost per record; "
             f"{cores}). The prediction holds where the cores are saturated; below that the ratio depends on "

@@ -48,8 +48,9 @@ __all__ = ["ON_USER_SERVERS", "StudySpec", "module", "sources", "spec", "specs",
 # The skeleton every study shares (common re-exports its modules), not studies.
 _NOT_STUDIES = {"common", "__main__", "beside", "on_user_server", "output", "parameters", "recorded", "running",
                 "sections", "spec", "summaries", "texts", "variants"}
-# Studies run on a user's own server: no committed run, no post, no smoke run without that server, so none of the
-# registry's readers (the workflow, the paper, the findings, nbval) can take them; the answer finds them here.
+# Studies run on a user's own server: no post, no smoke run without that server, nothing the paper or the findings
+# read, so the registry's readers (the paper, the findings, nbval, a profile's run) leave them out; the answer finds
+# them here, and the workflow's committed runs (logbench.jobs) hand each a throwaway server of its engine.
 ON_USER_SERVERS = ("own_server", "own_mariadb")
 
 

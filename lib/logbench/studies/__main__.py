@@ -1,7 +1,7 @@
 """``python -m logbench.studies --list`` (name, engine, post, notebook per study), ``--committed``
 (per committed run: its notebook, the papermill arguments, and where its executed notebook is kept,
-tab-separated; a study's ``extra_committed`` runs follow its main run; the workflow, ``workflow/Snakefile``
-through ``logbench.jobs``, runs the same list), ``--usage`` (per study: its notebook, title and own
+tab-separated; a study's ``extra_committed`` runs follow its main run, the studies on a user's server's runs on a
+handed server come last; the workflow, ``workflow/Snakefile`` through ``logbench.jobs``, runs the same list), ``--usage`` (per study: its notebook, title and own
 parameters, for ``bash run.sh``'s usage text) or ``--write-cells`` (every study notebook's parameters cell
 generated from its study's declaration: ``logbench.studies.declaration.parameters_cell``)."""
 
@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.usage:
         print(usage())
         return
+    from . import ON_USER_SERVERS, user_server_specs
+
     for s in specs():
         if args.list:
             print("\t".join((s.name, s.engine, s.post_id, s.notebook, s.title)))
@@ -68,6 +70,14 @@ def main(argv: list[str] | None = None) -> None:
                  for p in s.extra_committed]
         for params, kept in runs:
             print(s.notebook + "\t" + " ".join(f"-p {k} {v}" for k, v in params.items()) + "\t" + kept)
+    if args.committed:
+        # a study on a user's server: its committed run on a throwaway server of its engine, whose connection
+        # string replaces the server parameter (python -m logbench.servers.handed ENGINE -- papermill ...)
+        for s in user_server_specs():
+            if s.name in ON_USER_SERVERS and s.committed:
+                print(s.notebook + "\t" + " ".join(f"-p {k} {v!r}" if k == "server" else f"-p {k} {v}"
+                                                   for k, v in s.committed.items())
+                      + f"\tnotebooks/{s.notebook} (on a handed {s.engine} server)")
 
 
 if __name__ == "__main__":

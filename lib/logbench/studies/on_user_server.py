@@ -15,7 +15,9 @@ import pandas as pd
 
 from ..analyze import overhead
 from ..base import records
-from ..base.errors import ParameterError
+from ..base.errors import LogbenchError, ParameterError
+from ..base.formatting import ci_text
+from ..servers import handed
 from . import common
 
 ALSO = ("latency_mean_ms", "log_loss", "log_records_received", "log_lines_per_s", "log_bytes_per_s", "server_cpu_s")
@@ -34,6 +36,18 @@ HELP = {
     "time_budget_s": "seconds the adaptive blocks may take; None: the profile's",
     "max_repeats": "cap on blocks; None: the profile's",
 }
+
+
+def handed_committed(name: str) -> dict[str, object]:
+    """The committed run of study ``name``: its standard profile on a server made for it the way a DBA's exists, a
+    throwaway one of this machine's binaries that the workflow starts, hands over in place of :data:`handed.SERVER`
+    (a connection string naming no host that exists: the parameters define without it) and removes
+    (``python -m logbench.servers.handed``); confirmed in advance, the server being the run's own. Its tables stay
+    under results/committed/ with its raw records (define() refuses ``publish``: data/processed holds the suite's
+    studies, which the findings and the paper read); its executed notebook is what is committed."""
+    return {"profile": "standard", "server": handed.SERVER, "confirm": True,
+            "processed_dir": f"results/committed/{name}.processed"}
+
 
 def confirmed(confirm: bool, load: str) -> None:
     """The study runs ``load`` on the user's server and switches its logging: go on only with ``confirm`` or a yes
@@ -102,3 +116,43 @@ def predictions(processed: Path, stem: str, engine: str, baseline: str,
             "`python -m logbench cost --cores C` predicts for its own")
     table = overhead.beside_measured(pd.read_csv(processed / f"{stem}.csv"), runs, cores, engine, priced_as, baseline)
     return table, said
+
+
+def prediction_table(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`predictions`' table as a reader takes it (the answer's and the notebook's): per arm and clients what
+    was priced, at which rate, the predicted throughput kept when CPU-bound beside the measured ratio, and how much
+    of its daemon's one core the records would take (EXCEEDED past its ceiling; – where no daemon takes them)."""
+    return pd.DataFrame({
+        "configuration": table["configuration"], "clients": table["clients"],
+        "priced as": table["destination_priced"], "statements/s": table["statements_per_s"].map("{:,.0f}".format),
+        "records/statement": table["records_per_statement"].map("{:.3g}".format),
+        "µs/record": table["us_per_record"].map("{:.3g}".format),
+        "share of cores": table["core_share"].map("{:.1%}".format),
+        "predicted, CPU-bound": [ci_text(r.predicted_ratio, r.predicted_ratio_ci_low, r.predicted_ratio_ci_high)
+                                 for r in table.itertuples()],
+        "measured [95 % CI]": [ci_text(r.ratio, r.ratio_ci_low, r.ratio_ci_high) for r in table.itertuples()],
+        "daemon's core": ["EXCEEDED" if r.exceeds_ceiling else "–" if pd.isna(r.ceiling_records_per_s)
+                          else f"{r.statements_per_s * r.records_per_statement / r.ceiling_records_per_s:.0%}"
+                          for r in table.itertuples()]}, columns=PREDICTION_COLUMNS)
+
+
+PREDICTION_COLUMNS = ["configuration", "clients", "priced as", "statements/s", "records/statement", "µs/record",
+                      "share of cores", "predicted, CPU-bound", "measured [95 % CI]", "daemon's core"]
+
+
+def prediction_parts(processed_dir: Path | str | None,
+                     predictions: Callable[[Path], tuple[pd.DataFrame, str]]) -> tuple[str, pd.DataFrame]:
+    """What a report's section on the cost model shows for a run whose processed tables are in ``processed_dir``:
+    which cores it assumed, and :func:`prediction_table` by arm and clients; ("", an empty table) where it has
+    nothing to show (no processed tables; no logging arm whose records were counted; the committed tables it prices
+    by missing, which the answer says)."""
+    empty = pd.DataFrame(columns=PREDICTION_COLUMNS)
+    if processed_dir is None:
+        return "", empty
+    try:
+        table, cores = predictions(Path(processed_dir))
+    except LogbenchError:
+        return "", empty
+    if table.empty:
+        return "", empty
+    return f"Over {cores}.", prediction_table(table).set_index(["configuration", "clients"])

@@ -12,16 +12,18 @@ and in ``mysql.slow_log`` through SQL anywhere; a remote server's files are not 
 Every variable it changed is restored (the capture tool's restore), also on Ctrl-C, SIGTERM and a dropped
 connection.
 
-Not in the registry of the suite's studies, like study 12 (``own_server``); its analysis is the one they share
+Not in the registry of the suite's studies, like study 12 (``own_server``), and committed as it is (on a throwaway
+server the workflow hands it: ``on_user_server.handed_committed``); its analysis is the one they share
 (:mod:`logbench.studies.on_user_server`). ``spec`` <- ``analysis`` <- ``study``.
 """
 
 from __future__ import annotations
 
-from .analysis import predictions, priced_as, processed_tables, records_per_transaction, summary, switch_delays
+from .analysis import (prediction_parts, predictions, priced_as, processed_tables, records_per_transaction, summary,
+                       switch_delays)
 from .spec import ARMS, BASELINE, BUILTIN_DB, NAME, PROFILES, SPEC, OwnMariaDBStudy
 from .study import arm_settings, define, load_text, run, start
 
 __all__ = ["ARMS", "BASELINE", "BUILTIN_DB", "NAME", "PROFILES", "SPEC", "OwnMariaDBStudy", "arm_settings", "define",
-           "load_text", "predictions", "priced_as", "processed_tables", "records_per_transaction", "run", "start",
-           "summary", "switch_delays"]
+           "load_text", "prediction_parts", "predictions", "priced_as", "processed_tables", "records_per_transaction",
+           "run", "start", "summary", "switch_delays"]

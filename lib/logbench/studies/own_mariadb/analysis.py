@@ -33,3 +33,9 @@ def priced_as(arm: str, destinations: list[str]) -> str | None:
 def predictions(processed, stem: str = "own_mariadb"):
     """The cost model's prediction beside each arm's measured ratio (logbench.analyze.overhead, what `cost` prints)."""
     return shared.predictions(processed, stem, "mariadb", BASELINE, priced_as)
+
+
+def prediction_parts(processed_dir):
+    """What the notebook's section on the cost model shows: the cores assumed and the prediction beside each
+    measured ratio, as the answer prints it; ("", an empty table) where there is nothing to show."""
+    return shared.prediction_parts(processed_dir, predictions)

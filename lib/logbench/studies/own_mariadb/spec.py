@@ -10,6 +10,7 @@ from ...measure.design import Study
 from ...servers.own_mariadb import Server
 from ...workloads.workload import Workload
 from .. import common
+from ..on_user_server import handed_committed
 
 NAME = "own_mariadb"
 BASELINE = "none"
@@ -35,7 +36,7 @@ PROFILES: dict[str, dict[str, object]] = {
     # seconds: the tests and a first look at a server (2 blocks of 1 s runs)
     "smoke": {"arms": ["none", "slow_file"], "clients": [2], "repeats": 2, "duration": 1, "warmup": 0,
               "table_size": 1000, "idle_state": "free"},
-    # a staging server: every arm, 5 blocks of 10 s runs at 1 and 4 clients (~5 min of load)
+    # a staging server: every arm, 5 blocks of 2 + 10 s runs at 1 and 4 clients (10 min of load)
     "standard": {"arms": list(ARMS), "clients": [1, 4], "repeats": 5, "duration": 10, "warmup": 2,
                  "table_size": 100000, "idle_state": "free"},
     "full": {"arms": list(ARMS), "clients": [1, 4, 16], "repeats": 8, "duration": 30, "warmup": 5,
@@ -76,7 +77,8 @@ class OwnMariaDBStudy(Study):
 
 SPEC = common.StudySpec(
     name=NAME, engine="mariadb", title="Logging on your own MariaDB/MySQL", post="", baseline=BASELINE,
-    notebook="13_own_mariadb.ipynb", seed=20261128, committed={}, smoke=(), measures_logging=True, paper_order=121)
+    notebook="13_own_mariadb.ipynb", seed=20261128,
+    committed=handed_committed(NAME), smoke=(), measures_logging=True, paper_order=121)
 
 __all__ = ["ARMS", "BASELINE", "BUILTIN_DB", "BUILTIN_TEST", "DESTINATIONS", "NAME", "OFF", "PROFILES", "SPEC",
            "OwnMariaDBStudy"]

@@ -52,7 +52,7 @@ def check_script(binary: Path, script: str) -> None:
 # What each parameter means (unit, allowed values), one line each: notebook 13's generated
 # parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
 HELP = {**on_user_server.HELP,
-    "profile": 'run size: "smoke" (seconds), "standard" (~5 min of load on your server), "full"',
+    "profile": 'run size: "smoke" (seconds), "standard" (~10 min of load on your server), "full"',
     "server": "key-value words: host, port, socket, user, defaults_file (an option file); no password (option "
               "file or MYSQL_PWD)",
     "database": "your database, where your script runs; None: the built-in load in a database the study creates "

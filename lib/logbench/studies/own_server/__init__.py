@@ -10,17 +10,20 @@ timed) in the block design with the A/A control, counts each run's records in th
 (on its host: the file; elsewhere through ``pg_read_binary_file`` where granted; else it says it could not), and
 restores every setting it changed, also on Ctrl-C, SIGTERM and a dropped connection.
 
-It is not in the registry of the suite's studies (``logbench.studies.specs``): it has no committed run, no post
-and no smoke run the workflow could do without a user's server; :func:`logbench.studies.user_server_specs` names it
-for the answer. ``spec`` <- ``analysis`` <- ``study``.
+It is not in the registry of the suite's studies (``logbench.studies.specs``): it has no post, no smoke run the
+workflow could do without a user's server, and nothing the findings or the paper read;
+:func:`logbench.studies.user_server_specs` names it for the answer. Its committed run (its notebook's outputs) is
+made on a throwaway server the workflow hands it as a DBA would (``on_user_server.handed_committed``,
+``logbench.servers.handed``). ``spec`` <- ``analysis`` <- ``study``.
 """
 
 from __future__ import annotations
 
-from .analysis import predictions, priced_as, processed_tables, records_per_transaction, summary, switch_delays
+from .analysis import (prediction_parts, predictions, priced_as, processed_tables, records_per_transaction, summary,
+                       switch_delays)
 from .spec import ARMS, BASELINE, BUILTIN_DB, NAME, PROFILES, SPEC, OwnServerStudy
 from .study import arm_settings, define, load_text, records_of, run, start
 
 __all__ = ["ARMS", "BASELINE", "BUILTIN_DB", "NAME", "PROFILES", "SPEC", "OwnServerStudy", "arm_settings", "define",
-           "load_text", "predictions", "priced_as", "processed_tables", "records_of", "records_per_transaction",
-           "run", "start", "summary", "switch_delays"]
+           "load_text", "prediction_parts", "predictions", "priced_as", "processed_tables", "records_of",
+           "records_per_transaction", "run", "start", "summary", "switch_delays"]

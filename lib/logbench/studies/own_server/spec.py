@@ -9,6 +9,7 @@ from ...measure.design import Study
 from ...servers.own_postgres import APP, FILE_DESTINATIONS, Dsn
 from ...workloads.user_scripts import Script
 from .. import common
+from ..on_user_server import handed_committed
 
 NAME = "own_server"
 BASELINE = "none"
@@ -35,7 +36,7 @@ PROFILES: dict[str, dict[str, object]] = {
     # seconds: the tests and a first look at a server (2 blocks of 1 s runs)
     "smoke": {"arms": ["none", "min_duration_0"], "clients": [2], "repeats": 2, "duration": 1, "warmup": 0,
               "scale": 1, "idle_state": "free"},
-    # a staging server: every arm, 5 blocks of 10 s runs at 1 and 4 clients (~7 min of load)
+    # a staging server: every arm, 5 blocks of 2 + 10 s runs at 1 and 4 clients (12 min of load)
     "standard": {"arms": list(ARMS), "clients": [1, 4], "repeats": 5, "duration": 10, "warmup": 2, "scale": 10,
                  "idle_state": "free"},
     "full": {"arms": list(ARMS), "clients": [1, 4, 16], "repeats": 8, "duration": 30, "warmup": 5, "scale": 100,
@@ -69,7 +70,8 @@ class OwnServerStudy(Study):
 
 SPEC = common.StudySpec(
     name=NAME, engine="postgresql", title="Logging on your own PostgreSQL", post="", baseline=BASELINE,
-    notebook="12_own_server.ipynb", seed=20261128, committed={}, smoke=(), measures_logging=True, paper_order=120)
+    notebook="12_own_server.ipynb", seed=20261128,
+    committed=handed_committed(NAME), smoke=(), measures_logging=True, paper_order=120)
 
 __all__ = ["APP", "ARMS", "BASELINE", "BUILTIN_DB", "COUNTED_ONLY", "FILE_DESTINATIONS", "NAME", "OFF", "PROFILES",
            "QUERY_MODES", "SPEC", "OwnServerStudy"]

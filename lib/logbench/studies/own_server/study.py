@@ -71,7 +71,7 @@ def load_text(study: OwnServerStudy) -> str:
 # What each parameter means (unit, allowed values), one line each: notebook 12's generated
 # parameters cell and `run STUDY --help` show it; a shared parameter not named here has parameters.HELP's.
 HELP = {**on_user_server.HELP,
-    "profile": 'run size: "smoke" (seconds), "standard" (~7 min of load on your server), "full"',
+    "profile": 'run size: "smoke" (seconds), "standard" (~12 min of load on your server), "full"',
     "server": 'libpq connection string WITHOUT a password (PGPASSWORD or ~/.pgpass give it); "": the PG* variables',
     "database": "your database, where your scripts run; None: the built-in load in a database the study creates "
                 "and drops",
