@@ -120,7 +120,7 @@ c.close()
 
 
 # After PROBE: what a study does when interrupted (runner.terminate_as_interrupt): SIGINT or SIGTERM as a
-# KeyboardInterrupt, a second left alone, a second of restoring, then its failure.
+# KeyboardInterrupt, a second left alone, a second of restoring, then its failure; "waiting" once it is ready.
 WAIT_TO_BE_INTERRUPTED = """
 import signal, time
 
@@ -132,6 +132,7 @@ def interrupted(signum, frame):
 signal.signal(signal.SIGINT, interrupted)
 signal.signal(signal.SIGTERM, interrupted)
 try:
+    print("waiting", flush=True)
     time.sleep(120)
 except KeyboardInterrupt:
     time.sleep(1)
@@ -170,6 +171,8 @@ def test_an_interrupt_is_passed_on_and_the_server_removed(sig):
     p = handed_command("postgresql", sys.executable, "-c", command, handed.SERVER)
     datadir = Path(p.stdout.readline().strip())
     assert datadir.exists()
+    # signalled once its handlers are in place (a loaded machine takes its time between the two lines)
+    assert p.stdout.readline().strip() == "waiting"
     p.send_signal(sig)
     out, err = p.communicate(timeout=300)
     assert "restored" in out, err  # the command had its time to end

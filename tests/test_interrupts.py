@@ -237,7 +237,10 @@ def test_ctrl_c_inside_a_switchback_load_keeps_its_finished_windows_and_a_rerun_
         # inside the second load: once its pgbench runs (the kernel's first since the first load's), its first whole
         # second and a 2 s window or two, ~6 s before its end
         def loading() -> bool:
-            return any("pgbench" in " ".join(c.cmdline()) for c in study.kernel.children(recursive=True))
+            try:
+                return any("pgbench" in " ".join(c.cmdline()) for c in study.kernel.children(recursive=True))
+            except psutil.NoSuchProcess:  # a child (a psql, a reload) ended between the listing and its reading
+                return False
 
         assert wait_for(loading, 60), "the second load's pgbench did not start within 60 s"
         time.sleep(5)

@@ -260,23 +260,34 @@ NOT_LINE_COST = {**{s.name: s.not_line_cost for s in studies_registry.specs() if
 
 def study_figures(studies: dict[str, StudyData]) -> dict[str, object]:
     """One overhead-ratio figure per study and cell (published ratios as open markers)."""
+    import matplotlib.pyplot as plt
+
     figs = {}
-    for name, s in studies.items():
-        if s.summary is None or "ratio" not in s.summary.columns or name in VERSION_SWEEPS:
-            continue
-        info = study_info(name)
-        published = study_published(name, s.runs)
-        post_cores = claim_rules.post_cores(info.post) if info.post else None
-        if published is not None and len(published) and post_cores and "clients" in published.columns:
-            # the post's points at its clients per core on this machine, as the claims judge them (issue 22)
-            cores = int(s.environment.get("cpu_count") or machine_cores(studies))
-            published = published.assign(clients=[claims_mod.clients_here(int(k), post_cores, cores)
-                                                  for k in published["clients"]])
-        for cell in cells(s.summary):
-            ref = in_cell(published, cell) if published is not None and len(published) else published
-            title = info.title + (f" ({cell_label(cell)})" if cell else "")
-            figs[f"study_{name}{cell_slug(cell)}"] = plots.ratio_figure(
-                in_cell(s.summary, cell), baseline=s.baseline, reference=ref, title=title)
+    # every figure is held open until the report saves it: more than matplotlib's 20 by now, which is intended,
+    # and its warning would print this checkout's path into the executed notebook (nbval compares it)
+    with plt.rc_context({"figure.max_open_warning": 0}):
+        for name, s in studies.items():
+            figs.update(_study_figures(name, s, studies))
+    return figs
+
+
+def _study_figures(name: str, s: StudyData, studies: dict[str, StudyData]) -> dict[str, object]:
+    if s.summary is None or "ratio" not in s.summary.columns or name in VERSION_SWEEPS:
+        return {}
+    info = study_info(name)
+    published = study_published(name, s.runs)
+    post_cores = claim_rules.post_cores(info.post) if info.post else None
+    if published is not None and len(published) and post_cores and "clients" in published.columns:
+        # the post's points at its clients per core on this machine, as the claims judge them (issue 22)
+        cores = int(s.environment.get("cpu_count") or machine_cores(studies))
+        published = published.assign(clients=[claims_mod.clients_here(int(k), post_cores, cores)
+                                              for k in published["clients"]])
+    figs = {}
+    for cell in cells(s.summary):
+        ref = in_cell(published, cell) if published is not None and len(published) else published
+        title = info.title + (f" ({cell_label(cell)})" if cell else "")
+        figs[f"study_{name}{cell_slug(cell)}"] = plots.ratio_figure(
+            in_cell(s.summary, cell), baseline=s.baseline, reference=ref, title=title)
     return figs
 
 
