@@ -56,6 +56,13 @@ SYSBENCH_TESTS = {"oltp_read_write": 20, "oltp_point_select": 1, "oltp_read_only
 SYSBENCH_PS_MODES = {"text": "disable", "prepared": "auto"}
 
 
+def _known_statements(known: int, declared: object, what: str) -> int:
+    """A built-in load's statements per transaction: known, so a declared count must be that one (or None)."""
+    if declared not in (None, known):
+        raise ParameterError("workload.statements", declared, f"{known} ({what}) or None")
+    return known
+
+
 @dataclass(frozen=True)
 class Workload:
     tool: str  # "pgbench" | "sysbench"
@@ -84,9 +91,7 @@ class Workload:
             raise ParameterError("workload.transactions", transactions, "None (timed: the run's seconds) or the "
                                  "transactions of a run, a whole number ≥ 1")
         if script in PGBENCH_BUILTINS:
-            known = PGBENCH_BUILTINS[script]
-            if statements not in (None, known):
-                raise ParameterError("workload.statements", statements, f"{known} (built-in {script!r}) or None")
+            known = _known_statements(PGBENCH_BUILTINS[script], statements, f"built-in {script!r}")
             return cls("pgbench", script, protocol, known, transactions)
         if not Path(script).is_file():
             raise ParameterError("workload.script", script, f"a built-in ({', '.join(PGBENCH_BUILTINS)}) or an "
@@ -107,9 +112,7 @@ class Workload:
             raise ParameterError("workload.options", options, "the script's own options, each '--name=value' (or a "
                                  "bare '--name')")
         if test in SYSBENCH_TESTS:
-            known = SYSBENCH_TESTS[test]
-            if statements not in (None, known):
-                raise ParameterError("workload.statements", statements, f"{known} (sysbench {test}) or None")
+            known = _known_statements(SYSBENCH_TESTS[test], statements, f"sysbench {test}")
             return cls("sysbench", test, protocol, known, None, tuple(options))
         if not Path(test).is_file():
             raise ParameterError("workload.script", test, f"a sysbench test ({', '.join(SYSBENCH_TESTS)}) or an "
