@@ -265,6 +265,48 @@ def test_each_switch_is_followed_by_the_flush_inside_its_guard(monkeypatch):
             assert "flush" not in kinds and all(e.flush_s is None for e in edges)
 
 
+def test_a_sync_longer_than_a_window_makes_its_windows_late_and_never_delays_an_edge(monkeypatch):
+    """The guard's sync(2) blocked for 16 s once (a CI container after its set-up) and, inline, held the schedule
+    past pgbench's end. On a fake clock: the first sync blocks until the third window's switch; the switches still
+    come at their edges, the two windows it spans are late (their writeback ran in measured seconds), no second sync
+    is queued behind it, and the windows after it are in time."""
+    import threading
+
+    now = [1000.0]
+    monkeypatch.setattr(switchback.time, "time", lambda: now[0])
+    monkeypatch.setattr(switchback.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(switchback.time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
+    release, syncs, switches = threading.Event(), [], []
+
+    class Load:
+        def running(self):
+            return True
+
+    def flush():
+        syncs.append(now[0])
+        if len(syncs) == 1:
+            release.wait(timeout=30)  # inline, this would hold every edge: the test fails on the edges, not a hang
+
+    def switch(arm, at):
+        switches.append((at, now[0]))
+        if len(switches) == 3:  # the writeback ends at the third edge
+            release.set()
+            for t in threading.enumerate():
+                if t.name == "switchback-flush":
+                    t.join()
+
+    sb = design(window_s=2, guard_s=1, blocks=2)
+    windows = switchback.plan_load(("none", "stderr"), "none", sb, 1, 4, 0)
+    edges = []
+    switchback.switch_windows(windows, sb, 1004.0, Load(), edges, flush=flush, switch=switch, read=lambda: {})
+    assert len(edges) == len(windows) >= 4
+    assert [at for at, _ in switches] == [1004.0 + 2 * i for i in range(len(windows))]
+    assert all(t == at for at, t in switches), "an edge waited on the sync"
+    late = [e.flush_end - at > sb.guard_s for e, (at, _) in zip(edges, switches)]
+    assert late == [True, True] + [False] * (len(windows) - 2)
+    assert len(syncs) == len(windows) - 1  # none started while the first still ran
+
+
 def test_a_block_design_study_has_no_windows_and_no_carryover():
     """The notebook asks every study for its switchback tables; a block-design study's runs have none."""
     import pandas as pd

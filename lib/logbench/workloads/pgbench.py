@@ -317,9 +317,13 @@ class ContinuousLoad:
         end of its stderr: a client aborted, the server went away, or the load was started too short."""
         rc = self.proc.poll() if self.proc is not None else None
         err = os.pread(self._err.fileno(), 1 << 22, 0).decode(errors="replace") if self.proc is not None else ""
-        return ToolError(f"pgbench ended {planned_end - time.time():.1f} s before the load's last window "
-                         f"(started {time.time() - self.started_at:.1f} s ago for -T {self.seconds}, exit "
-                         f"status {rc}); `{' '.join(self.argv)}` wrote:\n{err[-2000:]}")
+        ran = time.time() - self.started_at
+        # a load that ran its whole -T was not cut short: the schedule fell behind it (an edge blocked)
+        what = (f"pgbench ended {planned_end - time.time():.1f} s before the load's last window" if ran < self.seconds
+                else f"the schedule fell {time.time() - planned_end:.1f} s behind the load's last window and pgbench "
+                     f"had ended")
+        return ToolError(f"{what} (started {ran:.1f} s ago for -T {self.seconds}, exit status {rc}); "
+                         f"`{' '.join(self.argv)}` wrote:\n{err[-2000:]}")
 
     def stop(self, timeout: float = 30.0) -> dict[int, tuple[int, float, float, int]]:
         """End the load now (SIGALRM: pgbench's own end of -T) and return its per-second aggregate."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,8 +39,48 @@ class Edge:
     at_switch: dict = dataclasses.field(default_factory=dict)
     at_guard: dict = dataclasses.field(default_factory=dict)
     at_end: dict = dataclasses.field(default_factory=dict)
-    flush_s: float | None = None  # how long the guard's sync(2) took (None: no flush)
-    flush_end: float | None = None  # when it returned (epoch s): after the guard, the window is late
+    flush_s: float | None = None  # how long the sync(2) this window waited on took (None: no flush)
+    flush_end: float | None = None  # when it returned (epoch s; not yet at the window's end: then): after the guard,
+    # the window is late
+
+
+class Flusher:
+    """The guard's sync(2) on a thread of its own. On a machine whose writeback backlog is large, sync(2) blocks for
+    as long as the backlog takes (16.3 s once in a CI container after its set-up had dirtied the disk): run inline,
+    it held the schedule past pgbench's end. On its thread, a sync longer than the guard makes its window late
+    (measured as such, :func:`logbench.measure.switchwindows.late`) and the next edges come on time; a window whose
+    switch finds the last sync still running waits on that one rather than queueing another."""
+
+    def __init__(self, flush):
+        self._flush = flush
+        self._thread: threading.Thread | None = None
+        self._began = 0.0
+        self._ended: tuple[float, float] | None = None
+
+    def start(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._began, self._ended = time.monotonic(), None
+        self._thread = threading.Thread(target=self._run, name="switchback-flush", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._flush()
+        finally:
+            self._ended = (time.monotonic(), time.time())
+
+    def wait(self, until: float) -> None:
+        """Wait for the running sync until ``until`` (epoch s) at the latest."""
+        if self._thread is not None:
+            self._thread.join(timeout=max(0.0, until - time.time()))
+
+    def note(self, edge: Edge) -> None:
+        """The sync's duration and end into ``edge``; one still running ends, as far as is known, now."""
+        if self._ended is not None:
+            edge.flush_s, edge.flush_end = self._ended[0] - self._began, self._ended[1]
+        else:
+            edge.flush_s, edge.flush_end = time.monotonic() - self._began, time.time()
 
 
 def counters(bench) -> dict:
@@ -55,10 +96,12 @@ def switch_windows(windows: Sequence[Window], sb: SwitchbackDesign, first_edge: 
     """The schedule of one load, whatever the server and load tool: at each window's edge (``first_edge`` plus
     whole windows, on the load's clock) ``at_edge(previous edge)``, then ``switch(arm, edge time)``, and
     ``read()`` at the switch, at the guard's end and just before the next edge; with ``sb.flush``, ``flush()``
-    (sync(2)) right after the switch, inside the guard. Each finished window's
+    (sync(2)) right after the switch, on its own thread (:class:`Flusher`), waited on until the guard's end at
+    most. Each finished window's
     :class:`Edge` is appended to ``edges`` as it ends (the caller keeps them when the load is cut short).
     Returns the last block's progress line not yet told (``on_block``'s arguments), or None."""
     pending = None
+    flusher = Flusher(flush) if sb.flush else None
     for w in windows:
         edge = Edge()
         start = first_edge + w.index * sb.window_s
@@ -69,19 +112,21 @@ def switch_windows(windows: Sequence[Window], sb: SwitchbackDesign, first_edge: 
             at_edge(edges[-1])
         edge.applied = switch(w.arm, start)
         edge.at_switch = read()
-        if sb.flush:
-            t = time.monotonic()
-            flush()
-            edge.flush_s, edge.flush_end = time.monotonic() - t, time.time()
+        if flusher is not None:
+            flusher.start()
         if pending is not None:
             # a finished block's progress line, told inside the guard: it must not delay a switch
             on_block(*pending)
             pending = None
+        if flusher is not None:
+            flusher.wait(start + sb.guard_s)
         sleep_until(start + sb.guard_s)
         edge.at_guard = read()
         # read just before the edge, so the next switch is not delayed by the reading
         sleep_until(start + sb.window_s - EDGE_READ_S)
         edge.at_end = read()
+        if flusher is not None:
+            flusher.note(edge)
         edges.append(edge)
         if on_block is not None and (w.index + 1 == len(windows) or windows[w.index + 1].block != w.block):
             pending = (w.block, rough_windows(windows[:w.index + 1], first_edge, sb, load.progress()))
