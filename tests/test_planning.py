@@ -191,7 +191,9 @@ def test_a_run_is_predicted_from_the_committed_runs_of_its_design_and_compared_w
     from logbench.studies.pg_destinations import study as s02
 
     study = s02.define(profile="standard", backend="local")
-    pred = planning.predicted_for(study, paths.PROCESSED)
+    # on the processor the committed runs ran on, whichever this machine's is
+    here = planning.noise_processor(paths.PROCESSED, "pg_destinations")
+    pred = planning.predicted_for(study, paths.PROCESSED, here=here)
     assert list(pred["clients"]) == [1, 4, 8] and (pred["noise_from"] == "pg_destinations").all()
     assert pred["pred_seconds"].sum() < planning.STANDARD_BUDGET_S
     # the committed standard run as if it had just run: what it reached is the model's (findings_models.csv)
@@ -202,4 +204,8 @@ def test_a_run_is_predicted_from_the_committed_runs_of_its_design_and_compared_w
     assert table.set_index("level")["aa_hw"].to_dict() == pytest.approx(aa.to_dict(), abs=1e-6)
     assert "predicted" in planning.reached_text(table)
     # a profile that runs other arms or levels than the committed tables (post000) gets no prediction
-    assert not len(planning.predicted_for(s02.define(profile="post000", backend="local"), paths.PROCESSED))
+    assert not len(planning.predicted_for(s02.define(profile="post000", backend="local"), paths.PROCESSED, here=here))
+    # measured on another processor, the noise predicts nothing, and the frame says why
+    other = planning.predicted_for(study, paths.PROCESSED, here="another processor")
+    assert not len(other) and f"pg_destinations on {here}" in other.attrs["not_predicted"]
+    assert "this machine is another processor" in other.attrs["not_predicted"]

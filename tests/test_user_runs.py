@@ -92,10 +92,15 @@ def test_a_user_run_never_touches_data_processed(user_run):
     study, result, before, after, _ = user_run
     assert after == before
     own = Path(study.output_dir) / "processed"
-    # the planner's prediction beside what the run reached (issue 40): a standard profile's run has one
+    # the planner's prediction beside what the run reached (issue 40): a standard profile's run has one, where the
+    # committed runs it predicts from ran on this machine's processor (on another it predicts nothing)
+    from logbench.analyze import planning
+    from logbench.base import environment
+
+    same = planning.noise_processor(paths.PROCESSED, "pg_destinations") in ("", environment.cpu_model())
     assert {p.name for p in own.iterdir()} == {"pg_destinations.csv", "pg_destinations_runs.csv",
                                                "pg_destinations_per_record.csv", "pg_destinations_environment.json",
-                                               "pg_destinations_planned.csv"}
+                                               *(["pg_destinations_planned.csv"] if same else [])}
     # the standard profile's block layout: the baseline x3 and the A/A x2 beside stderr, 6 runs a block
     assert len(pd.read_csv(own / "pg_destinations_runs.csv")) == len(result.runs) == len(study.plan()) == 12
 

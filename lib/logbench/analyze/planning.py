@@ -491,13 +491,27 @@ def planned_study(study: object) -> str | None:
     return found[0]
 
 
-def predicted_for(study: object, processed_dir: Path | str) -> pd.DataFrame:
+def noise_processor(processed_dir: Path | str, noise_stem: str) -> str:
+    """The processor a committed table's runs ran on (its environment record's ``cpu_model``; "" if none)."""
+    f = Path(processed_dir) / f"{noise_stem}_environment.json"
+    return str(json.loads(f.read_text()).get("cpu_model") or "") if f.is_file() else ""
+
+
+def predicted_for(study: object, processed_dir: Path | str, here: str | None = None) -> pd.DataFrame:
     """What the planner predicts ``study``'s schedule reaches per level, from the committed runs in
     ``processed_dir`` of the same design (:data:`PLANNED`), its levels at the study's clients and its arms among
-    the study's configurations; empty where the study has no planned noise (another study, none committed)."""
+    the study's configurations; empty where the study has no planned noise (another study, none committed) or
+    where that noise was measured on another processor than ``here`` (default: this machine's), said in the
+    frame's ``attrs["not_predicted"]``. Study 04's resolution run was predicted from a switchback run on an AMD
+    EPYC host (per-window sigma 0.006 at 1 client) and ran, after the VM had moved, on an Intel Xeon one at half
+    the throughput and ten times the per-second noise: a prediction across processors predicts nothing."""
     name = planned_study(study)
     if name is None:
         return pd.DataFrame(columns=PREDICTED_COLUMNS)
+    if here is None:
+        from ..base import environment
+
+        here = environment.cpu_model()
     cand = study_candidate(study)
     names = {c.name for c in study.planned_configurations}
     settle = getattr(study, "settle", None)
@@ -506,8 +520,13 @@ def predicted_for(study: object, processed_dir: Path | str) -> pd.DataFrame:
         noises = study_noise(processed_dir, name)
     except FileNotFoundError:
         return pd.DataFrame(columns=PREDICTED_COLUMNS)
+    elsewhere = set()
     for nz in noises:
         if nz.design != cand.design or int(nz.clients) not in {int(c) for c in study.clients}:
+            continue
+        there = noise_processor(processed_dir, nz.stem)
+        if there and here and there != here:
+            elsewhere.add(f"{nz.stem} on {there}")
             continue
         keep = [(a, r) for a, r in zip(nz.arms, nz.ratios) if a in names]
         if not keep or nz.baseline not in names:
@@ -518,7 +537,11 @@ def predicted_for(study: object, processed_dir: Path | str) -> pd.DataFrame:
         rows.append({"level": nz.level, "clients": nz.clients, "design": cand.design, "schedule": cand.text(),
                      "noise_from": nz.stem, "sigma": nz.sigma, "pred_aa_hw": p["aa_hw"],
                      "pred_median_hw": p["median_hw"], "pred_seconds": p["seconds"]})
-    return pd.DataFrame(rows, columns=PREDICTED_COLUMNS)
+    out = pd.DataFrame(rows, columns=PREDICTED_COLUMNS)
+    if not rows and elsewhere:
+        out.attrs["not_predicted"] = (f"no planner prediction: the committed runs it predicts from ran on another "
+                                      f"processor ({'; '.join(sorted(elsewhere))}), this machine is {here}")
+    return out
 
 
 def reached(runs: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:

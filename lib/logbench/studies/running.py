@@ -74,6 +74,8 @@ def run_study(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFra
         stack.callback(reporter.close)
         t0 = time.monotonic()
         reporter.say(f"{study.profile} profile; raw runs in {study.output_dir}; starting the servers")
+        if predicted.attrs.get("not_predicted"):
+            reporter.say(predicted.attrs["not_predicted"])
         with reporter.phase("starting the servers (and loading the data)"):
             bench, env = start(study, stack)
         reporter.say(f"servers up in {channel.duration(time.monotonic() - t0)}: {env_label(env)}")
