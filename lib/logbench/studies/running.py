@@ -125,15 +125,20 @@ def planned(result: StudyResult) -> pd.DataFrame:
     :func:`run_study` writes as ``<stem>_planned.csv``. Empty where the run has no prediction (a study or profile
     the planner does not predict, no committed runs of its design when it started, a run from before the planner)."""
     study = result.study
-    path = Path(study.output_dir) / recorded.PLANNED
-    if not path.is_file():
+    predicted = _recorded_prediction(Path(study.output_dir))
+    if predicted is None:
         return pd.DataFrame(columns=[*planning.PREDICTED_COLUMNS, "aa_hw", "median_hw"])
     # the table this run wrote (reached on the processed runs, :func:`_model_view`); the raw runs where none was
     written = Path(study.processed_dir) / f"{study.name}_planned.csv" if study.processed_dir is not None else None
     if written is not None and written.is_file():
         return pd.read_csv(written)
-    predicted = pd.read_csv(path)[planning.PREDICTED_COLUMNS]
     return _planned(predicted, result.runs, study, say=False)
+
+
+def _recorded_prediction(directory: Path) -> pd.DataFrame | None:
+    """The prediction a run directory kept from its start (``planned.csv``), or None: the run had none."""
+    path = directory / recorded.PLANNED
+    return pd.read_csv(path)[planning.PREDICTED_COLUMNS] if path.is_file() else None
 
 
 def env_label(env: Mapping) -> str:
@@ -165,8 +170,8 @@ def render(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFrame]
                     and not (paths.PROCESSED / f"{study.name}_{recorded.KEPT}").is_file())
     if study.processed_dir is not None and not onto_rounded:
         out = tables(result)
-        if (directory / recorded.PLANNED).is_file():
-            predicted = pd.read_csv(directory / recorded.PLANNED)[planning.PREDICTED_COLUMNS]
+        predicted = _recorded_prediction(directory)
+        if predicted is not None:
             out = {**out, "planned": _planned(predicted, _model_view(out, runs), study, say=False)}
         records.write_processed(study.name, Path(study.processed_dir), env, out)
         if study.publish:
