@@ -307,6 +307,23 @@ def test_a_sync_longer_than_a_window_makes_its_windows_late_and_never_delays_an_
     assert len(syncs) == len(windows) - 1  # none started while the first still ran
 
 
+def test_the_machines_writeback_backlog_is_written_before_the_pilots_and_said_when_long(monkeypatch):
+    """The backlog what ran before left (14 s of it once, in CI's fresh container) is written back before the
+    pilots, untimed; a reader is told when it took a second or more."""
+    from logbench.measure.switchback import study as sb_study
+
+    now, said = [0.0], []
+    monkeypatch.setattr(sb_study.time, "monotonic", lambda: now[0])
+
+    class Reporter:
+        def say(self, text):
+            said.append(text)
+
+    for took in (2.5, 0.2):
+        assert sb_study.settle_writeback(Reporter(), flush=lambda: now.__setitem__(0, now[0] + took)) == pytest.approx(took)
+    assert said == ["wrote back the machine's dirty pages before the pilots (2.5 s)"]
+
+
 def test_a_block_design_study_has_no_windows_and_no_carryover():
     """The notebook asks every study for its switchback tables; a block-design study's runs have none."""
     import pandas as pd
