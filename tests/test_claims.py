@@ -233,6 +233,18 @@ def test_post_001_levels_map_per_core_to_study_04s_levels():
     assert C.concurrency_here((100,), C.claim_rules.ClaimRule(), 4, 2).infeasible == (100,)
 
 
+def test_every_rules_own_study_is_a_committed_run():
+    """A rule that moves a claim to another run (04's resolution run, 02's post-000 profile ...) names a stem the
+    workflow's committed target makes; a misspelt one would leave its claim 'not measured' for good."""
+    from logbench import jobs
+
+    stems = {r.stem for r in jobs.committed_runs()}
+    moved = {k: r.study for k, r in C.claim_rules.RULES.items() if r.study}
+    assert moved and not {k: s for k, s in moved.items() if s not in stems}
+    assert moved["001-cpu-all"] == "mysql_slowlog_resolution"
+    assert C.claim_rules.rule_for("001-devnull").study == ""  # its arm ran in the block design only
+
+
 def test_a_configuration_mismatch_gives_no_verdict(monkeypatch):
     """The post ran something our runs did not: the verdict is 'not comparable: <why>', our number still shown."""
     req = C.claim_rules.Requirement("column", "query_mode", "simple", "the post ran simple; ours ran {have}")

@@ -19,6 +19,7 @@ on this machine lives here, in code, each with its reason:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 # Cores of the machine each post measured on (data/raw/reference/posts.csv, hardware; the seeds' own words).
@@ -198,6 +199,7 @@ _CONTENTION = ClaimRule(concurrency=SIMULTANEOUS, requires=(PREPARED, CSVLOG))
 SWITCHBACK_05 = "pg_audit_timing_switchback"  # common.stem("pg_audit_timing", "switchback")
 BELOW_SATURATION = "below_saturation"
 _BELOW_SATURATION = ClaimRule(here_clients=BELOW_SATURATION, requires=(PREPARED, CSVLOG), study=SWITCHBACK_05)
+RESOLUTION_04 = "mysql_slowlog_resolution"  # common.stem("mysql_slowlog", "resolution")
 # Post 001's 100 connections on 4 cores (25 per core) are connections, most of them waiting on locks and IO,
 # not runnable processes: allowed up to that many per core here (50 clients on 2 cores).
 POST_001_MAX_PER_CORE = 25
@@ -258,7 +260,12 @@ RULES: dict[str, ClaimRule] = {
                              "machine's throughput does not test it"),)),
     # Post 001's 1 / 20 / 100 connections on 4 cores: 1, 10 and 50 here (study 04's standard levels). Its
     # "highest rate observed" (001-cpu-rate) is a maximum, not a level: judged at every level we ran.
-    "001-cpu-all": _POST_001_LEVELS,
+    # Logging every query is judged on study 04's resolution run (issue 40): slow_all switched by reload inside 8
+    # loads of 4 blocks a level, half-widths 0.03-0.07 where the block run's (n = 3 blocks) reach ±0.3. That run
+    # switches slow_all and general_log only: the 1 s threshold and /dev/null claims stay on the block run. The two
+    # ran on different hosts (the block run on an AMD EPYC VM, the resolution run on an Intel Xeon one: their
+    # environment records), so the claims of post 001 are judged on two processors, each on its own baseline.
+    "001-cpu-all": dataclasses.replace(_POST_001_LEVELS, study=RESOLUTION_04),
     "001-cpu-1s": _POST_001_LEVELS,
     # Judged only where the io regime was IO-bound run by run and paced as the post's disk was (POST_001_IO_PACE).
     "001-io-all": ClaimRule(clients="1;20;100", max_clients_per_core=POST_001_MAX_PER_CORE,
