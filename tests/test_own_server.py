@@ -251,6 +251,28 @@ def test_the_log_is_read_through_sql_where_the_file_is_out_of_reach(server, befo
 
 @pytest.mark.integration
 @needs_root
+def test_a_count_follows_every_rotation_of_the_log(server, before):
+    """log_rotation_size at its least (1 kB) and a time in log_filename: three seconds of statements land in several
+    files (a name a second); the count since a mark reads them all, here and through SQL."""
+    with own.Switcher(own.Dsn(dsn(server))) as sw:
+        sw.apply({"log_destination": "csvlog", "log_min_duration_statement": "0", "log_rotation_size": "1",
+                  "log_filename": "postgresql-%H%M%S.log"})
+        for local in (True, False):
+            log = own.ServerLog(sw, "csvlog", local=local)
+            assert log.how == ("file" if local else "sql")
+            sink = own.ServerLogSink("csvlog", log, study_mod.records_of("min_duration_0", "simple", 1))
+            mark, first = sink.mark(), log.current()
+            with psycopg.connect(dsn(server), application_name=own.APP, autocommit=True) as c:
+                for i in range(30):
+                    c.execute(f"SELECT {i}")
+                    time.sleep(0.1)
+            assert wait_for(lambda: sink.count_since(mark).records == 30, 5), sink.count_since(mark)
+            assert log.current() != first  # it did rotate
+    assert state(server) == before
+
+
+@pytest.mark.integration
+@needs_root
 def test_reading_through_sql_needs_both_functions_and_a_named_file(server, before):
     # pg_read_binary_file granted, pg_stat_file (the size) not: no "sql" reader that would fail at its first mark
     with server.connect() as c:

@@ -258,8 +258,11 @@ class ServerLog:
     """The server's current log file of one destination: its size, and what it gained since a mark.
 
     ``how``: "file" (read here: the server runs on this machine), "sql" (``pg_read_binary_file`` over the
-    connection), or "" with ``why_not``. A rotation between mark and count is followed one file far: the
-    marked file's rest, then the current one from its start."""
+    connection), or "" with ``why_not``. Rotations between mark and count are followed: the marked file's rest,
+    every file of the destination that appeared in the log directory since (oldest first), the current one. A run
+    that logs every statement fills PostgreSQL's default log_rotation_size (10 MB) several times in seconds; with a
+    time in log_filename each rotation opens a new file, which one file far would not count. Where the directory
+    cannot be listed (``pg_ls_logdir`` needs pg_monitor), one file far, as before."""
 
     CHUNK = 8 << 20
 
@@ -269,7 +272,7 @@ class ServerLog:
                                             .fetchone()[0])
         self.local = local
         self.how, self.why_not = "", ""
-        self._marked: dict[int, str] = {}
+        self._marked: dict[int, tuple[str, dict[str, float] | None]] = {}
         path = self._named(switcher.settle_timeout)
         if path is None:
             self.why_not = f"the server writes no {destination} file (log_destination does not name it)"
@@ -331,23 +334,52 @@ class ServerLog:
         return b"".join(bytes(b) for b in out)
 
     def mark(self) -> int:
-        """The current file's size; the file is remembered by that offset (a runner's sink is asked for marks
-        more than once, e.g. to see the log quiet, and counts since the one it kept)."""
+        """The current file's size; the file and the log directory's files then are remembered by that offset (a
+        runner's sink is asked for marks more than once, e.g. to see the log quiet, and counts since the one it
+        kept)."""
         path = self.current()
         if path is None:
             return 0
         size = self.size(path)
-        self._marked[size] = path
+        self._marked[size] = (path, self.listing(os.path.dirname(path)))
         return size
 
     def since(self, offset: int) -> bytes:
         now = self.current()
-        path = self._marked.get(offset)
-        if path is None:
+        marked = self._marked.get(offset)
+        if marked is None:
             return self.read(now, 0, self.size(now)) if now else b""
+        path, before = marked
         if now == path:
             return self.read(path, offset, self.size(path))
-        return self.read(path, offset, self.size(path)) + (self.read(now, 0, self.size(now)) if now else b"")
+        after = self.listing(os.path.dirname(path)) if before is not None else None
+        between = [] if after is None else [
+            f for f, _ in sorted(after.items(), key=lambda kv: (kv[1], kv[0]))
+            if f not in before and f not in (path, now) and self._of_destination(f, path)]
+        return (self.read(path, offset, self.size(path)) + b"".join(self.read(f, 0, self.size(f)) for f in between)
+                + (self.read(now, 0, self.size(now)) if now else b""))
+
+    def listing(self, directory: str) -> dict[str, float] | None:
+        """{path: modification time} of the log directory's files, or None where it cannot be listed."""
+        if self.how == "file":
+            try:
+                return {e.path: e.stat().st_mtime for e in os.scandir(directory) if e.is_file()}
+            except OSError:
+                return None
+        try:
+            rows = self.switcher.run(lambda c: c.execute(
+                "SELECT name, extract(epoch FROM modification)::float8 FROM pg_ls_logdir()").fetchall())
+        except psycopg.Error:
+            return None
+        return {os.path.join(directory, name): float(when) for name, when in rows}
+
+    @staticmethod
+    def _of_destination(path: str, like: str) -> bool:
+        """A file of the same destination as ``like``: csvlog's end .csv, jsonlog's .json, stderr's the rest."""
+        ext = os.path.splitext(like)[1]
+        if ext in (".csv", ".json"):
+            return path.endswith(ext)
+        return not path.endswith((".csv", ".json"))
 
 
 @dataclass(frozen=True)
