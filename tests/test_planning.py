@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sps
 
 from logbench.analyze import models, planning
-from logbench.base import paths
+from logbench.base import paths, records
 from logbench.base.errors import ParameterError
 from logbench.measure import design
 
@@ -192,7 +192,7 @@ def test_a_run_is_predicted_from_the_committed_runs_of_its_design_and_compared_w
 
     study = s02.define(profile="standard", backend="local")
     # on the processor the committed runs ran on, whichever this machine's is
-    here = planning.noise_processor(paths.PROCESSED, "pg_destinations")
+    here = records.processor_of(paths.PROCESSED, "pg_destinations")
     pred = planning.predicted_for(study, paths.PROCESSED, here=here)
     assert list(pred["clients"]) == [1, 4, 8] and (pred["noise_from"] == "pg_destinations").all()
     assert pred["pred_seconds"].sum() < planning.STANDARD_BUDGET_S

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from logbench.publish import answer
-from logbench.base import paths, progress
+from logbench.base import paths, progress, records
 from logbench import studies
 from logbench.base.errors import ParameterError
 from logbench.base.formatting import ci_text
@@ -94,10 +94,9 @@ def test_a_user_run_never_touches_data_processed(user_run):
     own = Path(study.output_dir) / "processed"
     # the planner's prediction beside what the run reached (issue 40): a standard profile's run has one, where the
     # committed runs it predicts from ran on this machine's processor (on another it predicts nothing)
-    from logbench.analyze import planning
     from logbench.base import environment
 
-    same = planning.noise_processor(paths.PROCESSED, "pg_destinations") in ("", environment.cpu_model())
+    same = records.processor_of(paths.PROCESSED, "pg_destinations") in ("", environment.cpu_model())
     assert {p.name for p in own.iterdir()} == {"pg_destinations.csv", "pg_destinations_runs.csv",
                                                "pg_destinations_per_record.csv", "pg_destinations_environment.json",
                                                *(["pg_destinations_planned.csv"] if same else [])}

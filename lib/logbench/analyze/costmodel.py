@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..base import paths
+from ..base import paths, records
 from ..base.errors import LogbenchError
 
 RECORD_COST = "record_cost.csv"
@@ -169,11 +169,6 @@ RECIPES["mysql_slowlog_switchback"] = RECIPES["mysql_slowlog_versions"] = RECIPE
 # Per engine: the process that makes a record (study 11's role) and the daemons that take it
 LOADER = {"postgresql": "backend", "mariadb": "connection"}
 DAEMONS = ("logger", "rsyslogd")
-
-
-def _cpu_model(processed: Path, stem: str) -> str:
-    f = processed / f"{stem}_environment.json"
-    return str(json.loads(f.read_text()).get("cpu_model", "")) if f.exists() else ""
 
 
 def _read(processed: Path, name: str, made_by: str) -> pd.DataFrame:
@@ -710,12 +705,12 @@ def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
                              calibration_us_per_instruction=cal.us_per_instruction,
                              calibration_cpu_per_statement_us=cal.cpu_per_transaction_us,
                              calibration_instructions_per_statement=cal.instructions_per_statement,
-                             host_cpu=_cpu_model(processed, HOST_BASELINE[0]),
-                             calibration_cpu=_cpu_model(processed, "record_cost"),
+                             host_cpu=records.processor_of(processed, HOST_BASELINE[0]),
+                             calibration_cpu=records.processor_of(processed, "record_cost"),
                              mariadb_us_per_instruction=cal.us_per_instruction * mariadb[0],
                              mariadb_host_speed=mariadb[0], mariadb_cpu_per_statement_us=mariadb[1],
                              mariadb_instructions_per_statement=baseline_instructions(baselines, "mariadb", "none"),
-                             mariadb_cpu=_cpu_model(processed, MARIADB_HOST_BASELINE[0]))
+                             mariadb_cpu=records.processor_of(processed, MARIADB_HOST_BASELINE[0]))
     return CostModel(out[COLUMNS], summarise(out), factors[FACTOR_COLUMNS], rule(costs, cal, speeds, fitted, factors),
                      misses(out))
 

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from . import costmodel as cm
-from ..base import paths
+from ..base import paths, records
 from ..base.errors import LogbenchError, ParameterError
 from ..base.formatting import ci_text
 
@@ -248,8 +248,8 @@ def counted(processed: Path, engine: str, destination: str, *, carried: bool) ->
                             "not counted (the run had no strace counter): the record's system calls are left out, "
                             "the cost is its user-space instructions only"))
     daemon = "syslog" if per["value"]["syslog"] > 0.01 else "collector" if per["value"]["collector"] > 0.01 else ""
-    machine = (f"the throughput studies' host ({cm._cpu_model(processed, host_stem) or '?'}), carried from "
-               f"study 11's ({cm._cpu_model(processed, 'record_cost') or '?'})" if carried
+    machine = (f"the throughput studies' host ({records.processor_of(processed, host_stem) or '?'}), carried from "
+               f"study 11's ({records.processor_of(processed, 'record_cost') or '?'})" if carried
                else f"study 11's machine ({_machine(processed, 'record_cost')})")
     how = ("instructions × time per instruction + write() calls × the write floor; interval: the counts' and the "
            "time per instruction's 95 % ends taken together")

@@ -41,7 +41,7 @@ import patsy
 from scipy import stats as sps
 
 from . import models
-from ..base import stats
+from ..base import records, stats
 from ..base.errors import ParameterError
 from ..base.paths import stem
 from ..base.settings import AA_SUFFIX, is_aa
@@ -491,12 +491,6 @@ def planned_study(study: object) -> str | None:
     return found[0]
 
 
-def noise_processor(processed_dir: Path | str, noise_stem: str) -> str:
-    """The processor a committed table's runs ran on (its environment record's ``cpu_model``; "" if none)."""
-    f = Path(processed_dir) / f"{noise_stem}_environment.json"
-    return str(json.loads(f.read_text()).get("cpu_model") or "") if f.is_file() else ""
-
-
 def predicted_for(study: object, processed_dir: Path | str, here: str | None = None) -> pd.DataFrame:
     """What the planner predicts ``study``'s schedule reaches per level, from the committed runs in
     ``processed_dir`` of the same design (:data:`PLANNED`), its levels at the study's clients and its arms among
@@ -520,11 +514,12 @@ def predicted_for(study: object, processed_dir: Path | str, here: str | None = N
         noises = study_noise(processed_dir, name)
     except FileNotFoundError:
         return pd.DataFrame(columns=PREDICTED_COLUMNS)
+    processors = {s: records.processor_of(processed_dir, s) for s in {nz.stem for nz in noises}}
     elsewhere = set()
     for nz in noises:
         if nz.design != cand.design or int(nz.clients) not in {int(c) for c in study.clients}:
             continue
-        there = noise_processor(processed_dir, nz.stem)
+        there = processors[nz.stem]
         if there and here and there != here:
             elsewhere.add(f"{nz.stem} on {there}")
             continue

@@ -218,6 +218,13 @@ def write_processed(name: str, processed_dir: Path, environment: dict,
     return out
 
 
+def processor_of(processed_dir: Path | str, name: str) -> str:
+    """The processor a processed table's runs ran on: its environment record's ``cpu_model`` ("" where there is no
+    record, or the record has none at its top, e.g. a version sweep's, which keeps one per variant)."""
+    f = Path(processed_dir) / f"{name}_environment.json"
+    return str(json.loads(f.read_text()).get("cpu_model") or "") if f.is_file() else ""
+
+
 def with_environment(frame: pd.DataFrame, environment: dict) -> pd.DataFrame:
     """``frame`` with an ``env_id`` column (last) where it has none, so a table from one machine stays
     distinguishable beside the same table from another (``logbench.publish.gather``). A multi-server study's
