@@ -84,9 +84,9 @@ class IdleState:
             return self
         if cpuidle_driver() == "none":
             # No cpuidle driver: the kernel idles by HLT (default_idle) and no code reads the latency request. The
-            # Intel Xeon VM without one ran notebook 00's 1-client baseline at 27,179 tps "held" and 26,004 free
-            # (committed runs, 2026-11-28), and study 04's point selects at 23,800 tps where haltpoll, held, gave
-            # 43,400: a record saying "hold" there would claim a control that did nothing.
+            # Intel Xeon VM without one ran notebook 00's 1-client baseline at 34,121 tps "held" and 32,510 free
+            # (n = 5 each, intervals overlapping), and study 04's point selects at 23,800 tps where haltpoll, held,
+            # gave 43,400: a record saying "hold" there would claim a control that did nothing.
             self.close()
             self.in_force = NO_DRIVER
             return self
