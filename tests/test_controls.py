@@ -24,7 +24,8 @@ def _dma_fds() -> int:
     return n
 
 
-needs_device = pytest.mark.skipif(not os.access(DEVICE, os.W_OK), reason="needs root and /dev/cpu_dma_latency")
+needs_device = pytest.mark.skipif(not os.access(DEVICE, os.W_OK) or controls.cpuidle_driver() == "none",
+                                  reason="needs root, /dev/cpu_dma_latency and a cpuidle driver to read it")
 
 
 @needs_device
@@ -120,3 +121,19 @@ def test_no_placement_changes_nothing():
         assert place.in_force == "none" and os.sched_getaffinity(0) == mine
     with pytest.raises(ParameterError, match="placement"):
         controls.Placement("pinned")
+
+
+def test_a_hold_without_a_cpuidle_driver_is_recorded_as_unavailable(tmp_path, monkeypatch):
+    # a writable stand-in for the device, and a sysfs whose cpuidle has no driver: the request would be written but
+    # nothing reads it, so the record must not say "hold"
+    device = tmp_path / "cpu_dma_latency"
+    device.write_bytes(b"")
+    sysfs = tmp_path / "cpu"
+    (sysfs / "cpuidle").mkdir(parents=True)
+    (sysfs / "cpuidle" / "current_driver").write_text("none\n")
+    monkeypatch.setattr(controls, "CPU_SYSFS", sysfs)
+    with controls.IdleState("hold", device=device) as idle:
+        assert idle.in_force == controls.NO_DRIVER and not idle.holding
+    (sysfs / "cpuidle" / "current_driver").write_text("haltpoll\n")
+    with controls.IdleState("hold", device=device) as idle:
+        assert idle.in_force == "hold" and idle.holding

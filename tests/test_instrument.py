@@ -50,7 +50,8 @@ def test_bad_input_names_the_parameter():
 
 def _row(control, configuration, clients, ratio, low, high, tps):
     return {"control": control, "configuration": configuration, "clients": clients, "n": 5, "tps_mean": tps,
-            "ratio": ratio, "ratio_ci_low": low, "ratio_ci_high": high}
+            "tps_ci_low": 0.9 * tps, "tps_ci_high": 1.1 * tps, "ratio": ratio, "ratio_ci_low": low,
+            "ratio_ci_high": high}
 
 
 def test_anomaly_verdict_names_the_idle_state_only_when_the_control_separates_it():
@@ -64,6 +65,20 @@ def test_anomaly_verdict_names_the_idle_state_only_when_the_control_separates_it
     # neither separates
     rows[3] = _row("hold", "stderr", 1, 0.95, 0.8, 1.1, 23000)
     assert "undecided" in instrument.anomaly_verdict(pd.DataFrame(rows))
+
+
+def test_the_verdict_says_what_holding_the_idle_state_did_to_the_baseline_only_as_far_as_it_can_tell():
+    rows = [_row("free", "none", 1, 1, math.nan, math.nan, 32510), _row("hold", "none", 1, 1, math.nan, math.nan, 34121),
+            _row("free", "stderr", 1, 0.57, 0.41, 0.8, 18000), _row("hold", "stderr", 1, 0.53, 0.38, 0.74, 18000)]
+    # the committed run on the Intel Xeon VM: the baselines' intervals overlap, so no "times as fast"
+    verdict = instrument.anomaly_verdict(pd.DataFrame(rows), "haltpoll")
+    assert "did not move the baseline beyond its 95 % intervals (32,510 → 34,121 tps)" in verdict
+    assert "times as fast" not in verdict and "consistent with" not in verdict
+    # and where the machine has no cpuidle driver, the hold had nothing to act on
+    verdict = instrument.anomaly_verdict(pd.DataFrame(rows), "none")
+    assert "no cpuidle driver" in verdict and "not tested by this run" in verdict
+    runs = pd.DataFrame({"cpuidle_driver": ["none", "none", "haltpoll"]})
+    assert instrument.idle_driver(runs) == "none" and instrument.idle_driver(pd.DataFrame({"tps": [1.0]})) == ""
 
 
 # -- the designs part with placement as a factor (design_comparison) ------------------------------------------

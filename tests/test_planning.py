@@ -193,7 +193,8 @@ def test_a_run_is_predicted_from_the_committed_runs_of_its_design_and_compared_w
     study = s02.define(profile="standard", backend="local")
     # on the processor the committed runs ran on, whichever this machine's is
     here = records.processor_of(paths.PROCESSED, "pg_destinations")
-    pred = planning.predicted_for(study, paths.PROCESSED, here=here)
+    idle = records.idle_driver_of(paths.PROCESSED, "pg_destinations")
+    pred = planning.predicted_for(study, paths.PROCESSED, here=here, here_idle=idle)
     assert list(pred["clients"]) == [1, 4, 8] and (pred["noise_from"] == "pg_destinations").all()
     assert pred["pred_seconds"].sum() < planning.STANDARD_BUDGET_S
     # the committed standard run as if it had just run: what it reached is the model's (findings_models.csv)
@@ -204,8 +205,13 @@ def test_a_run_is_predicted_from_the_committed_runs_of_its_design_and_compared_w
     assert table.set_index("level")["aa_hw"].to_dict() == pytest.approx(aa.to_dict(), abs=1e-6)
     assert "predicted" in planning.reached_text(table)
     # a profile that runs other arms or levels than the committed tables (post000) gets no prediction
-    assert not len(planning.predicted_for(s02.define(profile="post000", backend="local"), paths.PROCESSED, here=here))
+    assert not len(planning.predicted_for(s02.define(profile="post000", backend="local"), paths.PROCESSED, here=here,
+                                          here_idle=idle))
     # measured on another processor, the noise predicts nothing, and the frame says why
-    other = planning.predicted_for(study, paths.PROCESSED, here="another processor")
+    other = planning.predicted_for(study, paths.PROCESSED, here="another processor", here_idle=idle)
     assert not len(other) and f"pg_destinations on {here}" in other.attrs["not_predicted"]
     assert "this machine is another processor" in other.attrs["not_predicted"]
+    # nor under another cpuidle driver on the same processor (the runs record theirs)
+    assert idle, "the committed runs of study 02 record their cpuidle driver"
+    other = planning.predicted_for(study, paths.PROCESSED, here=here, here_idle="another driver")
+    assert not len(other) and f"pg_destinations under the cpuidle driver {idle}" in other.attrs["not_predicted"]

@@ -491,14 +491,17 @@ def planned_study(study: object) -> str | None:
     return found[0]
 
 
-def predicted_for(study: object, processed_dir: Path | str, here: str | None = None) -> pd.DataFrame:
+def predicted_for(study: object, processed_dir: Path | str, here: str | None = None,
+                  here_idle: str | None = None) -> pd.DataFrame:
     """What the planner predicts ``study``'s schedule reaches per level, from the committed runs in
     ``processed_dir`` of the same design (:data:`PLANNED`), its levels at the study's clients and its arms among
     the study's configurations; empty where the study has no planned noise (another study, none committed) or
-    where that noise was measured on another processor than ``here`` (default: this machine's), said in the
-    frame's ``attrs["not_predicted"]``. Study 04's resolution run was predicted from a switchback run on an AMD
-    EPYC host (per-window sigma 0.006 at 1 client) and ran, after the VM had moved, on an Intel Xeon one at half
-    the throughput and ten times the per-second noise: a prediction across processors predicts nothing."""
+    where that noise was measured on another processor than ``here`` or under another cpuidle driver than
+    ``here_idle`` (defaults: this machine's), said in the frame's ``attrs["not_predicted"]``. Study 04's resolution
+    run was predicted from a switchback run on an AMD EPYC host (per-window sigma 0.006 at 1 client) and ran, after
+    the VM had moved, on an Intel Xeon one at half the throughput and ten times the per-second noise: a prediction
+    across processors predicts nothing. Nor across idle drivers: on the same Xeon, haltpoll instead of none took
+    04's 1-connection point selects from 23,800 to 43,400 tps and their windows' residual sd from 0.096 to 0.025."""
     name = planned_study(study)
     if name is None:
         return pd.DataFrame(columns=PREDICTED_COLUMNS)
@@ -506,6 +509,10 @@ def predicted_for(study: object, processed_dir: Path | str, here: str | None = N
         from ..base import environment
 
         here = environment.cpu_model()
+    if here_idle is None:
+        from ..measure import controls
+
+        here_idle = controls.cpuidle_driver()
     cand = study_candidate(study)
     names = {c.name for c in study.planned_configurations}
     settle = getattr(study, "settle", None)
@@ -514,14 +521,19 @@ def predicted_for(study: object, processed_dir: Path | str, here: str | None = N
         noises = study_noise(processed_dir, name)
     except FileNotFoundError:
         return pd.DataFrame(columns=PREDICTED_COLUMNS)
-    processors = {s: records.processor_of(processed_dir, s) for s in {nz.stem for nz in noises}}
+    stems = {nz.stem for nz in noises}
+    processors = {s: records.processor_of(processed_dir, s) for s in stems}
+    drivers = {s: records.idle_driver_of(processed_dir, s) for s in stems}
     elsewhere = set()
     for nz in noises:
         if nz.design != cand.design or int(nz.clients) not in {int(c) for c in study.clients}:
             continue
-        there = processors[nz.stem]
+        there, idle = processors[nz.stem], drivers[nz.stem]
         if there and here and there != here:
             elsewhere.add(f"{nz.stem} on {there}")
+            continue
+        if idle and here_idle and idle != here_idle:
+            elsewhere.add(f"{nz.stem} under the cpuidle driver {idle}")
             continue
         keep = [(a, r) for a, r in zip(nz.arms, nz.ratios) if a in names]
         if not keep or nz.baseline not in names:
@@ -535,7 +547,8 @@ def predicted_for(study: object, processed_dir: Path | str, here: str | None = N
     out = pd.DataFrame(rows, columns=PREDICTED_COLUMNS)
     if not rows and elsewhere:
         out.attrs["not_predicted"] = (f"no planner prediction: the committed runs it predicts from ran on another "
-                                      f"processor ({'; '.join(sorted(elsewhere))}), this machine is {here}")
+                                      f"processor or cpuidle driver ({'; '.join(sorted(elsewhere))}), this machine "
+                                      f"is {here} under {here_idle}")
     return out
 
 

@@ -225,6 +225,20 @@ def processor_of(processed_dir: Path | str, name: str) -> str:
     return str(json.loads(f.read_text()).get("cpu_model") or "") if f.is_file() else ""
 
 
+def idle_driver_of(processed_dir: Path | str, name: str) -> str:
+    """The cpuidle driver a processed table's runs ran under (their records' ``cpuidle_driver``, the most common;
+    "" where the table or the column is missing). Not in the environment record, which names the processor only: the
+    same Intel Xeon VM ran point selects at 1 connection at 23,800 tps with no driver and 43,400 under haltpoll
+    (study 04, 2026-11-28), its windows' noise four times apart."""
+    f = Path(processed_dir) / f"{name}_runs.csv"
+    if not f.is_file():
+        return ""
+    col = pd.read_csv(f, usecols=lambda c: c == "cpuidle_driver")
+    if "cpuidle_driver" not in col or not col["cpuidle_driver"].notna().any():
+        return ""
+    return str(col["cpuidle_driver"].dropna().astype(str).mode().iloc[0])
+
+
 def with_environment(frame: pd.DataFrame, environment: dict) -> pd.DataFrame:
     """``frame`` with an ``env_id`` column (last) where it has none, so a table from one machine stays
     distinguishable beside the same table from another (``logbench.publish.gather``). A multi-server study's

@@ -89,6 +89,10 @@ def run_study(study: Study, tables: Callable[[StudyResult], dict[str, pd.DataFra
         out = tables(result)
         if len(predicted):
             out = {**out, "planned": _planned(predicted, _model_view(out, runs), study)}
+        else:
+            # an earlier run's prediction and what it reached would sit beside runs it did not predict (04's
+            # resolution run of 2026-11-28 left one so)
+            (Path(study.processed_dir) / f"{study.name}_planned.csv").unlink(missing_ok=True)
         records.write_processed(study.name, Path(study.processed_dir), env, out)
         if study.publish:
             recorded.keep(study, Path(study.processed_dir))

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from . import carryover_check, design_comparison, session_power
 from .analysis import designs_tables, findings, write_processed
-from .anomaly import anomaly_summary, anomaly_verdict, baseline_by_control
+from .anomaly import anomaly_summary, anomaly_verdict, baseline_by_control, idle_driver
 from .noise import (autocorrelation, cv_by_length, cv_ci, cv_figure, finding_floor, finding_run_length,
                     per_run_controls, run_length_table, runs_needed, series_frame)
 from .spec import (ANOMALY_CONTROLS, ANOMALY_DESTINATIONS, BASELINE, CONTROLS, LENGTHS, NAME, PROFILES, SKIP_SECONDS,
@@ -46,6 +46,7 @@ __all__ = [
     "ANOMALY_CONTROLS", "ANOMALY_DESTINATIONS", "BASELINE", "CONTROLS", "ControlledBench", "ControlledStudy",
     "InstrumentResult", "InstrumentStudy", "LENGTHS", "NAME", "PROFILES", "SKIP_SECONDS", "SPEC", "anomaly_summary",
     "anomaly_verdict", "autocorrelation", "baseline_by_control", "cv_by_length", "cv_ci", "cv_figure", "define",
+    "idle_driver",
     "carryover_check", "design_comparison", "design_summary", "session_power", "designs_tables", "finding_floor", "finding_run_length", "findings",
     "per_run_controls", "run", "run_length_table", "runs_needed", "series_frame", "write_processed",
 ]

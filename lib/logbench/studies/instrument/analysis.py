@@ -8,7 +8,7 @@ import pandas as pd
 
 from ...base import records, stats
 from ...base.formatting import ci_text
-from .anomaly import anomaly_summary, anomaly_verdict, baseline_by_control
+from .anomaly import anomaly_summary, anomaly_verdict, baseline_by_control, idle_driver
 from .noise import (autocorrelation, cv_by_length, finding_floor, finding_run_length, per_run_controls,
                     run_length_table, series_frame)
 from .spec import BASELINE, NAME, InstrumentResult
@@ -67,7 +67,7 @@ def findings(series: pd.DataFrame, cv: pd.DataFrame, summary: pd.DataFrame, anom
         parts = [f"{r.control}: {r.tps_mean:,.0f} tps [{r.tps_ci_low:,.0f}, {r.tps_ci_high:,.0f}], mean latency "
                  f"{r.latency_ms_mean:.3g} ms (n={r.n})" for r in g.itertuples()]
         rows.append({"item": "baseline", "statement": f"No logging at {clients} client(s): " + "; ".join(parts) + "."})
-    for line in anomaly_verdict(summary).splitlines():
+    for line in anomaly_verdict(summary, idle_driver(anomaly_runs)).splitlines():
         rows.append({"item": "anomaly", "statement": plain(line)})
     res = stats.resolution(summary, BASELINE)
     for r in res.itertuples():

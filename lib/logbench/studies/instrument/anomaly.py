@@ -20,8 +20,15 @@ def anomaly_summary(runs: pd.DataFrame) -> pd.DataFrame:
     return out.rename(columns={"variant": "control"})
 
 
-def anomaly_verdict(summary: pd.DataFrame) -> str:
-    """Does 'logging is not slower (or faster) than no logging at 1 client' survive the idle-state control?"""
+def idle_driver(runs: pd.DataFrame) -> str:
+    """The cpuidle driver the runs ran under (their records' ``cpuidle_driver``, the most common; "" unknown)."""
+    col = runs["cpuidle_driver"].dropna().astype(str) if "cpuidle_driver" in runs else pd.Series(dtype=str)
+    return str(col.mode().iloc[0]) if len(col) else ""
+
+
+def anomaly_verdict(summary: pd.DataFrame, cpuidle_driver: str = "") -> str:
+    """Does 'logging is not slower (or faster) than no logging at 1 client' survive the idle-state control?
+    ``cpuidle_driver``: the runs' (:func:`idle_driver`); "none" means the hold had nothing to act on."""
     from ...base.formatting import ci_text
 
     logging = summary[summary["configuration"].isin(["stderr", "syslog"])]
@@ -35,10 +42,19 @@ def anomaly_verdict(summary: pd.DataFrame) -> str:
     one = logging[logging["clients"] == logging["clients"].min()]
     free, hold = one[one["control"] == "free"], one[one["control"] == "hold"]
     base = summary[(summary["configuration"] == BASELINE) & (summary["clients"] == logging["clients"].min())]
-    speed = base.set_index("control")["tps_mean"]
-    lift = (f" Holding the idle state made the baseline itself {speed['hold'] / speed['free']:.2g} times as fast "
-            f"({speed['free']:,.0f} → {speed['hold']:,.0f} tps), consistent with a lone client's round trips "
-            "waiting for an idle vCPU to wake." if {"free", "hold"} <= set(speed.index) else "")
+    lift = ""
+    by = base.set_index("control")
+    if {"free", "hold"} <= set(by.index):
+        f, h = by.loc["free"], by.loc["hold"]
+        move = f"({f['tps_mean']:,.0f} → {h['tps_mean']:,.0f} tps)"
+        if cpuidle_driver == "none":
+            lift = (" This machine has no cpuidle driver: the kernel idles by HLT whatever the latency request, so "
+                    f"the hold had nothing to act on {move}; the control is not tested by this run.")
+        elif h.get("tps_ci_low", math.nan) > f.get("tps_ci_high", math.nan):
+            lift = (f" Holding the idle state made the baseline itself {h['tps_mean'] / f['tps_mean']:.2g} times as "
+                    f"fast {move}, consistent with a lone client's round trips waiting for an idle vCPU to wake.")
+        else:
+            lift = f" Holding the idle state did not move the baseline beyond its 95 % intervals {move}."
     if (hold["ratio_ci_low"] > 1).any():
         head = ("**Verdict:** logging still looks faster than no logging with the idle state held: the idle state "
                 "does not explain it.")
