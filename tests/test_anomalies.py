@@ -1,9 +1,11 @@
 """The anomaly screen on hand-made summaries and runs: what it must flag, and what it must leave alone."""
 
+import json
 import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from logbench.analyze import anomalies as A
 from logbench.analyze import claims
@@ -93,3 +95,38 @@ def test_logging_faster_within_the_aa_spread_says_so():
     # beyond the A/A's reach (|ln 1.3| = 0.262), the note is the plain anomaly
     s.loc[2, ["ratio", "ratio_ci_low", "ratio_ci_high"]] = [1.3, 1.2, 1.4]
     assert A.summary_anomalies("s", s, "none", [])[0]["note"] == "logging faster than not logging, beyond the CI"
+
+
+def _switchback_runs(windows: pd.DataFrame, clients: int = 64) -> pd.DataFrame:
+    """Simulated windows as a switchback study's run records: what the findings load from ``*_runs.csv``."""
+    extra = [{"design": "switchback", "load": int(w.load), "attempt": 0, "block": int(w.block), "unit": int(w.unit),
+              "window": int(w.window), "prev_arm": w.prev_arm, "switch_requested": 0.0, "switch_applied": 0.01,
+              "guard_s": 1} for w in windows.itertuples()]
+    return pd.DataFrame({"configuration": windows["arm"], "clients": clients, "tps": windows["tps"],
+                         "extra": [json.dumps(e) for e in extra]})
+
+
+@pytest.mark.parametrize("carryover, aa_effect, words", [
+    (0.95, 1.0, "carryover from the previous window accounts for it"),
+    (1.0, 0.95, "does not account for it, and the cause is open")])
+def test_a_switchback_aa_that_excludes_1_says_whether_carryover_accounts_for_it(carryover, aa_effect, words):
+    """Issue 40: a carryover into the baseline's settings on a schedule whose A/A windows follow the logging arm
+    three times as often biases the A/A, and the note says so; an A/A that strays for another reason (here a
+    true 5 % shift of the A/A arm) is named as open."""
+    from logbench.measure import switchstats
+    from test_switchstats import AA, BASE, LOGGING, UNBALANCED, simulate
+
+    w = simulate(np.random.default_rng(41), blocks=48, loads=3, sd=0.03, after_logging=carryover,
+                 orders=UNBALANCED, ratios={AA: aa_effect, LOGGING: 0.6})
+    est = switchstats.arm_ratios(w, BASE).set_index("arm").loc[AA]
+    assert est["ratio_ci_high"] < 1
+    s = _summary([(BASE, 64, 1.0, math.nan, math.nan),
+                  (AA, 64, est["ratio"], est["ratio_ci_low"], est["ratio_ci_high"])])
+    rows = A.summary_anomalies("s", s, BASE, [], runs=_switchback_runs(w))
+    assert [r["kind"] for r in rows] == ["aa_excludes_1"]
+    note = rows[0]["note"]
+    assert note.startswith("the baseline against itself") and "108 of 144 A/A and 36 of 144 baseline" in note
+    assert note.endswith(words)
+    # without the runs (or with a block design's) the note is the plain one
+    assert A.summary_anomalies("s", s, BASE, [])[0]["note"] == "the baseline against itself: the instrument is " \
+                                                                 "biased at this level"

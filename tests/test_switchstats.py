@@ -34,19 +34,21 @@ def plan(rng, layout: str, blocks: int, arms: list[str]) -> list[tuple[int, int,
 
 
 def simulate(rng, layout="permutation", phi=0.5, *, blocks=15, loads=2, window_s=5, guard_s=1, sd=0.08,
-             drift_sd=0.003, tau=0.01, ratios=None, switch_cost=None, after_logging=1.0, seconds=False):
+             drift_sd=0.003, tau=0.01, ratios=None, switch_cost=None, after_logging=1.0, seconds=False, orders=None):
     """Windows (and, with ``seconds``, the per-second rows) of ``loads`` independent simulated loads.
 
     sd: stationary sd of the AR(1) log-throughput noise per second; drift_sd: the random walk's step per
     second; tau: sd of each non-baseline arm's per-load shift of its log effect; switch_cost: arm -> factor on
     the first second after switching into it; after_logging: factor on baseline and A/A windows whose
-    previous window ran a logging arm (a carryover the guard does not cover)."""
+    previous window ran a logging arm (a carryover the guard does not cover); orders: block b runs the arms in
+    ``orders[b % len(orders)]`` (a fixed schedule, permutation layout) instead of a random plan."""
     ratios = ratios or TRUE_RATIO
     arms = [BASE, *ratios]
     switch_cost = switch_cost or {}
     wrows, srows = [], []
     for load in range(loads):
-        p = plan(rng, layout, blocks, arms)
+        p = (plan(rng, layout, blocks, arms) if orders is None
+             else [(b, b, a) for b in range(blocks) for a in orders[b % len(orders)]])
         shift = {a: rng.normal(0, tau) if a != BASE else 0.0 for a in arms}
         n = len(p) * window_s
         e = rng.normal(0, sd * math.sqrt(1 - phi * phi), n)
@@ -279,6 +281,43 @@ def test_same_vs_changed(effect, detected):
     assert (t["ci_high"] < 0) is detected
     assert t["ci_low"] <= math.log(effect) <= t["ci_high"]
     assert "fixed effects" in t["method"]
+
+
+# A schedule whose A/A windows follow the logging arm three times as often as its baseline windows do: a
+# carryover into the baseline's settings then biases the within-unit A/A ratio by half its size.
+UNBALANCED = [[LOGGING, AA, BASE]] * 3 + [[LOGGING, BASE, AA]]
+
+
+@pytest.mark.parametrize("effect", [0.95, 1.0])
+def test_a_previous_arm_term_recovers_a_known_carryover_and_the_aa(effect):
+    rng = np.random.default_rng(41)
+    w = simulate(rng, blocks=48, loads=3, sd=0.03, after_logging=effect, orders=UNBALANCED)
+    plain = ss.arm_ratios(w, BASE).set_index("arm").loc[AA]
+    t = ss.previous_arm_term(w, BASE, AA)
+    # 3 of 4 A/A windows after the logging arm, 1 of 4 baseline windows: 36 and 12 per load of 48 blocks
+    assert (t["n_aa"], t["aa_after_other"], t["n_base"], t["base_after_other"]) == (144, 108, 144, 36)
+    assert (t["plain_ratio"], t["plain_low"], t["plain_high"]) == (
+        plain["ratio"], plain["ratio_ci_low"], plain["ratio_ci_high"])
+    assert t["carryover_low"] <= math.log(effect) <= t["carryover_high"]
+    assert t["aa_low"] <= 1 <= t["aa_high"]
+    if effect < 1:
+        # the estimator sees the carryover as a biased A/A (half of it: 3/4 - 1/4 of the windows), the term
+        # finds it and the A/A without it holds 1 again
+        assert t["plain_high"] < 1 and t["carryover_high"] < 0
+        assert abs(math.log(t["aa_ratio"])) < abs(math.log(t["plain_ratio"])) / 3
+    else:
+        assert t["carryover_low"] <= 0 <= t["carryover_high"]
+    assert "after another arm" in t["method"]
+
+
+def test_a_previous_arm_term_that_is_the_aa_label_itself_gives_no_estimate():
+    # every A/A window follows the logging arm and every baseline window its A/A control: what came before and
+    # the A/A label cannot be told apart, so the level says nothing about carryover (and the plain ratio stands)
+    w = simulate(np.random.default_rng(3), blocks=8, loads=2, orders=[[LOGGING, AA, BASE]])
+    t = ss.previous_arm_term(w, BASE, AA)
+    assert (t["aa_after_other"], t["base_after_other"]) == (t["n_aa"], 0)
+    assert math.isnan(t["aa_ratio"]) and math.isnan(t["carryover"])
+    assert t["plain_low"] <= t["plain_ratio"] <= t["plain_high"]
 
 
 def test_fixed_b_cubic_matches_the_simulated_fixed_b_limit():

@@ -4,7 +4,9 @@ Each study's processed summary and runs are screened for four kinds of anomaly; 
 notebook and the paper print them), none is ever a finding:
 
 - ``aa_excludes_1``: the A/A control (the baseline run again) has a ratio interval that excludes 1: at that
-  level the instrument is biased, and the study's ratios there prove nothing.
+  level the instrument is biased, and the study's ratios there prove nothing. In a switchback study its note
+  says whether carryover from the previous window accounts for it (:func:`switchback_aa_note`), and where it
+  does not, that the cause is open.
 - ``logging_faster``: a configuration that does more work than the baseline (it logs) has its whole ratio
   interval above 1; its note says where the ratio lies within its level's A/A spread
   (:func:`logbench.base.stats.effect_reading`), where the baseline against itself strays as far.
@@ -18,13 +20,16 @@ notebook and the paper print them), none is ever a finding:
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pandas as pd
 
+from ..base.formatting import ci_text
 from ..base.settings import aa_name, is_aa
 from ..base.stats import WITHIN_AA, effects
+from ..measure import switchstats, switchwindows
 
 # A block whose configurations ran, in their median, this much below their cell medians, every one below its own.
 BLOCK_DROP = 0.10
@@ -60,21 +65,60 @@ def faster_than_baseline(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:
     return summary[keep]
 
 
+def switchback_windows(runs: pd.DataFrame | None) -> pd.DataFrame:
+    """The switchback windows of a study's runs as its estimator reads them (empty for a block design)."""
+    if runs is None or not len(runs) or "extra" not in runs.columns:
+        return pd.DataFrame()
+    runs = runs.assign(extra=runs["extra"].map(lambda e: json.loads(e) if isinstance(e, str) else e))
+    return switchwindows.windows_frame(runs) if switchwindows.is_switchback(runs) else pd.DataFrame()
+
+
+def switchback_aa_note(windows: pd.DataFrame, baseline: str) -> str:
+    """For an A/A that excludes 1 in a switchback study (one level's windows): whether the arm before each
+    baseline and A/A window accounts for it (:func:`logbench.measure.switchstats.previous_arm_term`), in words.
+
+    Why: the switchback estimator has no term for the previous window, and a carryover that lasts a whole window
+    is invisible to the within-window carryover profile; a schedule whose A/A windows follow other arms more
+    often than its baseline windows would turn such a carryover into a biased A/A (issue 40). Where the term
+    leaves the A/A outside 1 the bias is not carryover of that kind, and the note names its cause as open."""
+    aa = aa_name(baseline)
+    t = switchstats.previous_arm_term(windows, baseline, aa)
+    counts = (f"{t['aa_after_other']} of {t['n_aa']} A/A and {t['base_after_other']} of {t['n_base']} baseline "
+              "windows ran after another arm")
+    if t["carryover"] != t["carryover"]:
+        return f"; {counts}: this schedule cannot tell carryover from the A/A label, so the cause is open"
+    c = math.exp(t["carryover"]), math.exp(t["carryover_low"]), math.exp(t["carryover_high"])
+    holds = t["aa_low"] <= 1 <= t["aa_high"]
+    return (f"; {counts}, and after another arm the baseline's settings ran at {ci_text(*c)} times their "
+            "throughput after their own; "
+            f"without that carryover the A/A is {ci_text(t['aa_ratio'], t['aa_low'], t['aa_high'])}: "
+            + ("carryover from the previous window accounts for it" if holds else
+               "carryover from the previous window does not account for it, and the cause is open"))
+
+
 def summary_anomalies(study: str, summary: pd.DataFrame, baseline: str, cell_columns: list[str],
-                      order: tuple[tuple[str, str], ...] = ()) -> list[dict]:
-    """The A/A, logging-faster and inversion anomalies of one study's summary (ratio and its CI per cell)."""
+                      order: tuple[tuple[str, str], ...] = (), runs: pd.DataFrame | None = None) -> list[dict]:
+    """The A/A, logging-faster and inversion anomalies of one study's summary (ratio and its CI per cell);
+    ``runs`` (the study's measured runs), where a switchback study's, add the carryover reading to an A/A's note."""
     if summary is None or "ratio" not in summary.columns:
         return []
     out = []
     aa = aa_name(baseline)
+    windows = switchback_windows(runs)
     read = effects(summary, baseline, keys=[c for c in cell_columns if c in summary.columns] + ["clients"])["effect"]
     for cell, g in _cells(summary, cell_columns):
         fast = set(faster_than_baseline(g, baseline).index)
         for r in g.itertuples():
             if r.configuration == aa and (r.ratio_ci_low > 1 or r.ratio_ci_high < 1):
+                note = "the baseline against itself: the instrument is biased at this level"
+                if len(windows):
+                    level = windows[windows["clients"] == r.clients]
+                    for col in cell_columns:
+                        if col in level.columns and col in g.columns:
+                            level = level[level[col] == getattr(r, col)]
+                    note += switchback_aa_note(level, baseline) if len(level) else ""
                 out.append(_row(study, cell, r.clients, "aa_excludes_1", f"{aa}/{baseline}", r.ratio,
-                                r.ratio_ci_low, r.ratio_ci_high,
-                                "the baseline against itself: the instrument is biased at this level"))
+                                r.ratio_ci_low, r.ratio_ci_high, note))
             elif r.Index in fast:
                 out.append(_row(study, cell, r.clients, "logging_faster", f"{r.configuration}/{baseline}", r.ratio,
                                 r.ratio_ci_low, r.ratio_ci_high, "logging faster than not logging, beyond the CI"
@@ -131,7 +175,7 @@ def screen(studies: dict, cell_columns, orders: dict[str, tuple[tuple[str, str],
     rows = []
     for name, s in studies.items():
         cols = cell_columns(s.summary) if s.summary is not None else []
-        rows += summary_anomalies(name, s.summary, s.baseline, cols, (orders or {}).get(name, ()))
+        rows += summary_anomalies(name, s.summary, s.baseline, cols, (orders or {}).get(name, ()), s.runs)
         rows += contaminated_blocks(name, s.runs, cols)
     return pd.DataFrame(rows, columns=list(COLUMNS))
 

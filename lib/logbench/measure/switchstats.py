@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import patsy
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
 from scipy import stats as sps
@@ -324,6 +325,72 @@ def same_vs_changed(windows: pd.DataFrame, baseline: str, aa: str, confidence: f
                hac_critical(per_load, lags, confidence) if lags else 0.0) * se
     return {"difference": d, "ci_low": d - half, "ci_high": d + half, "n_same": n_same, "n_changed": n_changed,
             "method": method}
+
+
+def previous_arm_term(windows: pd.DataFrame, baseline: str, aa: str, confidence: float = CONFIDENCE) -> dict:
+    """The A/A control's ratio without the carryover of the arm before each baseline and A/A window: does
+    carryover explain an A/A that strays from 1?
+
+    :func:`arm_ratios` compares each window with its unit's baseline and has no term for what ran before it, so
+    where the A/A windows follow another arm more (or less) often than the baseline windows do, a carryover
+    that lasts into the next window's measured seconds (which :func:`carryover` cannot see, each window being its
+    own reference) biases the A/A ratio. The term: OLS of log tps on the arm (treatment against ``baseline``),
+    ``after_other`` (a baseline or A/A window whose previous window ran neither of the two: the baseline's
+    settings after another arm's, what :func:`same_vs_changed` tests) and an intercept per unit of a load (the
+    estimator's own comparison), over every window with a previous one, with Newey–West errors within each load
+    and the fixed-b/t critical value, as :func:`same_vs_changed`. The other arms' windows carry no term
+    (carryover into a logging arm need not be the baseline's); they pin the units' levels. Then
+    :func:`arm_ratios` itself on the windows with the term's effect taken out of the baseline and A/A windows
+    after another arm: the estimator's A/A as it would be without that carryover (the term's own uncertainty is
+    not carried into that interval; it is small where the two arms follow other arms about equally often).
+    One clients level at a time; needs ``prev_arm``.
+
+    Returns ``plain_ratio``, ``plain_low``, ``plain_high`` (:func:`arm_ratios`' A/A on the windows as measured),
+    ``aa_ratio``, ``aa_low``, ``aa_high`` (the same without the carryover), the term (``carryover``: log tps of
+    the baseline's settings after another arm minus after its own, ``carryover_low``, ``carryover_high``), how
+    many baseline and A/A windows ran after another arm (``base_after_other``, ``aa_after_other`` of ``n_base``,
+    ``n_aa``) and ``method``. The term and the A/A without it are NaN where the schedule cannot tell carryover
+    from the A/A label (no baseline or A/A window after another arm, none after the baseline's settings, or the
+    term a combination of the arms and units)."""
+    _one_level(windows)
+    nan = dict.fromkeys(["aa_ratio", "aa_low", "aa_high", "carryover", "carryover_low", "carryover_high"], math.nan)
+    r = arm_ratios(windows, baseline, confidence).set_index("arm")
+    out = {k: float(r.loc[aa, c]) if aa in r.index else math.nan
+           for k, c in (("plain_ratio", "ratio"), ("plain_low", "ratio_ci_low"), ("plain_high", "ratio_ci_high"))}
+    w = windows.assign(prev_arm=windows["prev_arm"].where(windows["prev_arm"].notna(), None))
+    pair = w["arm"].isin((baseline, aa))
+    w = w.assign(after_other=(pair & w["prev_arm"].notna() & ~w["prev_arm"].isin((baseline, aa))).astype(float),
+                 log_tps=np.log(w["tps"].astype(float)), load_id=w["load"].astype(str),
+                 unit_id=w["load"].astype(str) + "/" + w["unit"].astype(str))
+    b, a = w[w["arm"] == baseline], w[w["arm"] == aa]
+    out.update(n_base=len(b), n_aa=len(a), base_after_other=int(b["after_other"].sum()),
+               aa_after_other=int(a["after_other"].sum()))
+    m = w[w["prev_arm"].notna()].sort_values(["load_id", "window"], kind="stable")
+    per_load = int(m.groupby("load_id").size().min()) if len(m) else 0
+    lags = hac_maxlags(per_load)
+    out["method"] = ("the term: log tps ~ arm + baseline's settings after another arm + unit of a load, every window "
+                     f"with a previous one, Newey-West HAC within load (maxlags {lags}), fixed-b/t critical value; "
+                     "the A/A: arm_ratios with the term's effect taken out")
+    mp = m[m["arm"].isin((baseline, aa))]
+    if mp["after_other"].nunique() < 2 or not (mp["arm"] == baseline).any() or not (mp["arm"] == aa).any():
+        return {**nan, **out}
+    term = f"C(arm, Treatment(reference={baseline!r}))"
+    units = " + C(unit_id)" if m["unit_id"].nunique() > 1 else ""
+    formula = f"log_tps ~ {term} + after_other{units}"
+    _, x = patsy.dmatrices(formula, m, return_type="dataframe")
+    if np.linalg.matrix_rank(x.to_numpy()) < x.shape[1]:
+        # e.g. every A/A window after another arm and every baseline window after its A/A control
+        return {**nan, **out}
+    fit = smf.ols(formula, data=m).fit(cov_type="hac-panel", cov_kwds={
+        "groups": pd.factorize(m["load_id"])[0], "maxlags": lags, "use_correction": "hac", "df_correction": False})
+    q = max(float(sps.t.ppf(0.5 + confidence / 2, fit.df_resid)),
+            hac_critical(per_load, lags, confidence) if lags else 0.0)
+    c, se = float(fit.params["after_other"]), float(fit.bse["after_other"])
+    fixed = windows.assign(tps=w["tps"].astype(float) * np.exp(-c * w["after_other"]))
+    r = arm_ratios(fixed, baseline, confidence).set_index("arm").loc[aa]
+    return {**out, "aa_ratio": float(r["ratio"]), "aa_low": float(r["ratio_ci_low"]),
+            "aa_high": float(r["ratio_ci_high"]), "carryover": c, "carryover_low": c - q * se,
+            "carryover_high": c + q * se}
 
 
 def predicted_halfwidth(log_tps: Sequence[float], measured_s: int, windows_per_arm: int, layout: str,
