@@ -82,7 +82,8 @@ def _spec(name: str):
 
 FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail",
             "anomalies", "claims_by_version", "cost_model", "cost_model_summary", "cost_model_factors",
-            "cost_model_rule", "cost_model_daemons", "cost_model_misses", "models", "models_coverage",
+            "cost_model_rule", "cost_model_daemons", "cost_model_misses", "cost_model_terms",
+            "cost_model_switch_prices", "models", "models_coverage",
             "record_regression")
 
 
@@ -479,10 +480,12 @@ def cost_model_findings(processed_dir: Path | str = paths.PROCESSED) -> dict[str
                 "cost_model_factors": pd.DataFrame(columns=costmodel.FACTOR_COLUMNS),
                 "cost_model_rule": pd.DataFrame(columns=costmodel.RULE_COLUMNS),
                 "cost_model_daemons": costmodel.daemon_cpu(processed_dir),
-                "cost_model_misses": pd.DataFrame(columns=costmodel.MISS_COLUMNS)}
+                "cost_model_misses": pd.DataFrame(columns=costmodel.MISS_COLUMNS),
+                "cost_model_terms": pd.DataFrame(columns=costmodel.TERM_COLUMNS),
+                "cost_model_switch_prices": pd.DataFrame(columns=costmodel.SWITCH_COLUMNS)}
     return {"cost_model": m.cells, "cost_model_summary": m.summary, "cost_model_factors": m.factors,
             "cost_model_rule": m.rule, "cost_model_daemons": costmodel.daemon_cpu(processed_dir),
-            "cost_model_misses": m.misses}
+            "cost_model_misses": m.misses, "cost_model_terms": m.terms, "cost_model_switch_prices": m.switch_prices}
 
 
 # The headline figure's cells: each engine's main cached study, at levels where the clients keep the cores busy (so

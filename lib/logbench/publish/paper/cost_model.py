@@ -16,6 +16,8 @@ SUMMARY = "findings_cost_model_summary.csv"
 FACTORS = "findings_cost_model_factors.csv"
 RULE = "findings_cost_model_rule.csv"
 MISSES = "findings_cost_model_misses.csv"
+TERMS = "findings_cost_model_terms.csv"
+PRICES = "findings_cost_model_switch_prices.csv"
 VARIANTS = ("counted", "fitted")
 PROCESS_WORDS = {"loader": "the backend (MariaDB: the connection thread)", "collector": "the logging collector",
                  "syslog": "the syslog daemon (and a receiver on the same cores)"}
@@ -121,7 +123,11 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
     """``doc['cost_model']``: its tables' paths ('' until 90_findings wrote them) and the reason it was not computed
     ('' where it was); the numbers its text states are registered with their provenance."""
     doc["cost_model"] = {"summary": "", "rule": "", "missed": "", "records": "", "groups": "", "not_computed": "",
-                         "processes": [], "named": [], "exact_above_goal": False, "has_mariadb": False}
+                         "processes": [], "named": [], "exact_above_goal": False, "has_mariadb": False,
+                         "terms": "", "prices": "", "term_keys": [], "estimators": [], "price_passes": False,
+                         "counted_one_term_would_pass": False, "fitted_one_term_would_pass": False,
+                         "counted_priced_term_passes": False, "fitted_priced_term_passes": False,
+                         "exact_passes": [], "prices_below_implied": False}
     paths = [processed_dir / f for f in (CELLS, SUMMARY, FACTORS, RULE)]
     if not all(p.exists() for p in paths):
         return
@@ -187,6 +193,116 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
     groups = processed_dir / MISSES
     if groups.exists():
         _groups_section(doc, gen, nums, pd.read_csv(groups), summary)
+    if (processed_dir / TERMS).exists() and (processed_dir / PRICES).exists():
+        _terms_section(doc, gen, nums, pd.read_csv(processed_dir / TERMS), pd.read_csv(processed_dir / PRICES))
+
+
+def _terms_table(t: pd.DataFrame) -> pd.DataFrame:
+    """The fitted model's named missing terms: their cells, what each could buy at most, its price and need."""
+    g = t[t["model"] == "fitted"]
+
+    def held(mae, share) -> str:
+        return f"{number(mae, 3)} / {number(100 * share, 3)} %" if pd.notna(mae) else "–"
+
+    return pd.DataFrame({
+        "term": g["what"].to_numpy(), "cells": g["cells"].astype(int).astype(str).to_numpy(),
+        "median |error| / in CI there": [held(a, b) for a, b in zip(g["median_abs_error"], g["in_ci_share"])],
+        "exact model there": [number(v, 2) for v in g["exact_model_median_abs_error"]],
+        "all cells if these were exact": [held(a, b) for a, b in zip(g["if_exact_median_abs_error"],
+                                                                      g["if_exact_in_ci_share"])],
+        "priced outside the judged cells / implied by them": [
+            f"{number(a, 2)} / {number(b, 2)} {u}" if pd.notna(a) else "–"
+            for a, b, u in zip(g["priced"], g["implied"], g["unit"].fillna(""))],
+        "all cells with the term so priced": [held(a, b) for a, b in zip(g["with_term_median_abs_error"],
+                                                                          g["with_term_in_ci_share"])]})
+
+
+def _prices_table(p: pd.DataFrame) -> pd.DataFrame:
+    """A backend's voluntary switch priced from the baselines by each estimator, and the held-out figures with it."""
+    a = p[p["study"] == "all"]
+    rows = []
+    for est, g in a.groupby("estimator", sort=False):
+        r = g.set_index("model")
+        rows.append({"estimator": est, "runs": str(int(g["runs"].iloc[0])),
+                     f"µs per switch [{CI}]": ci_text(g["price_us"].iloc[0], g["price_ci_low"].iloc[0],
+                                                      g["price_ci_high"].iloc[0], sig=2),
+                     **{f"{m}: median |error| / in CI": f"{number(r.loc[m, 'median_abs_error'], 3)} / "
+                                                       f"{number(100 * r.loc[m, 'in_ci_share'], 3)} %"
+                        for m in VARIANTS if m in r.index}})
+    return pd.DataFrame(rows)
+
+
+# The named terms' keys in the paper's numbers (the table's "all four" as "all"), and their cells in words
+TERM_KEYS = {"wake": "wake", "mutex": "mutex", "table": "table", "switchback": "switchback", "all four": "all"}
+_EXACT = ("if_exact_median_abs_error", "if_exact_in_ci_share")
+# The fitted model's figures of each term that the text states
+TERM_NUMBERS = {"wake": ("cells", "median_abs_error", "in_ci_share", *_EXACT, "implied"),
+                "mutex": ("cells", "median_abs_error", *_EXACT, "priced", "implied", "with_term_median_abs_error",
+                          "with_term_in_ci_share"),
+                "table": ("cells", "median_abs_error", "priced", "implied", *_EXACT),
+                "switchback": ("cells", "median_abs_error", "in_ci_share", "exact_model_median_abs_error", *_EXACT),
+                "all four": _EXACT}
+TERM_WORDS = {"wake": "PostgreSQL's local syslog cells above one client per core",
+              "mutex": "MariaDB's slow log to a file above one connection", "table": "the slow log to its table",
+              "switchback": "the switchback cells"}
+
+
+def _terms_section(doc: dict, gen: Path, nums, t: pd.DataFrame, p: pd.DataFrame) -> None:
+    """The named missing terms: the table, each one's figures, and the switch's prices with the model at each."""
+    fitted = t[t["model"] == "fitted"]
+    if fitted.empty:
+        return
+    doc["cost_model"]["terms"] = add_table(doc, gen, _terms_table(t), "cost_model_terms")
+    doc["cost_model"]["prices"] = add_table(doc, gen, _prices_table(p), "cost_model_switch_prices") if len(p) else ""
+    doc["cost_model"]["term_keys"] = []
+    for term, key in TERM_KEYS.items():
+        if not (fitted["term"] == term).any():
+            continue
+        doc["cost_model"]["term_keys"].append(key)
+        row = fitted[fitted["term"] == term].iloc[0]
+        where = {"model": "fitted", "term": term}
+        for col in TERM_NUMBERS[term]:
+            if pd.isna(row[col]):
+                continue
+            spec = {"kind": "cell", "source": TERMS, "where": where, "column": col}
+            if col == "cells":
+                spec["int"] = True
+            elif col.endswith("in_ci_share"):
+                spec = {"kind": "scale", "factor": 100, "sig": 3, "of": spec}
+            else:
+                spec["sig"] = 3 if col.startswith(("if_exact", "with_term")) else 2
+            nums.add(f"cm.t.fitted.{key}.{col}", spec)
+    doc["cost_model"]["exact_passes"] = [TERM_WORDS[k] for k in fitted.loc[
+        fitted["if_exact_goals_met"].astype(bool) & fitted["term"].isin(TERM_WORDS), "term"]]
+    wake = fitted[fitted["term"] == "wake"]
+    implied = float(wake["implied"].iloc[0]) if len(wake) else float("nan")
+    prices = p.drop_duplicates("estimator")["price_us"]
+    doc["cost_model"]["prices_below_implied"] = bool(len(prices) and (prices < implied).all())
+    for model in VARIANTS:
+        g = fitted if model == "fitted" else t[t["model"] == model]
+        one = g[g["term"] != "all four"]
+        doc["cost_model"][f"{model}_one_term_would_pass"] = bool(one["if_exact_goals_met"].astype(bool).any())
+        doc["cost_model"][f"{model}_priced_term_passes"] = bool(
+            one["with_term_goals_met"].map(lambda v: str(v) == "True").any())
+    a = p[(p["study"] == "all")]
+    doc["cost_model"]["estimators"] = []
+    for i, est in enumerate(dict.fromkeys(a["estimator"])):
+        doc["cost_model"]["estimators"].append(f"e{i}")
+        # the text states each price (the first with its interval), the fitted model's figures with it and the
+        # counted model's median error
+        fit, cnt = ({"estimator": est, "study": "all", "model": m} for m in ("fitted", "counted"))
+        for col in ("price_us", *(("price_ci_low", "price_ci_high") if i == 0 else ())):
+            nums.add(f"cm.p.e{i}.fitted.{col}", {"kind": "cell", "source": PRICES, "where": fit, "column": col,
+                                                 "sig": 2})
+        for model, where in (("fitted", fit), ("counted", cnt)):
+            nums.add(f"cm.p.e{i}.{model}.median_abs_error", {"kind": "cell", "source": PRICES, "where": where,
+                                                             "column": "median_abs_error", "sig": 3})
+        nums.add(f"cm.p.e{i}.fitted.in_ci_share", {"kind": "scale", "factor": 100, "sig": 3, "of": {
+            "kind": "cell", "source": PRICES, "where": fit, "column": "in_ci_share"}})
+        nums.add(f"cm.p.e{i}.name", {"kind": "cell", "source": PRICES, "where": {"estimator": est, "study": "all",
+                                                                               "model": "fitted"},
+                                     "column": "estimator"})
+    doc["cost_model"]["price_passes"] = bool(a["goals_met"].map(lambda v: str(v) == "True").any())
 
 
 def _groups_section(doc: dict, gen: Path, nums, m: pd.DataFrame, summary: pd.DataFrame) -> None:
