@@ -231,12 +231,13 @@ def idle_driver_of(processed_dir: Path | str, name: str) -> str:
     same Intel Xeon VM ran point selects at 1 connection at 23,800 tps with no driver and 43,400 under haltpoll
     (study 04, 2026-11-28), its windows' noise four times apart."""
     f = Path(processed_dir) / f"{name}_runs.csv"
-    if not f.is_file():
-        return ""
-    col = pd.read_csv(f, usecols=lambda c: c == "cpuidle_driver")
-    if "cpuidle_driver" not in col or not col["cpuidle_driver"].notna().any():
-        return ""
-    return str(col["cpuidle_driver"].dropna().astype(str).mode().iloc[0])
+    return idle_driver(pd.read_csv(f, usecols=lambda c: c == "cpuidle_driver")) if f.is_file() else ""
+
+
+def idle_driver(runs: pd.DataFrame) -> str:
+    """The cpuidle driver runs ran under (their records' ``cpuidle_driver``, the most common; "" unknown)."""
+    col = runs["cpuidle_driver"].dropna().astype(str) if "cpuidle_driver" in runs else pd.Series(dtype=str)
+    return str(col.mode().iloc[0]) if len(col) else ""
 
 
 def with_environment(frame: pd.DataFrame, environment: dict) -> pd.DataFrame:

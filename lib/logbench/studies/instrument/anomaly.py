@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from ...base import stats
+from ...base.records import idle_driver
 from .. import common
 from .spec import ANOMALY_DESTINATIONS, BASELINE
 
@@ -18,12 +19,6 @@ def anomaly_summary(runs: pd.DataFrame) -> pd.DataFrame:
     out = common.summary_per_variant(runs, BASELINE, also=("latency_mean_ms", "log_loss", "server_cpu_s",
                                                            "logger_cpu_s"), order=list(ANOMALY_DESTINATIONS))
     return out.rename(columns={"variant": "control"})
-
-
-def idle_driver(runs: pd.DataFrame) -> str:
-    """The cpuidle driver the runs ran under (their records' ``cpuidle_driver``, the most common; "" unknown)."""
-    col = runs["cpuidle_driver"].dropna().astype(str) if "cpuidle_driver" in runs else pd.Series(dtype=str)
-    return str(col.mode().iloc[0]) if len(col) else ""
 
 
 def anomaly_verdict(summary: pd.DataFrame, cpuidle_driver: str = "") -> str:
