@@ -31,18 +31,15 @@ Two models. **counted**: nothing fitted on a logging arm, judged on every cell. 
 (the record-making thread, the collector, the syslog daemon) on its counted time, from its measured CPU per
 transaction on a stated subset (:data:`FIT_SUBSET`) only, judged on the other cells: the counts are user-space
 work, and what the factor carries is the kernel's time and this host's speed on that code. The subset is
-PostgreSQL's, so MariaDB's connection thread keeps its counted time in both. Where a prediction misses,
-:func:`missing_term` names the term the measured CPU points to; :func:`misses` groups the judged cells (engine,
-destination, clients per core, design, processor, table) beside the median error an exact model would show on
-the same cells (:func:`noise_floor`: the measured intervals' own spread), and :func:`diagnose` sets each cell's
-measured CPU and the time its measured ratio implies beside the modelled time.
+PostgreSQL's, so MariaDB's connection thread keeps its counted time in both. The held-out judgement
+(:func:`summarise`) sets each model's median error and coverage beside the median error an exact model would show on
+the same cells (:func:`noise_floor`: the measured intervals' own spread). Where a prediction misses,
+:func:`missing_term` names the term the measured CPU points to, and :func:`diagnose` sets each cell's measured CPU and
+the time its measured ratio implies beside the modelled time.
 
-The terms the misses name (:func:`terms`) are tested one at a time and none is kept: per term, the held-out figures
-if its cells were exact (the most it could buy), its price from data outside the judged cells beside what the cells
-imply, and the held-out figures with it so priced. A backend's sleep and wake-up (a voluntary context switch) is
-priced from the baselines' runs alone (:func:`switch_prices`, three estimators, which disagree), times the switches a
-cell's runs counted above its baseline's; MariaDB's log mutex as a single-server queue at the counted hold time
-(:func:`mutex_wait`). The model's own predictions carry neither.
+Where the misses fall by group of cells, and what the terms they name could buy and are priced at, is
+:mod:`logbench.analyze.costterms`: read from the :class:`CostModel` this module returns; the model's own predictions
+carry none of those terms.
 """
 
 from __future__ import annotations
@@ -325,7 +322,7 @@ def per_record_us(recipe: Recipe, engine: str, costs: pd.DataFrame, cal: Calibra
 
 # --- the throughput studies: cells, their records and CPU ------------------------------------------------------
 
-def _extra(runs: pd.DataFrame, key: str) -> pd.Series:
+def run_extra(runs: pd.DataFrame, key: str) -> pd.Series:
     if "extra" not in runs.columns:
         return pd.Series(np.nan, index=runs.index)
 
@@ -342,7 +339,7 @@ def cell_counts(runs: pd.DataFrame, extra_keys: tuple[str, ...] = ()) -> pd.Data
     server produced: expected where the runner declared them, else received), the servers' CPU per transaction
     split into the backend (every server process but the collector), the collector and the syslog daemons. And the
     records received per transaction: what arrived at the destinations (a remote receiver takes only these)."""
-    d = runs[~runs["warmup"].astype(bool)].copy() if "warmup" in runs.columns else runs.copy()
+    d = records.measured(runs).copy()
     # a version sweep's runs name their configuration "<variant>/<configuration>"
     conf = d["configuration"].astype(str)
     if "variant" in extra_keys and conf.str.contains("/").any():
@@ -353,11 +350,11 @@ def cell_counts(runs: pd.DataFrame, extra_keys: tuple[str, ...] = ()) -> pd.Data
     received = pd.to_numeric(d["log_records_received"], errors="coerce").fillna(0)
     d["records"] = expected.where(expected > 0, received)
     d["received"] = received
-    d["collector_s"] = _extra(d, "collector_cpu_s")
+    d["collector_s"] = run_extra(d, "collector_cpu_s")
     d["daemon_s"] = pd.to_numeric(d.get("logger_cpu_s"), errors="coerce")
     # the backends' voluntary context switches: the server's less its collector's (a run that recorded none: NaN)
     vcs = pd.to_numeric(d.get("server_ctx_voluntary", pd.Series(np.nan, index=d.index)), errors="coerce")
-    d["backend_vcs"] = (vcs - _extra(d, "collector_ctx_voluntary").fillna(0)).where(vcs >= 0)
+    d["backend_vcs"] = (vcs - run_extra(d, "collector_ctx_voluntary").fillna(0)).where(vcs >= 0)
     g = d.groupby(keys, dropna=False)
     out = pd.DataFrame({
         "records_per_tx": g["records"].sum() / g["transactions"].sum(),
@@ -527,7 +524,7 @@ def predict(d: pd.DataFrame, factors: dict[str, float] = UNFITTED) -> pd.DataFra
     engine = d["engine"] if "engine" in d.columns else pd.Series("postgresql", index=d.index)
     loader_factor = pd.Series(np.where(engine == "mariadb", 1.0, factors["loader"]), index=d.index)
     loader = d["loader_us_per_tx"].fillna(0) * loader_factor
-    # a term priced apart (:func:`terms`), added to the backend's time as it is: no factor was fitted on it
+    # a term priced apart (costterms.terms), added to the backend's time as it is: no factor was fitted on it
     if "term_us_per_tx" in d.columns:
         loader = loader + d["term_us_per_tx"].fillna(0)
     daemons = {"collector": d["collector_us_per_tx"].fillna(0) * factors["collector"],
@@ -654,9 +651,6 @@ FACTOR_COLUMNS = ["process", "factor", "ci_low", "ci_high", "n", "fitted_on", "u
                   "calibration_instructions_per_statement", "host_cpu", "calibration_cpu",
                   "mariadb_us_per_instruction", "mariadb_host_speed", "mariadb_cpu_per_statement_us",
                   "mariadb_instructions_per_statement", "mariadb_cpu"]
-MISS_COLUMNS = ["model", "dimension", "group", "judged_cells", "median_abs_error", "mean_error", "in_ci_share",
-                "exact_model_median_abs_error", "missed", "main_term", "main_term_cells", "modelled_added_us_per_tx",
-                "measured_added_cpu_us_per_tx", "implied_added_us_per_tx", "rank", "largest"]
 # The destinations a DBA chooses between, as study 11 counted them: (engine, configuration, what it is)
 RULE_ROWS = (("postgresql", "stderr", "PostgreSQL, stderr to a file through the collector"),
              ("postgresql", "csvlog", "PostgreSQL, csvlog"), ("postgresql", "jsonlog", "PostgreSQL, jsonlog"),
@@ -680,15 +674,17 @@ class CostModel:
     summary: pd.DataFrame  # held-out accuracy per model, study and overall
     factors: pd.DataFrame  # the fitted variant's factors, with the host's time per instruction
     rule: pd.DataFrame  # per destination: instructions and µs per record, a daemon core's records per second
-    misses: pd.DataFrame  # per model and group of judged cells: where it misses and the term it lacks
-    terms: pd.DataFrame  # per model and named missing term: what it could buy, what it is priced at, what it needs
-    switch_prices: pd.DataFrame  # a backend's voluntary switch priced from the baselines, and the model with it
+    # what the model's misses are read from (logbench.analyze.costterms): the logging cells with their counted
+    # demands, as evaluate() takes them, and both models' predictions with every column (``cells`` is COLUMNS of it)
+    demands: pd.DataFrame
+    predictions: pd.DataFrame
 
 
 def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
     """Every logging cell of :data:`STUDIES` predicted by the counted model (nothing fitted: judged on every cell)
     and by the fitted one (each process's factor from its measured CPU on :data:`FIT_SUBSET`: judged on the other
-    cells), their held-out accuracy, where they miss (:func:`misses`), the factors and the per-record rule.
+    cells), their held-out accuracy, the factors and the per-record rule; where they miss, and the terms that
+    might close it, are :mod:`logbench.analyze.costterms`'s, read from the cells and predictions kept here.
     MissingInput names the first processed table that is not there."""
     processed = Path(processed_dir)
     cal = calibration(_read(processed, CALIBRATION, "study 11's committed run (its calibration)"))
@@ -711,7 +707,6 @@ def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
     d = d[d["role"] == "logging arm"].reset_index(drop=True)
     out, factors = evaluate(d)
     fitted = dict(zip(factors["process"], factors["factor"]))
-    prices = switch_prices(baseline_switch_runs(processed))
     # study 11 and the throughput studies may have run on different processors: said beside the carried-over time
     factors = factors.assign(fitted_on=FIT_SUBSET_TEXT, us_per_instruction=cal.us_per_instruction * speed,
                              host_speed=speed, host_cpu_per_statement_us=host_us,
@@ -724,9 +719,8 @@ def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
                              mariadb_host_speed=mariadb[0], mariadb_cpu_per_statement_us=mariadb[1],
                              mariadb_instructions_per_statement=baseline_instructions(baselines, "mariadb", "none"),
                              mariadb_cpu=records.processor_of(processed, MARIADB_HOST_BASELINE[0]))
-    term_table, price_table = terms(d, out, prices)
     return CostModel(out[COLUMNS], summarise(out), factors[FACTOR_COLUMNS], rule(costs, cal, speeds, fitted, factors),
-                     misses(out), term_table, price_table)
+                     d, out)
 
 
 def evaluate(d: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -806,70 +800,38 @@ def noise_floor(g: pd.DataFrame) -> tuple[float, float, float]:
     return float(med.mean()), float(np.quantile(med, 0.025)), float(np.quantile(med, 0.975))
 
 
+def is_judged(out: pd.DataFrame) -> pd.Series:
+    """The cells a model is judged on: marked judged, with both a prediction and a measured ratio."""
+    return out["judged"] & out["predicted_ratio"].notna() & out["ratio"].notna()
+
+
+def accuracy(j: pd.DataFrame) -> tuple[float, float, bool]:
+    """(median |predicted − measured|, share of measured CIs that hold the prediction, whether both of the issue's
+    goals are met) over the judged cells ``j``; NaN, NaN, False where there are none."""
+    mae = float(np.median(np.abs(j["error"]))) if len(j) else np.nan
+    share = float(j["in_ci"].mean()) if len(j) else np.nan
+    return mae, share, bool(mae <= GOAL_MEDIAN_ERROR and share >= GOAL_COVERAGE)
+
+
 def summarise(out: pd.DataFrame) -> pd.DataFrame:
     """Per model, per study and overall: judged cells, median |predicted − measured|, share of measured CIs that
     contain the prediction, whether the issue's goals are met, and the median |error| an exact model would show on
     the same cells (:func:`noise_floor`)."""
     rows = []
     for model, g in out.groupby("model", sort=False):
-        j = g[g["judged"] & g["predicted_ratio"].notna() & g["ratio"].notna()]
+        j = g[is_judged(g)]
         for study, h in [*j.groupby("study"), ("all", j)]:
-            mae = float(np.median(np.abs(h["error"]))) if len(h) else np.nan
-            share = float(h["in_ci"].mean()) if len(h) else np.nan
+            mae, share, met = accuracy(h)
             floor, floor_lo, floor_hi = noise_floor(h) if len(h) else (np.nan, np.nan, np.nan)
             rows.append({"model": model,
                          "fitted_on": FIT_SUBSET_TEXT if model == "fitted" else "nothing (counts and calibration)",
                          "study": study, "judged_cells": len(h), "median_abs_error": mae, "in_ci_share": share,
                          "goal_median_abs_error": GOAL_MEDIAN_ERROR, "goal_in_ci_share": GOAL_COVERAGE,
-                         "goals_met": bool(mae <= GOAL_MEDIAN_ERROR and share >= GOAL_COVERAGE),
+                         "goals_met": met,
                          "exact_model_median_abs_error": floor, "exact_model_ci_low": floor_lo,
                          "exact_model_ci_high": floor_hi})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
-
-# How the judged cells are grouped to say where a model misses: (dimension, how a cell's group is named)
-MISS_DIMENSIONS = (
-    ("engine", lambda d: d["engine"].map({"postgresql": "PostgreSQL", "mariadb": "MariaDB"})),
-    ("destination", lambda d: d["destination"]),
-    ("clients per core", lambda d: np.select([d["clients"] < d["cores"], d["clients"] == d["cores"]],
-                                             ["below 1", "1"], "above 1")),
-    ("design", lambda d: d["design"]),
-    ("processor", lambda d: d["cpu_model"].replace("", "?")),
-    ("table", lambda d: d["stem"]),
-)
-# A group smaller than this is listed but not ranked
-MISS_MIN_CELLS = 5
-
-
-def misses(out: pd.DataFrame) -> pd.DataFrame:
-    """Per model and per group of judged cells (:data:`MISS_DIMENSIONS`): cells, median |error|, mean signed error
-    (predicted − measured: above 0, the model leaves out time the cells spent), share of measured CIs holding the
-    prediction, the exact model's median |error| on the same cells (:func:`noise_floor`), the cells missed (outside
-    their CI and off by more than the goal) and the term most of them lack (:func:`missing_term`), and the medians
-    of the modelled, measured-CPU and implied µs per transaction (:func:`diagnose`). ``rank`` orders each model's
-    groups of at least :data:`MISS_MIN_CELLS` cells by median |error|, the largest first (``largest``: rank 1)."""
-    rows = []
-    for model, g in out.groupby("model", sort=False):
-        j = g[g["judged"] & g["predicted_ratio"].notna() & g["ratio"].notna()]
-        for dim, name in MISS_DIMENSIONS:
-            for group, h in j.groupby(np.asarray(name(j), dtype=object), sort=True):
-                missed = h[h["missing_term"].fillna("") != ""]
-                terms = missed["missing_term"].value_counts()
-                rows.append({"model": model, "dimension": dim, "group": str(group), "judged_cells": len(h),
-                             "median_abs_error": float(np.median(np.abs(h["error"]))),
-                             "mean_error": float(h["error"].mean()), "in_ci_share": float(h["in_ci"].mean()),
-                             "exact_model_median_abs_error": noise_floor(h)[0], "missed": len(missed),
-                             "main_term": str(terms.index[0]) if len(terms) else "",
-                             "main_term_cells": int(terms.iloc[0]) if len(terms) else 0,
-                             "modelled_added_us_per_tx": float(h["added_us_per_tx"].median()),
-                             "measured_added_cpu_us_per_tx": float(h["measured_added_cpu_us_per_tx"].median()),
-                             "implied_added_us_per_tx": float(h["implied_added_us_per_tx"].median())})
-    t = pd.DataFrame(rows, columns=[c for c in MISS_COLUMNS if c not in ("rank", "largest")])
-    big = t["judged_cells"] >= MISS_MIN_CELLS
-    t["rank"] = np.nan
-    t.loc[big, "rank"] = t[big].groupby("model")["median_abs_error"].rank(ascending=False, method="first")
-    t["largest"] = t["rank"] == 1
-    return t[MISS_COLUMNS]
 
 
 def rule(costs: pd.DataFrame, cal: Calibration, speeds: dict[str, float], fitted: dict[str, float],
@@ -974,9 +936,7 @@ def daemon_cpu(processed_dir: Path | str = paths.PROCESSED) -> pd.DataFrame:
         f = processed / f"{stem}_runs.csv"
         if not f.exists():
             continue
-        runs = pd.read_csv(f)
-        if "warmup" in runs.columns:
-            runs = runs[~runs["warmup"].astype(bool)]
+        runs = records.measured(pd.read_csv(f))
         runs = runs[runs["configuration"].astype(str).str.contains("syslog")]
         if runs.empty:
             continue
@@ -1013,189 +973,3 @@ def daemon_cpu(processed_dir: Path | str = paths.PROCESSED) -> pd.DataFrame:
                          "receiver_us_per_record_ci_high": per_r.high,
                          "env_id": str(g["env_id"].iloc[0]) if "env_id" in g.columns else ""})
     return pd.DataFrame(rows, columns=DAEMON_COLUMNS)
-
-
-# --- the terms the issue names as missing: what each could buy, and what a calibration outside the judged cells ---
-# --- prices it at ------------------------------------------------------------------------------------------------
-
-# How a backend's voluntary context switch (a sleep and a wake-up) is priced from the baselines' runs alone, which
-# are never judged: the backends' CPU per transaction against their voluntary switches per transaction, PostgreSQL's
-# cached tables (an IO-bound backend's switch is a disk wait). (name, formula). The first is the one the terms table
-# prices with: the runs of one cell differ in nothing but their noise, so nothing else moves with their switches;
-# the others also read the switches' change between client levels, where more than the switches changes.
-SWITCH_ESTIMATORS = (("within a baseline cell", "cpu ~ C(cell) + vcs"),
-                     ("within a table, across its client levels", "cpu ~ C(table) + vcs"),
-                     ("within a table, beside each client level's mean", "cpu ~ C(table) + C(clients) + vcs"))
-SWITCH_COLUMNS = ["estimator", "price_us", "price_ci_low", "price_ci_high", "runs", "model", "study",
-                  "median_abs_error", "in_ci_share", "goals_met"]
-TERM_COLUMNS = ["model", "term", "what", "cells", "median_abs_error", "in_ci_share", "exact_model_median_abs_error",
-                "if_exact_median_abs_error", "if_exact_in_ci_share", "if_exact_goals_met", "priced", "implied", "unit",
-                "priced_from", "with_term_median_abs_error", "with_term_in_ci_share", "with_term_goals_met"]
-
-
-def baseline_switch_runs(processed_dir: Path | str) -> pd.DataFrame:
-    """Per measured run of a PostgreSQL baseline (and its A/A repeat) in :data:`STUDIES`, not IO-bound: the
-    backends' CPU µs and voluntary context switches per transaction (the server's less the collector's), with the
-    table and the cell (table, variant, clients) it belongs to."""
-    processed = Path(processed_dir)
-    rows = []
-    for _, stem in STUDIES:
-        if stem.startswith("mysql") or stem in IO_BOUND:
-            continue
-        f = processed / f"{stem}_runs.csv"
-        if not f.exists():
-            continue
-        r = pd.read_csv(f)
-        r = r[~r["warmup"].astype(bool)] if "warmup" in r.columns else r
-        conf = r["configuration"].astype(str)
-        name = conf.str.split("/").str[-1]
-        r = r[name.isin(["none", "none_again"])]
-        if r.empty or "server_ctx_voluntary" not in r.columns:
-            continue
-        variant = conf[r.index].str.split("/").str[0].where(conf[r.index].str.contains("/"), "")
-        tx = r["transactions"].astype(float)
-        vcs = pd.to_numeric(r["server_ctx_voluntary"], errors="coerce")
-        vcs = (vcs - _extra(r, "collector_ctx_voluntary").fillna(0)).where(vcs >= 0)
-        cpu = r["server_cpu_s"].astype(float) - _extra(r, "collector_cpu_s").fillna(0)
-        rows.append(pd.DataFrame({"table": stem, "variant": variant, "clients": r["clients"].astype(int),
-                                  "cell": stem + "/" + variant + "/" + r["clients"].astype(str),
-                                  "cpu": 1e6 * cpu / tx, "vcs": vcs / tx}))
-    out = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(
-        columns=["table", "variant", "clients", "cell", "cpu", "vcs"])
-    return out.dropna(subset=["cpu", "vcs"])
-
-
-def switch_prices(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per :data:`SWITCH_ESTIMATORS`: the µs of backend CPU one voluntary switch costs, with its 95 % CI and the runs
-    it read (ordinary least squares, statsmodels)."""
-    import statsmodels.formula.api as smf
-
-    rows = []
-    for name, formula in SWITCH_ESTIMATORS:
-        if len(runs) < 3 or runs["vcs"].nunique() < 2:
-            rows.append({"estimator": name, "price_us": np.nan, "price_ci_low": np.nan, "price_ci_high": np.nan,
-                         "runs": len(runs)})
-            continue
-        fit = smf.ols(formula, runs).fit()
-        lo, hi = fit.conf_int().loc["vcs"]
-        rows.append({"estimator": name, "price_us": float(fit.params["vcs"]), "price_ci_low": float(lo),
-                     "price_ci_high": float(hi), "runs": int(fit.nobs)})
-    return pd.DataFrame(rows, columns=["estimator", "price_us", "price_ci_low", "price_ci_high", "runs"])
-
-
-def added_switches(d: pd.DataFrame) -> pd.Series:
-    """A PostgreSQL cell's voluntary switches per transaction above its baseline's (at least 0: the term prices
-    sleeps a record added, not sleeps it spared); 0 for MariaDB and where the runs did not record them."""
-    added = (d["backend_vcs_per_tx"] - d["baseline_backend_vcs_per_tx"]).clip(lower=0).fillna(0)
-    return added.where(d["engine"] == "postgresql", 0.0)
-
-
-def mutex_wait(d: pd.DataFrame, predicted: pd.Series) -> pd.Series:
-    """µs per record a MariaDB connection waits for the log's one mutex at more than one connection, priced from the
-    counted time a record holds it (the connection thread's counted µs per record, h) at the rate the model
-    predicts (records per second λ): a single server queue, M/M/1, waits h·U/(1 − U) with U = λh. 0 elsewhere."""
-    h = d["loader_us_per_record"].fillna(0)
-    rate = predicted * d["baseline_tps"].astype(float) * d["records_per_tx"].fillna(0)
-    u = (rate * h * 1e-6).clip(upper=0.99)
-    wait = h * u / (1 - u)
-    return wait.where((d["engine"] == "mariadb") & (d["clients"] > 1), 0.0).fillna(0.0)
-
-
-def _term_masks(j: pd.DataFrame) -> dict[str, tuple[str, pd.Series]]:
-    """The issue's named missing terms, as the judged cells each concerns: key -> (what it is, mask)."""
-    dest = j["destination"].astype(str)
-    wake = (j["engine"] == "postgresql") & dest.str.startswith("local syslog") & (j["clients"] > j["cores"])
-    mutex = (j["engine"] == "mariadb") & (dest == "slow log to a file") & (j["clients"] > 1)
-    table = dest == "slow log to its table"
-    switchback = j["design"] == "switchback"
-    return {"wake": ("a sleep and wake-up per record on /dev/log: PostgreSQL's local syslog above one client per core",
-                     wake),
-            "mutex": ("contention on the log's mutex: MariaDB's slow log to a file at more than one connection", mutex),
-            "table": ("MariaDB's slow log to its table", table),
-            "switchback": ("the switchback cells (narrow intervals; study 05's on another processor)", switchback),
-            "all four": ("the four together", wake | mutex | table | switchback)}
-
-
-def _overall(p: pd.DataFrame) -> tuple[float, float, bool]:
-    j = p[p["judged"] & p["predicted_ratio"].notna() & p["ratio"].notna()]
-    mae, share = float(np.median(np.abs(j["error"]))), float(j["in_ci"].mean())
-    return mae, share, bool(mae <= GOAL_MEDIAN_ERROR and share >= GOAL_COVERAGE)
-
-
-def terms(d: pd.DataFrame, out: pd.DataFrame, prices: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per model and named missing term (:func:`_term_masks`): its judged cells and their median |error| and in-CI
-    share beside an exact model's there; the overall held-out figures if those cells were predicted exactly (the
-    most the term can buy); what a calibration outside the judged cells prices it at and what the cells imply
-    (read, never fitted); and the overall held-out figures with the term so priced, where it has a price. And the
-    voluntary switch's price by each estimator with the model's held-out figures at each (per study and all)."""
-    rows = []
-    with_terms = {}
-    vcs = added_switches(d)
-    for _, pr in prices.iterrows():
-        if np.isfinite(pr["price_us"]):
-            w, _ = evaluate(d.assign(term_us_per_tx=pr["price_us"] * vcs))
-            with_terms[pr["estimator"]] = w
-    price_rows = []
-    for _, pr in prices.iterrows():
-        w = with_terms.get(pr["estimator"])
-        for _, s in (summarise(w).iterrows() if w is not None else iter(())):
-            price_rows.append({**pr.to_dict(), "model": s["model"], "study": s["study"],
-                               "median_abs_error": s["median_abs_error"], "in_ci_share": s["in_ci_share"],
-                               "goals_met": s["goals_met"]})
-    first = prices.iloc[0] if len(prices) else None
-    # the mutex term at the rate each model predicts without it
-    base_pred = out.set_index(["model", out.groupby("model").cumcount()])["predicted_ratio"]
-    mutex_out = {}
-    for model in ("counted", "fitted"):
-        pred = pd.Series(base_pred.loc[model].to_numpy(), index=d.index)
-        wait = mutex_wait(d, pred)
-        w, _ = evaluate(d.assign(term_us_per_tx=wait * d["records_per_tx"].fillna(0)))
-        mutex_out[model] = (w[w["model"] == model], wait)
-    for model, g in out.groupby("model", sort=False):
-        g = g.reset_index(drop=True)
-        j = g["judged"] & g["predicted_ratio"].notna() & g["ratio"].notna()
-        for key, (what, mask) in _term_masks(g).items():
-            cells = g[j & mask]
-            exact = g.copy()
-            exact.loc[j & mask, "error"] = 0.0
-            exact.loc[j & mask, "in_ci"] = True
-            ex = _overall(exact)
-            row = {"model": model, "term": key, "what": what, "cells": len(cells),
-                   "median_abs_error": float(np.median(np.abs(cells["error"]))) if len(cells) else np.nan,
-                   "in_ci_share": float(cells["in_ci"].mean()) if len(cells) else np.nan,
-                   "exact_model_median_abs_error": noise_floor(cells)[0] if len(cells) else np.nan,
-                   "if_exact_median_abs_error": ex[0], "if_exact_in_ci_share": ex[1], "if_exact_goals_met": ex[2],
-                   "priced": np.nan, "implied": np.nan, "unit": "", "priced_from": "",
-                   "with_term_median_abs_error": np.nan, "with_term_in_ci_share": np.nan,
-                   "with_term_goals_met": np.nan}
-            if key == "wake" and first is not None and len(cells):
-                added = cells["backend_vcs_per_tx"] - cells["baseline_backend_vcs_per_tx"]
-                beyond = (cells["backend_cpu_us_per_tx"] - cells["baseline_backend_cpu_us_per_tx"]
-                          - cells["loader_us_per_tx"] * cells["loader_factor"])
-                ok = added > 0.1
-                row.update(priced=first["price_us"], unit="µs per added voluntary switch of a backend",
-                           implied=float(np.median(beyond[ok] / added[ok])) if ok.any() else np.nan,
-                           priced_from=f"the baselines' runs, {first['estimator']} ({int(first['runs'])} runs)")
-                w = with_terms.get(first["estimator"])
-                if w is not None:
-                    row.update(zip(("with_term_median_abs_error", "with_term_in_ci_share", "with_term_goals_met"),
-                                   _overall(w[w["model"] == model])))
-            elif key == "mutex" and len(cells):
-                w, wait = mutex_out[model]
-                per_rec = (g["backend_cpu_us_per_tx"] - g["baseline_backend_cpu_us_per_tx"]) / g["records_per_tx"]
-                arm = ["stem", "variant", "regime", "test", "configuration"]
-                one = g[g["clients"] == 1].assign(one=per_rec[g["clients"] == 1]).drop_duplicates(arm)[[*arm, "one"]]
-                rise = cells.assign(r=per_rec[cells.index]).merge(one, on=arm, how="left")
-                row.update(priced=float(np.median(wait.to_numpy()[cells.index])), unit="µs per record",
-                           implied=float(np.nanmedian(rise["r"] - rise["one"])) if rise["one"].notna().any()
-                           else np.nan,
-                           priced_from="the counted time a record holds the mutex, at the predicted rate (M/M/1)")
-                row.update(zip(("with_term_median_abs_error", "with_term_in_ci_share", "with_term_goals_met"),
-                               _overall(w)))
-            elif key == "table" and len(cells):
-                row.update(priced=float(cells["added_us_per_tx"].median()), unit="µs per transaction",
-                           implied=float(cells["measured_added_cpu_us_per_tx"].median()),
-                           priced_from="the counted cost of a record written to the table")
-            rows.append(row)
-    return (pd.DataFrame(rows, columns=TERM_COLUMNS),
-            pd.DataFrame(price_rows, columns=SWITCH_COLUMNS))

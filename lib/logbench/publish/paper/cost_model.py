@@ -1,6 +1,7 @@
 """The paper's section on the cost model (issue 42): the model, its held-out accuracy against the issue's goals, the
 fitted factors, a DBA's per-record table and the cells it misses with the term it lacks, each read from the
-``findings_cost_model*.csv`` tables that 90_findings writes (:mod:`logbench.analyze.costmodel`)."""
+``findings_cost_model*.csv`` tables that 90_findings writes (:mod:`logbench.analyze.costmodel`; the misses, the
+named terms and the switch's prices :mod:`logbench.analyze.costterms`)."""
 
 from __future__ import annotations
 
