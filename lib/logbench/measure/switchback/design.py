@@ -175,8 +175,8 @@ def _williams_load(arms: Sequence[str], design: SwitchbackDesign, rng: np.random
     What it does not: the blocks - 1 pairs across block boundaries (the last window of a block before the first
     of the next) follow the drawn row order, so they add one unbalanced pair each, and one of them can be an arm
     after itself (a window without a change of settings); the load's first window follows the lead-in, which runs
-    the baseline's settings and has no previous arm in the records. Across loads nothing more is promised than
-    that each load is balanced on its own."""
+    the baseline's settings and has no previous arm in the records. Each load is balanced on its own, so a level's
+    loads together are too; an interrupted load runs again whole with the same plan (resume)."""
     design.check_arms(len(arms))
     rows = williams_rows(len(arms))
     symbol = [arms[int(i)] for i in rng.permutation(len(arms))]
