@@ -106,6 +106,38 @@ def _switchback_runs(windows: pd.DataFrame, clients: int = 64) -> pd.DataFrame:
                          "extra": [json.dumps(e) for e in extra]})
 
 
+def test_a_williams_runs_aa_note_says_its_previous_arm_is_balanced_by_design():
+    """The windows of a real Williams plan (three arms, 48 blocks, 3 loads), their throughput simulated with a
+    true 5 % shift of the A/A arm and a carryover after the logging arm: the note says the layout balanced the
+    previous arm, and names the cause as open (the carryover falls on both alike)."""
+    from logbench.measure import switchback, switchstats
+
+    arms, base, aa = ["none", "stderr", "none_again"], "none", "none_again"
+    sb = switchback.SwitchbackDesign(window_s=3, guard_s=1, layout="williams", blocks=48)
+    rng = np.random.default_rng(7)
+    effect = {base: 1.0, "stderr": 0.6, aa: 0.95}
+    rows = []
+    for load in range(3):
+        plan = switchback.plan_load(arms, base, sb, seed=1, clients=64, load=load)
+        for w in plan:
+            prev = plan[w.index - 1].arm if w.index else None
+            slow = 0.95 if prev == "stderr" and w.arm != "stderr" else 1.0
+            rows.append({"load": load, "block": w.block, "unit": w.unit, "window": w.index, "arm": w.arm,
+                         "prev_arm": prev, "tps": 1000 * effect[w.arm] * slow * math.exp(rng.normal(0, 0.02))})
+    w = pd.DataFrame(rows)
+    est = switchstats.arm_ratios(w, base).set_index("arm").loc[aa]
+    assert est["ratio_ci_high"] < 1
+    s = _summary([(base, 64, 1.0, math.nan, math.nan), (aa, 64, est["ratio"], est["ratio_ci_low"],
+                                                        est["ratio_ci_high"])])
+    runs = _switchback_runs(w)
+    runs["extra"] = runs["extra"].map(lambda e: json.dumps({**json.loads(e), "layout": "williams"}))
+    note = A.summary_anomalies("s", s, base, [], runs=runs)[0]["note"]
+    assert "(a williams layout: inside its blocks both follow every other arm equally often, by design)" in note
+    assert note.endswith("does not account for it, and the cause is open")
+    # a permutation run's note says nothing of the kind
+    assert "williams" not in A.summary_anomalies("s", s, base, [], runs=_switchback_runs(w))[0]["note"]
+
+
 @pytest.mark.parametrize("carryover, aa_effect, words", [
     (0.95, 1.0, "carryover from the previous window accounts for it"),
     (1.0, 0.95, "does not account for it, and the cause is open")])

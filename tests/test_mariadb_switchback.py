@@ -89,6 +89,13 @@ def test_a_window_not_longer_than_its_guard_is_refused(tmp_path):
     assert e.value.parameter == "window_s"
 
 
+def test_a_williams_layout_its_arms_do_not_fit_is_refused_naming_blocks(tmp_path):
+    with pytest.raises(ParameterError) as e:
+        m.define("switchback", output_dir=tmp_path / "o", layout="williams", blocks=1, **SMALL)
+    assert e.value.parameter == "blocks" and "'williams'" in str(e.value)
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.long_load
 def test_real_switchback_study(tmp_path):
     """Two loads of two blocks on a real server: every window recorded with its switch, the records of each

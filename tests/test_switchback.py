@@ -5,6 +5,7 @@ A/A control's interval holds 1."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,68 @@ def test_paired_plan_puts_every_arm_next_to_a_baseline_window():
     assert orders == {True, False}  # both AB and BA occur
 
 
+def _arms(t):
+    return ["none", *[f"arm{i}" for i in range(1, t - 1)], "none_again"]
+
+
+@pytest.mark.parametrize("t, rows", [(3, 6), (4, 4), (5, 10)])
+def test_williams_plan_has_every_arm_follow_every_other_equally_often_within_a_load(t, rows):
+    """Counted on the planned windows of each load, two sets of rows per load: inside the blocks each ordered
+    pair of different arms occurs blocks / t times, every arm once per block and in every place of a block as
+    often; an odd number of arms needs 2t rows (Williams 1949: each pair twice per set), an even one t (once)."""
+    arms = _arms(t)
+    d = design(layout="williams", blocks=2 * rows)
+    for clients, load in ((1, 0), (1, 1), (8, 0)):
+        plan = switchback.plan_load(arms, "none", d, seed=11, clients=clients, load=load)
+        assert len(plan) == d.blocks * t == d.blocks * d.windows_per_block(t)
+        assert [w.index for w in plan] == list(range(len(plan)))
+        assert all(sorted(w.arm for w in plan if w.block == b) == sorted(arms) for b in range(d.blocks))
+        assert all(w.unit == w.block for w in plan)
+        follows = Counter((a.arm, b.arm) for a, b in zip(plan, plan[1:]) if a.block == b.block)
+        assert follows == {(x, y): 2 * rows // t for x in arms for y in arms if x != y}
+        places = Counter((w.arm, w.index - w.block * t) for w in plan)
+        assert places == {(x, p): 2 * rows // t for x in arms for p in range(t)}
+
+
+def test_williams_plan_is_the_seeds_and_draws_the_arms_places_per_load():
+    arms = _arms(4)
+    d = design(layout="williams", blocks=4)
+    plan = switchback.plan_load(arms, "none", d, seed=3, clients=2, load=0)
+    # resume plans the same windows again from (seed, clients, load)
+    assert plan == switchback.plan_load(arms, "none", d, seed=3, clients=2, load=0)
+    others = [switchback.plan_load(arms, "none", d, seed=s, clients=c, load=k)
+              for s, c, k in ((3, 2, 1), (3, 4, 0), (4, 2, 0))]
+    assert all(p != plan for p in others)
+    # which arm takes which symbol of the design is drawn per load, not fixed by the arms' order
+    first_rows = {tuple(w.arm for w in switchback.plan_load(arms, "none", d, seed=3, clients=2, load=k)[:4])
+                  for k in range(8)}
+    assert len(first_rows) > 1
+
+
+@pytest.mark.parametrize("arms, blocks, allowed", [(3, 3, "6"), (3, 4, "6"), (4, 6, "4"), (5, 5, "10"), (2, 1, "2")])
+def test_williams_blocks_not_a_whole_set_of_rows_names_blocks(arms, blocks, allowed):
+    d = design(layout="williams", blocks=blocks)
+    with pytest.raises(ParameterError) as e:
+        d.check_arms(arms)
+    assert e.value.parameter == "blocks" and f"a multiple of {allowed}" in str(e.value)
+    with pytest.raises(ParameterError) as e:
+        switchback.plan_load(_arms(arms), "none", d, seed=1, clients=1, load=0)
+    assert e.value.parameter == "blocks"
+    design(layout="permutation", blocks=blocks).check_arms(arms)  # the other layouts take any number of blocks
+
+
+def test_study_refuses_a_williams_layout_its_arms_do_not_fit_before_anything_starts(tmp_path):
+    """none, stderr and the A/A control: three arms, so six rows; the check counts the A/A control."""
+    kw = dict(profile="standard", backend="local", design="switchback", layout="williams",
+              destinations=["none", "stderr"], output_dir=tmp_path / "o")
+    with pytest.raises(ParameterError) as e:
+        pg_destinations.define(blocks=3, **kw)
+    assert e.value.parameter == "blocks" and "a multiple of 6" in str(e.value)
+    assert not (tmp_path / "o").exists()
+    s = pg_destinations.define(blocks=6, **kw)
+    assert s.switchback.layout == "williams" and len(s.planned_configurations) == 3
+
+
 def test_load_order_interleaves_levels_round_by_round():
     order = switchback.load_order([1, 4, 8], 3, seed=5)
     assert [k for _, k in order] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
@@ -146,17 +209,28 @@ def test_control_switches_through_the_included_file_and_hands_back_to_alter_syst
 @pytest.mark.integration
 @pytest.mark.long_load
 @needs_root
-def test_real_switchback_load(tmp_path):
+@pytest.mark.parametrize("layout, blocks", [("permutation", 3), ("williams", 6)])
+def test_real_switchback_load(tmp_path, layout, blocks):
     """none / stderr / the A/A control in 2 s windows (1 s guard: one whole pgbench report measured, the shortest
-    window the design allows), 3 blocks, 2 loads, 2 clients: ~1 min."""
+    window the design allows), 2 loads, 2 clients: 3 blocks of a permutation (~1 min), or the 6 rows of a Williams
+    design over three arms (~2 min)."""
     study = pg_destinations.define(profile="standard", design="switchback", destinations=["none", "stderr"],
-                                   clients=[2], scale=1,
-                                   backend="local", blocks=3, loads=2, max_loads=2, window_s=2, guard_s=1, warmup=1,
-                                   output_dir=tmp_path / "out")
+                                   clients=[2], scale=1, layout=layout,
+                                   backend="local", blocks=blocks, loads=2, max_loads=2, window_s=2, guard_s=1,
+                                   warmup=1, output_dir=tmp_path / "out")
     result = pg_destinations.run(study, progress=False)
     runs = result.runs
     every = switchwindows.windows_frame(runs, in_time=False)
-    assert len(every) == 2 * 3 * 3 and set(every["load"].map(lambda x: x.split("@")[0])) == {"0", "1"}
+    assert len(every) == 2 * blocks * 3 and set(every["load"].map(lambda x: x.split("@")[0])) == {"0", "1"}
+    assert set(every["extra"].map(lambda e: e["layout"])) == {layout}
+    if layout == "williams":
+        # what ran is what the design promises: inside each load's blocks every arm ran right after every other
+        # twice (three arms, six rows), read from the records' own previous arm
+        for _, g in every.sort_values("window").groupby("load"):
+            same_block = g[g["prev_arm"].notna() & (g["block"] == g["block"].shift())]
+            follows = same_block.groupby(["prev_arm", "arm"]).size().to_dict()
+            arms = ["none", "stderr", "none_again"]
+            assert follows == {(x, y): 2 for x in arms for y in arms if x != y}, follows
     # A switch that took effect after its guard is kept and flagged, never measured. One reload out of 18 took
     # over a second in CI's container (a stall of the host, not of the mechanism); ALTER SYSTEM's fsyncs made
     # every switch late there, so most switches must be in time.

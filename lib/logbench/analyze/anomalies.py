@@ -85,6 +85,9 @@ def switchback_aa_note(windows: pd.DataFrame, baseline: str) -> str:
     t = switchstats.previous_arm_term(windows, baseline, aa)
     counts = (f"{t['aa_after_other']} of {t['n_aa']} A/A and {t['base_after_other']} of {t['n_base']} baseline "
               "windows ran after another arm")
+    if "extra" in windows and windows["extra"].map(lambda e: isinstance(e, dict)
+                                                   and e.get("layout") == "williams").all():
+        counts += " (a williams layout: inside its blocks both follow every other arm equally often, by design)"
     if t["carryover"] != t["carryover"]:
         return f"; {counts}: this schedule cannot tell carryover from the A/A label, so the cause is open"
     c = math.exp(t["carryover"]), math.exp(t["carryover_low"]), math.exp(t["carryover_high"])

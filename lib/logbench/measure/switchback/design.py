@@ -14,8 +14,14 @@ import numpy as np
 
 from ...base import params
 from ...base.errors import ParameterError
+from ..design import williams_rows
 
-LAYOUTS = ("permutation", "paired")
+LAYOUTS = ("permutation", "paired", "williams")
+# The ``layout`` parameter's help, for every study that offers it (its notebook cell and --usage say this text).
+LAYOUT_HELP = ('switchback: "permutation" (every arm once per block, random order), "paired" (each arm in a window '
+               'next to a baseline window) or "williams" (every arm once per block, the blocks of a load in the rows '
+               "of a Williams design: each arm follows every other equally often; blocks a multiple of the arms, "
+               "twice that for an odd number); None: profile's")
 DESIGNS = ("blocks", "switchback")
 # pgbench reports its transactions per whole second (--aggregate-interval=1): a window's measured part must
 # hold at least one whole interval.
@@ -59,7 +65,22 @@ class SwitchbackDesign:
         return self.window_s - self.guard_s
 
     def windows_per_block(self, arms: int) -> int:
-        return arms if self.layout == "permutation" else 2 * (arms - 1)
+        return 2 * (arms - 1) if self.layout == "paired" else arms
+
+    def check_arms(self, arms: int) -> None:
+        """ParameterError naming ``blocks`` where the layout cannot lay out ``arms`` arms (the A/A control
+        counted) in this many blocks: a Williams layout needs whole sets of its rows in every load."""
+        if self.layout != "williams":
+            return
+        rows = len(williams_rows(arms))
+        if self.blocks % rows:
+            # A partial set of rows balances nothing: with blocks < rows some ordered pairs never occur at all,
+            # so a layout that promises balance refuses instead of running unbalanced.
+            raise ParameterError("blocks", self.blocks,
+                                 f"a multiple of {rows} ({rows}, {2 * rows}, ...) with layout 'williams' and {arms} "
+                                 f"arms (the A/A control counted): a Williams design over {arms} arms has {rows} "
+                                 "rows" + (" (an odd number of arms needs twice as many rows as arms)" if arms % 2
+                                           else "") + "; or layout 'permutation'")
 
     def load_seconds(self, arms: int) -> int:
         """How long one load's windows take (without the lead-in)."""
@@ -122,6 +143,8 @@ def plan_load(arms: Sequence[str], baseline: str, design: SwitchbackDesign, seed
     """One load's windows, from a generator seeded by (seed, clients, load): the same study plans the same
     windows again (resume), and no load's order depends on another's."""
     rng = np.random.default_rng([int(seed), int(clients), int(load), 0x5B])
+    if design.layout == "williams":
+        return _williams_load(arms, design, rng, load)
     out: list[Window] = []
     unit = 0
     others = [a for a in arms if a != baseline]
@@ -137,6 +160,31 @@ def plan_load(arms: Sequence[str], baseline: str, design: SwitchbackDesign, seed
             for arm in pair:
                 out.append(Window(load, block, unit, len(out), arm))
             unit += 1
+    return tuple(out)
+
+
+def _williams_load(arms: Sequence[str], design: SwitchbackDesign, rng: np.random.Generator,
+                   load: int) -> tuple[Window, ...]:
+    """The ``williams`` layout: each block is every arm once, in the order of one row of a Williams design; the
+    load's blocks take the rows in a drawn order, every row equally often (``check_arms``: blocks is a whole number
+    of sets of rows), and which arm is which symbol of the design is drawn per load.
+
+    What it balances, within the load: inside the blocks every arm follows every other arm blocks/len(arms) times
+    and stands in every place of a block equally often, so a carryover that lasts into the next window falls on
+    every arm alike (the baseline and its A/A control follow the logging arms equally often), whatever the draw.
+    What it does not: the blocks - 1 pairs across block boundaries (the last window of a block before the first
+    of the next) follow the drawn row order, so they add one unbalanced pair each, and one of them can be an arm
+    after itself (a window without a change of settings); the load's first window follows the lead-in, which runs
+    the baseline's settings and has no previous arm in the records. Each load is balanced on its own, so a level's
+    loads together are too; an interrupted load runs again whole with the same plan (resume)."""
+    design.check_arms(len(arms))
+    rows = williams_rows(len(arms))
+    symbol = [arms[int(i)] for i in rng.permutation(len(arms))]
+    order = rng.permutation(len(rows))
+    out: list[Window] = []
+    for block in range(design.blocks):
+        for s in rows[int(order[block % len(rows)])]:
+            out.append(Window(load, block, block, len(out), symbol[s]))
     return tuple(out)
 
 

@@ -15,6 +15,7 @@ from ...base.errors import ParameterError
 from ...servers import mariadb as mdb
 from ...servers import memlimit
 from ...base.settings import Configuration, Settings, validate_mariadb
+from ...measure.switchback.design import LAYOUT_HELP
 from .. import common
 from .analysis import processed_tables
 from .bench import SlowlogBench, hold
@@ -62,8 +63,7 @@ HELP = {
     "window_s": "switchback: seconds per window, whole, at least guard_s + 1; None: profile's (switchback: 3)",
     "guard_s": "switchback: seconds after each switch that are not measured, whole, ≥ 0; None: profile's "
                "(switchback: 1)",
-    "layout": 'switchback: "permutation" (every arm once per block, random order) or "paired" (each arm in a '
-              "window next to a baseline window); None: profile's",
+    "layout": LAYOUT_HELP,
     "blocks": "switchback: blocks per load, > 0; None: profile's (switchback: 2)",
     "loads": "switchback: independent loads per cell and level, the server restarted before each, > 0; None: "
              "profile's (switchback: 4)",
@@ -176,6 +176,7 @@ def _with_switchback(study: MysqlSlowlogStudy, own: dict, swept: object, **desig
             raise ParameterError("design", "switchback", "'blocks' with a version sweep (versions): its servers "
                                  "interleave as separate runs")
         mariadb_switchback.check_switchable(study.configurations, study.base)
+        sb.check_arms(len(study.planned_configurations))
         study = dataclasses.replace(study, switchback=sb)
     return study
 

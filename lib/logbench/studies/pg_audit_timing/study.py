@@ -8,6 +8,7 @@ from ...measure import clock, contention
 from ...base import params
 from ...measure.benches import postgres as pg
 from ...base.errors import ParameterError, SettingError
+from ...measure.switchback.design import LAYOUT_HELP
 from .. import common
 from .analysis import processed_tables
 from .spec import BASELINE, CONFIGURATIONS, DIRECT, PROFILES, SPEC, AuditTimingStudy
@@ -34,8 +35,7 @@ HELP = {
     "window_s": "switchback: seconds per window, whole, at least guard_s + 1; None: profile's (switchback: 3)",
     "guard_s": "switchback: seconds after each switch that are not measured, whole, ≥ 0; None: profile's "
                "(switchback: 1)",
-    "layout": 'switchback: "permutation" (every arm once per block, random order) or "paired" (each arm in a '
-              "window next to a baseline window); None: profile's",
+    "layout": LAYOUT_HELP,
     "blocks": "switchback: blocks per load, > 0; None: profile's (switchback: 3)",
     "loads": "switchback: independent loads per clients level, the server restarted before each, > 0; None: "
              "profile's (switchback: 5)",

@@ -12,6 +12,7 @@ from ...base import params, paths
 from ...measure.benches import postgres as pg
 from ...base.errors import ParameterError
 from ...servers import memlimit
+from ...measure.switchback.design import LAYOUT_HELP
 from .. import common
 from .analysis import processed_tables
 from .spec import (ARMS, BASELINE, BYTES_PER_SCALE, DESTINATIONS, IO_BOUND_FACTOR, PROFILES, SPEC,
@@ -43,8 +44,7 @@ HELP = {
     "window_s": "switchback: seconds per window, whole, at least guard_s + 1; None: profile's (standard: 4)",
     "guard_s": "switchback: seconds after each switch that are not measured, whole, ≥ 0; None: profile's "
                "(standard: 1)",
-    "layout": 'switchback: "permutation" (every arm once per block, random order) or "paired" (each arm in a '
-              "window next to a baseline window); None: profile's",
+    "layout": LAYOUT_HELP,
     "blocks": "switchback: blocks per load, > 0; None: profile's (standard: 2)",
     "loads": "switchback: independent loads per clients level, the server restarted before each, > 0; None: "
              "profile's (standard: 4)",

@@ -170,7 +170,7 @@ def swept_versions(versions: object) -> tuple[str, ...] | None:
 
 def checked(study: PgStudy, swept: tuple[str, ...] | None = None) -> PgStudy:
     """The checks that need the whole study: a version sweep (``swept``: its majors, :func:`swept_versions`),
-    whole seconds, syslog's needs."""
+    whole seconds, the switchback layout against the arms, syslog's needs."""
     if swept is not None:
         from ...versions import check_pg_destinations
 
@@ -183,6 +183,9 @@ def checked(study: PgStudy, swept: tuple[str, ...] | None = None) -> PgStudy:
         study = with_variants(study, [(f"pg{v}", study.backend, None, v) for v in swept])
     if study.duration != int(study.duration):
         raise params.ParameterError("duration", study.duration, "whole seconds (pgbench -T takes seconds)")
+    if study.switchback is not None:
+        # here, not in switchback_design: the arms it lays out include the A/A control, known once the study is
+        study.switchback.check_arms(len(study.planned_configurations))
     check_syslog(study)
     if study.needs_syslog:
         rsyslogd_binary()
