@@ -17,6 +17,7 @@ import pytest
 from conftest import needs_root, study_process, wait_for_lines
 from logbench.base import cleanup, paths
 from logbench.base.errors import ParameterError
+from logbench.measure import controls
 from logbench.studies import record_cost as rc
 from logbench.studies.record_cost import analysis, calibration, pg, report
 
@@ -129,6 +130,10 @@ def test_the_run_times_its_calibration_after_its_counts(counted):
     raw = [json.loads(line) for line in (study.output_dir / calibration.RAW).read_text().splitlines()]
     assert len(raw) == 2 + study.calibration_repeats and {r["env_id"] for r in raw} == {t["environment"]["env_id"]}
     assert (study.processed_dir / "record_cost_calibration.csv").exists()
+    # the loads ran under the idle-state control the throughput studies use, and say what was in force
+    loads = [r for r in raw if r["part"] == "cpu"]
+    assert {r["cpuidle_driver"] for r in loads} == {controls.cpuidle_driver()}
+    assert all(r["idle_state"] == "hold" or r["idle_state"].startswith("unavailable: ") for r in loads)
 
 
 @pytest.mark.integration

@@ -34,6 +34,7 @@ import psutil
 
 from ...base import params
 from ...counting import valgrind
+from ...measure.controls import IdleState, cpuidle_driver
 from ...base.errors import ParameterError, ToolError
 from ...servers.postgres import LocalPostgres
 from ...base.settings import Settings
@@ -219,12 +220,19 @@ def cpu_loads(prepared: pg.Prepared, base: Settings, *, repeats: int, seconds: i
     """``repeats`` timed loads on one server with ``base`` (the ``none`` configuration's settings) from the counted
     starts' pristine data directory, at the counted starts' fixed addresses (the same hash-table collisions, so the
     same instructions); ``keep`` gets each load's record as it finishes."""
+    # The idle state held as the throughput studies hold it (their default idle_state = hold): a calibration made
+    # free times a different machine. Free under haltpoll, study 11's five loads ran 10,195 tps at 45.0 µs of CPU and
+    # 20.1 µs of user CPU a transaction, against 25,548 / 23.8 / 17.2 on the same VM without a driver (nothing to
+    # hold); notebook 00's 1-client baseline, held, 45,177 tps, free 8,687. Each load records what was in force.
     with LocalPostgres(base, log_dir=work / "calibration-log", bindir=prepared.bindir,
-                       launch_prefix=tuple(valgrind.fixed_addresses()), datadir_from=prepared.datadir) as server:
+                       launch_prefix=tuple(valgrind.fixed_addresses()), datadir_from=prepared.datadir) as server, \
+            IdleState("hold") as idle:
         postmaster = server.postmaster()
         bench = Pgbench(server.binary("pgbench"), server.conninfo)
+        driver = cpuidle_driver()
         for r in range(repeats):
-            keep({"part": "cpu", "repeat": r, **timed_load(bench, server.pids, postmaster, seconds, work)})
+            keep({"part": "cpu", "repeat": r, **timed_load(bench, server.pids, postmaster, seconds, work),
+                  "idle_state": idle.in_force, "cpuidle_driver": driver})
 
 
 # Why user time over user-space instructions: cachegrind counts the instructions a process executes in user space, and
@@ -271,6 +279,9 @@ def table(records: pd.DataFrame, rep: pd.DataFrame) -> pd.DataFrame:
         user_us = (1e6 * loads["user_s"] / loads["transactions"]).to_numpy(dtype=float)
         cpu_us = (1e6 * (loads["user_s"] + loads["system_s"]) / loads["transactions"]).to_numpy(dtype=float)
         over = "mean over timed loads, t interval"
+        if "idle_state" in loads.columns:
+            # what the loads ran under, beside the figure (a run made before the control has no such field)
+            over += "; idle state " + ", ".join(sorted(set(loads["idle_state"].astype(str))))
         rows.append(_row("cpu", "backend", "user_cpu_per_transaction", mean_ci(user_us), "µs per transaction", over,
                          env))
         rows.append(_row("cpu", "backend", "cpu_per_transaction", mean_ci(cpu_us), "µs per transaction (user + "
