@@ -15,7 +15,7 @@ import pytest
 
 from conftest import needs_root, the_smoke_run_is_here
 from logbench.analyze import overhead
-from logbench.base import paths
+from logbench.base import formatting, paths
 from logbench.publish import answer
 
 ENV = {**os.environ, "PYTHONPATH": str(paths.ROOT / "lib")}
@@ -215,7 +215,8 @@ def test_a_study_02_runs_answer_prints_its_machines_cost_per_record():
     lines = "\n".join(answer.per_record_lines("pg_destinations", paths.PROCESSED, "pg_destinations"))
     table = pd.read_csv(paths.PROCESSED / "pg_destinations_per_record.csv")
     one = table[(table.configuration == "stderr")].sort_values("clients").iloc[0]
-    assert "timed" in lines and f"stderr: {one.server_cpu_us_per_record_mean:.3g} [" in lines
+    # the value as the answer prints it (three significant figures, trailing zeros kept: 8.80, not 8.8)
+    assert "timed" in lines and f"stderr: {formatting.number(one.server_cpu_us_per_record_mean)} [" in lines
     assert "syslog" in lines and "records/s on one core" in lines
 
 
