@@ -39,14 +39,14 @@ from __future__ import annotations
 # Tests patch the clock through ``switchback.time`` (the time module itself, so every submodule sees it).
 import time  # noqa: F401
 
-from .design import (DESIGNS, LAYOUT_HELP, LAYOUTS, REPORT_INTERVAL_S, SWITCHBACK_FIELDS, SwitchbackDesign, Window,
+from .design import (DESIGNS, LAYOUTS, REPORT_INTERVAL_S, SWITCHBACK_FIELDS, SwitchbackDesign, Window,
                      check_reloadable, design_from, fits_budget, from_profile, load_order, plan_load)
 from .load import (EDGE_READ_S, PILOT_S, TAIL_S, Edge, counters, pilot, rough_windows, run_load, sleep_until,
                    switch_windows)
 from .study import POSTGRES, Engine, Loads, cell_of, execute, own_windows, recorded_loads, run_pilots
 from .window_runs import window_extra, window_records, window_run
 
-__all__ = ["DESIGNS", "EDGE_READ_S", "LAYOUT_HELP", "LAYOUTS", "PILOT_S", "POSTGRES", "REPORT_INTERVAL_S", "SWITCHBACK_FIELDS",
+__all__ = ["DESIGNS", "EDGE_READ_S", "LAYOUTS", "PILOT_S", "POSTGRES", "REPORT_INTERVAL_S", "SWITCHBACK_FIELDS",
            "TAIL_S", "Edge", "Engine", "Loads", "SwitchbackDesign", "Window", "cell_of", "check_reloadable",
            "counters", "design_from", "execute", "fits_budget", "from_profile", "load_order", "own_windows", "pilot",
            "plan_load", "recorded_loads", "rough_windows", "run_load", "run_pilots", "sleep_until", "switch_windows",
