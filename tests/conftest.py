@@ -157,12 +157,14 @@ def blank_run(position: int, **fields):
 # run). Nothing of those depends on the container's result. The check's test then waits for the container, and a
 # test that passed inside is not run a second time here: the same test on the same code, on a machine with only
 # what set-up installs. The long loads follow the check (the machine is then the host's alone), and a test that
-# failed or did not run inside runs here too (test_fresh_machine.around_the_check). Elsewhere (a tree with changes,
-# the check deselected, no engine) the order and the runs are as collected.
+# failed or did not run inside runs here too (test_fresh_machine.around_the_check). A session ended early (-x,
+# Ctrl-C, or SIGTERM, which then stops it as Ctrl-C does) removes the container at its end. Elsewhere (a tree with
+# changes, the check deselected, no engine) the order and the runs are as collected.
 FRESH_TEST = "tests/test_fresh_machine.py::test_readme_commands_pass_in_a_clean_container"
 PASSED_INSIDE = pytest.StashKey[set]()
 FRESH_RUN = pytest.StashKey[object]()  # the container started with the session (test_fresh_machine.FreshRun)
 _FRESH_MODULE = pytest.StashKey[object]()
+_SIGTERM_BEFORE = pytest.StashKey[object]()
 
 
 def _tree_is_head() -> bool:
@@ -199,12 +201,23 @@ def pytest_runtestloop(session):
         session.config.stash[FRESH_RUN] = module.start_in_background(work)
     except Exception as e:  # noqa: BLE001 - the check's test reports it; the host's own tests run regardless
         session.config.stash[FRESH_RUN] = e
+        return
+    # SIGTERM's default (a CI runner's stop, `kill`) ends this process where it stands and the container runs on
+    # without it: end the session as Ctrl-C does instead, whose teardown (pytest_sessionfinish) removes it.
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        session.config.stash[_SIGTERM_BEFORE] = signal.signal(signal.SIGTERM, _stop_as_ctrl_c)
+
+
+def _stop_as_ctrl_c(signum, frame):
+    raise KeyboardInterrupt(f"stopped by signal {signum}")
 
 
 def pytest_sessionfinish(session):
     run = session.config.stash.get(FRESH_RUN, None)
     if hasattr(run, "remove"):  # a session stopped before the check's test joined it (-x, Ctrl-C): nothing left
         run.remove()
+    if _SIGTERM_BEFORE in session.config.stash:
+        signal.signal(signal.SIGTERM, session.config.stash[_SIGTERM_BEFORE])
 
 
 @pytest.hookimpl(tryfirst=True)
