@@ -302,7 +302,7 @@ def test_readme_commands_pass_in_a_clean_container(tmp_path, request):
     if PASSED_INSIDE in request.config.stash:
         request.config.stash[PASSED_INSIDE] |= passed
     text = re.sub(r"^PASSED .*\n", "", text, flags=re.M)  # the tail below shows failures and skips, not passes
-    assert returncode == 0, f"in a clean container ({timings}):\n{text[-8000:]}"
+    assert returncode == 0, f"in a clean container ({timings}; its whole log: {run.log}):\n{text[-8000:]}"
     skipped = re.findall(r"^SKIPPED \[\d+\] (.*)$", text, re.M)
     # The posts' texts go in only if this clone has them beside it (../shared/seeds): a clone elsewhere skips their
     # spot checks on the host too, and the container cannot be asked for more than the host has.
