@@ -89,9 +89,26 @@ def processes_naming(program: str, marker: str) -> list[str]:
             cmd = " ".join(p.info["cmdline"] or [])
         except psutil.NoSuchProcess:
             continue
-        if program in cmd and marker in cmd:
+        if program in cmd and marker in cmd and not in_background_container(p.pid):
             found.append(cmd)
     return found
+
+
+# The fresh-machine check's container while it runs beside the host's tests (tests/test_fresh_machine.py): its
+# suite's servers run under its own /var/tmp, the same path in their command lines as the host's.
+BACKGROUND_CONTAINERS: set[str] = set()
+
+
+def in_background_container(pid: int) -> bool:
+    """The process runs in the fresh-machine check's container (its cgroup path names the container's id)."""
+    if not BACKGROUND_CONTAINERS:
+        return False
+    try:
+        with open(f"/proc/{pid}/cgroup") as f:
+            groups = f.read()
+    except OSError:
+        return False
+    return any(c in groups for c in BACKGROUND_CONTAINERS)
 
 
 def wait_for_records(proc, runs_file, within_s: float) -> None:
@@ -134,12 +151,20 @@ def blank_run(position: int, **fields):
 
 
 # The fresh-machine check (tests/test_fresh_machine.py) runs the suite again in a clean container, on a clone of
-# HEAD. When it runs in this session on a tree that is HEAD, it runs first, and a test that passed inside is not run
-# a second time here: the same test on the same code, on a machine with only what set-up installs. What cannot pass
-# inside runs here as before: the container backend's tests (no engine inside), and what the check leaves out
-# (signals, the workflow's smoke run, the long loads). A test that failed or did not run inside runs here too.
+# HEAD. When it runs in this session on a tree that is HEAD, the container starts with the session and runs in the
+# background while the host runs what cannot pass inside: the tests that need a Docker engine (the container
+# backend's, the SLURM cluster's; no engine inside) and what the check leaves out (the signals, the workflow's smoke
+# run). Nothing of those depends on the container's result. The check's test then waits for the container, and a
+# test that passed inside is not run a second time here: the same test on the same code, on a machine with only
+# what set-up installs. The long loads follow the check (the machine is then the host's alone), and a test that
+# failed or did not run inside runs here too (test_fresh_machine.around_the_check). A session ended early (-x,
+# Ctrl-C, or SIGTERM, which then stops it as Ctrl-C does) removes the container at its end. Elsewhere (a tree with
+# changes, the check deselected, no engine) the order and the runs are as collected.
 FRESH_TEST = "tests/test_fresh_machine.py::test_readme_commands_pass_in_a_clean_container"
 PASSED_INSIDE = pytest.StashKey[set]()
+FRESH_RUN = pytest.StashKey[object]()  # the container started with the session (test_fresh_machine.FreshRun)
+_FRESH_MODULE = pytest.StashKey[object]()
+_SIGTERM_BEFORE = pytest.StashKey[object]()
 
 
 def _tree_is_head() -> bool:
@@ -159,9 +184,40 @@ def pytest_collection_modifyitems(session, config, items):
     fresh = next((i for i in items if i.nodeid == FRESH_TEST), None)
     if fresh is None or getattr(fresh.module, "_REASON", "") is not None or not _tree_is_head():
         return
-    items.remove(fresh)
-    items.insert(0, fresh)
+    items[:] = fresh.module.around_the_check(items, fresh)
     config.stash[PASSED_INSIDE] = set()  # filled by the check with what passed inside
+    config.stash[_FRESH_MODULE] = fresh.module
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    module = session.config.stash.get(_FRESH_MODULE, None)
+    if module is None or session.config.option.collectonly or session.testsfailed:
+        return
+    # under pytest's base temporary directory (its last three kept), as the test's own tmp_path was: the log inside
+    # stays readable after a failure
+    work = session.config._tmp_path_factory.mktemp("fresh-machine")
+    try:
+        session.config.stash[FRESH_RUN] = module.start_in_background(work)
+    except Exception as e:  # noqa: BLE001 - the check's test reports it; the host's own tests run regardless
+        session.config.stash[FRESH_RUN] = e
+        return
+    # SIGTERM's default (a CI runner's stop, `kill`) ends this process where it stands and the container runs on
+    # without it: end the session as Ctrl-C does instead, whose teardown (pytest_sessionfinish) removes it.
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        session.config.stash[_SIGTERM_BEFORE] = signal.signal(signal.SIGTERM, _stop_as_ctrl_c)
+
+
+def _stop_as_ctrl_c(signum, frame):
+    raise KeyboardInterrupt(f"stopped by signal {signum}")
+
+
+def pytest_sessionfinish(session):
+    run = session.config.stash.get(FRESH_RUN, None)
+    if hasattr(run, "remove"):  # a session stopped before the check's test joined it (-x, Ctrl-C): nothing left
+        run.remove()
+    if _SIGTERM_BEFORE in session.config.stash:
+        signal.signal(signal.SIGTERM, session.config.stash[_SIGTERM_BEFORE])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -179,6 +235,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "long_load: a real load of a minute or more whose programs shorter tests run too (the fresh-machine "
                    "check leaves it out to keep CI's time; -m 'not long_load')")
+    config.addinivalue_line(
+        "markers", "docker_engine: needs a Docker engine, checked by its module rather than by the docker_engine "
+                   "fixture (the fresh-machine check's ordering reads either)")
     config.addinivalue_line(
         "markers", "smoke_run_study: a real run of a study that the workflow's smoke run makes alike (its first smoke "
                    "parameter set): skipped where that run is in the session, whose test asserts the same on it; the "
@@ -310,6 +369,22 @@ def in_thread(fn):
     t = threading.Thread(target=target)
     t.start()
     return t, box
+
+
+class Held:
+    """A capture's ``sleep`` that the test holds open: ``started`` is set once the capture has made its changes and
+    sleeps (its apply and settle done), and after the ``seconds`` it was given it sleeps on until the test sets
+    ``done`` (at most ``within`` seconds more). What the test does in the window (its statements, a kill of the
+    helper's session) is then inside it however slowly a loaded machine gets there, and never in the apply; the
+    capture is real throughout."""
+
+    def __init__(self, within: float = 120.0):
+        self.started, self.done, self.within = threading.Event(), threading.Event(), within
+
+    def __call__(self, seconds: float) -> None:
+        self.started.set()
+        time.sleep(seconds)
+        self.done.wait(self.within)
 
 
 def wait_for(predicate, timeout=20.0):

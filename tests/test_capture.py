@@ -21,7 +21,7 @@ WATCHED = ["slow_query_log", "slow_query_log_file", "long_query_time", "log_slow
 # A server that already logs slow queries (to the table, sampled): the helper must change and restore all of it.
 START = {"slow_query_log": True, "long_query_time": 2, "log_slow_rate_limit": 5, "log_output": "TABLE"}
 
-from conftest import connector as conftest_connector, in_thread, interrupt_while_sleeping, wait_for
+from conftest import Held, connector as conftest_connector, in_thread, interrupt_while_sleeping, wait_for
 
 
 # -- no server ---------------------------------------------------------------------------------------
@@ -84,10 +84,16 @@ def connector(server, made=None):
     return conftest_connector(lambda: pymysql.connect(**server.conninfo, autocommit=True), made)
 
 
+def session_alive(server, thread_id: int) -> bool:
+    """The server still lists the session ``thread_id`` (a killed one is gone once its thread ended)."""
+    return bool(server.query("SELECT ID FROM information_schema.PROCESSLIST WHERE ID = %s", (int(thread_id),)))
+
+
 @pytest.mark.integration
 def test_captures_new_sessions_statements_and_restores_everything(server, original):
-    t, box = in_thread(lambda: cap.capture(connector(server), 2.0))
-    assert wait_for(lambda: server.show(["slow_query_log_file"])["slow_query_log_file"] != original["slow_query_log_file"]
+    held = Held()
+    t, box = in_thread(lambda: cap.capture(connector(server), 2.0, sleep=held))
+    assert held.started.wait(60) and wait_for(lambda: server.show(["slow_query_log_file"])["slow_query_log_file"] != original["slow_query_log_file"]
                     and server.show(["slow_query_log"])["slow_query_log"] == "ON"
                     and server.show(["long_query_time"])["long_query_time"] == "0.000000")
     client = pymysql.connect(**server.conninfo, autocommit=True)  # a session opened during the capture
@@ -95,6 +101,7 @@ def test_captures_new_sessions_statements_and_restores_everything(server, origin
         for i in range(25):
             cur.execute("SELECT %s AS captured", (i,))
     client.close()
+    held.done.set()
     t.join(30)
     r = box["result"]
     assert r.ok and r.reconnects == 0 and r.interrupted_by is None and r.seconds >= 2.0
@@ -129,10 +136,13 @@ def test_interrupt_in_process_restores_then_reraises(server, original):
 
 @pytest.mark.integration
 def test_dropped_connection_is_reconnected_to_restore(server, original):
-    made = []
-    t, box = in_thread(lambda: cap.capture(connector(server, made), 1.5, verbose=True, log=lambda m: None))
-    assert wait_for(lambda: server.show(["long_query_time"])["long_query_time"] == "0.000000")
+    made, held = [], Held()
+    t, box = in_thread(lambda: cap.capture(connector(server, made), 1.5, verbose=True, log=lambda m: None,
+                                           sleep=held))
+    assert held.started.wait(60) and server.show(["long_query_time"])["long_query_time"] == "0.000000"
     server.query(f"KILL {made[0].thread_id()}")  # the helper's session, while it sleeps
+    assert wait_for(lambda: not session_alive(server, made[0].thread_id()), 60)
+    held.done.set()
     t.join(30)
     r = box["result"]
     assert r.ok and r.reconnects >= 1 and len(made) >= 2
@@ -148,9 +158,13 @@ def test_what_cannot_be_restored_is_said_loudly_with_the_statements(server, orig
             raise pymysql.err.OperationalError(2003, "Can't connect (the test refuses)")
         return connector(server, made)()
 
-    t, box = in_thread(lambda: cap.capture(connect_once, 1.0, restore_timeout=1.0))
-    assert wait_for(lambda: server.show(["long_query_time"])["long_query_time"] == "0.000000")
+    held = Held()
+    t, box = in_thread(lambda: cap.capture(connect_once, 1.0, restore_timeout=1.0, sleep=held))
+    # while it sleeps: a kill during its apply fails the apply, not the restore
+    assert held.started.wait(60) and server.show(["long_query_time"])["long_query_time"] == "0.000000"
     server.query(f"KILL {made[0].thread_id()}")
+    assert wait_for(lambda: not session_alive(server, made[0].thread_id()), 60)
+    held.done.set()
     t.join(30)
     r = box["result"]
     assert not r.ok and set(r.not_restored) == {c.name for c in r.changes} and r.restored == []

@@ -19,7 +19,7 @@ from logbench.servers.postgres import LocalPostgres
 from logbench.base.settings import Settings
 from logbench.studies import pg_destinations as study_mod
 
-from conftest import in_thread, interrupt_while_sleeping, needs_root, wait_for
+from conftest import Held, in_thread, interrupt_while_sleeping, needs_root, wait_for
 from conftest import connector as conftest_connector
 
 CURRENT = {"log_destination": "stderr", "log_line_prefix": "%m [%p] ", "lc_messages": "C",
@@ -122,19 +122,27 @@ def capturing(server) -> bool:
     return server.show(["log_min_duration_statement"])["log_min_duration_statement"] == "0"
 
 
+def backend_alive(server, pid: int) -> bool:
+    """The backend ``pid`` still serves its session (a terminated one is gone from pg_stat_activity once it exited)."""
+    with server.connect() as c:
+        return c.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone()[0] > 0
+
+
 @pytest.mark.integration
 @needs_root
 @pytest.mark.parametrize("before", ["stderr", "syslog"], indirect=True)
 def test_captures_every_statement_and_restores_exactly(server, before):
     early = psycopg.connect(**server.conninfo, autocommit=True)  # opened before: a reload reaches it too
-    t, box = in_thread(lambda: cap.capture(connector(server), 1.0))
-    assert wait_for(lambda: capturing(server))
+    held = Held()
+    t, box = in_thread(lambda: cap.capture(connector(server), 1.0, sleep=held))
+    assert held.started.wait(60) and wait_for(lambda: capturing(server))
     time.sleep(0.2)  # the reload reaches a session at its next statement: let the early one see it
     late = psycopg.connect(**server.conninfo, autocommit=True)
     for i in range(20):
         (early if i % 2 else late).execute(f"SELECT {i} AS captured")
     early.close()
     late.close()
+    held.done.set()
     t.join(30)
     r = box["result"]
     assert r.ok and r.reconnects == 0 and r.interrupted_by is None and r.seconds >= 1.0
@@ -174,11 +182,14 @@ def test_command_line_interrupted_mid_capture_restores(server, before, sig):
 @pytest.mark.integration
 @needs_root
 def test_killed_connection_is_reconnected_to_restore(server, before):
-    made = []
-    t, box = in_thread(lambda: cap.capture(connector(server, made), 1.0, verbose=True, log=lambda m: None))
-    assert wait_for(lambda: capturing(server))
+    made, held = [], Held()
+    t, box = in_thread(lambda: cap.capture(connector(server, made), 1.0, verbose=True, log=lambda m: None,
+                                           sleep=held))
+    assert held.started.wait(60) and capturing(server)
     with server.connect() as c:  # the helper's session, while it sleeps
         assert c.execute("SELECT pg_terminate_backend(%s)", [made[0].info.backend_pid]).fetchone()[0]
+    assert wait_for(lambda: not backend_alive(server, made[0].info.backend_pid), 60)
+    held.done.set()
     t.join(30)
     r = box["result"]
     assert r.ok and r.reconnects >= 1 and len(made) >= 2
@@ -195,10 +206,14 @@ def test_what_cannot_be_restored_is_said_loudly_with_the_statements(server, befo
             raise psycopg.OperationalError("the test refuses to reconnect")
         return connector(server, made)()
 
-    t, box = in_thread(lambda: cap.capture(connect_once, 1.0, restore_timeout=1.0))
-    assert wait_for(lambda: capturing(server))
+    held = Held()
+    t, box = in_thread(lambda: cap.capture(connect_once, 1.0, restore_timeout=1.0, sleep=held))
+    # while it sleeps: a kill during its apply (its settle polls the same session) fails the apply, not the restore
+    assert held.started.wait(60) and capturing(server)
     with server.connect() as c:
         c.execute("SELECT pg_terminate_backend(%s)", [made[0].info.backend_pid])
+    assert wait_for(lambda: not backend_alive(server, made[0].info.backend_pid), 60)
+    held.done.set()
     t.join(30)
     r = box["result"]
     assert not r.ok and set(r.not_restored) == {c.name for c in r.changes} and r.restored == []
@@ -247,10 +262,12 @@ def test_non_superuser_with_the_grants_is_accepted_and_without_them_refused_nami
         with server.connect() as c:
             for g in sorted(grants_in(r.stderr)):
                 c.execute(g)
-        t, box = in_thread(lambda: cap.capture(as_capt, 0.5))
-        assert wait_for(lambda: capturing(server))
+        held = Held()
+        t, box = in_thread(lambda: cap.capture(as_capt, 0.5, sleep=held))
+        assert held.started.wait(60) and wait_for(lambda: capturing(server))
         with psycopg.connect(**server.conninfo, autocommit=True) as w:
             w.execute("SELECT 7 AS captured")
+        held.done.set()
         t.join(30)
         res = box["result"]
         assert res.ok and res.format == "stderr" and [c.name for c in res.changes] == [

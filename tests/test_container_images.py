@@ -50,6 +50,7 @@ def _why_not_runnable() -> str | None:
 _REASON = _why_not_runnable()
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.docker_engine,
     pytest.mark.timeout(180),
     pytest.mark.skipif(_REASON is not None, reason=_REASON or ""),
 ]

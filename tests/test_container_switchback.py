@@ -14,9 +14,10 @@ import signal
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
-from conftest import study_process, wait_for_records
+from conftest import study_process, wait_for, wait_for_records
 from logbench.servers import containers
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("docker_engine"), pytest.mark.timeout(900)]
@@ -29,6 +30,18 @@ MARIADB = ("mysql_slowlog", dict(profile="switchback", backend="container", cell
                                  clients=[1], tables=1, table_size=5000, buffer_pool_cpu="64M", blocks=2, loads=2,
                                  max_loads=2, window_s=2, guard_s=1, warmup=1, restart_warmup=0,
                                  target_halfwidth=None))
+
+
+def load_tools(proc) -> set[int]:
+    """The pids of the study's load tools now (pgbench or sysbench: the container backend's clients run here)."""
+    found = set()
+    for c in psutil.Process(proc.pid).children(recursive=True):
+        try:
+            if any(tool in " ".join(c.cmdline()) for tool in ("pgbench", "sysbench")):
+                found.add(c.pid)
+        except psutil.NoSuchProcess:
+            pass
+    return found
 
 
 def _ours() -> set[str]:
@@ -55,8 +68,15 @@ def test_ctrl_c_inside_a_container_switchback_load_leaves_nothing_and_a_rerun_re
     """)
     runs_file = out / "runs.jsonl"
     try:
-        wait_for_records(proc, runs_file, 400)
-        time.sleep(8)  # inside the second load, past its restart and lead-in
+        wait_for_records(proc, runs_file, 400)  # the first load's windows, recorded once it ended
+        # inside the second load: once its load tool runs (this host's pgbench or sysbench, the first since the first
+        # load's), its lead-in second and a 2 s window or two, ~6 s before its end; timed from the load itself, not
+        # from the first load's end, so a restart slowed by a busy machine cannot move the signal before the load
+        before_load = load_tools(proc)
+        assert wait_for(lambda: load_tools(proc) - before_load or proc.poll() is not None, 300), \
+            "the second load's load tool did not start within 300 s"
+        assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
+        time.sleep(5)
         first = runs_file.read_text()
         assert _ours() - before, "the study's containers should be up now"
         os.killpg(proc.pid, signal.SIGINT)

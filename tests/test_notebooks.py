@@ -39,13 +39,19 @@ def test_every_notebook_is_covered_by_nbval():
     assert not missing, f"notebooks without an nbval test (add them to NOTEBOOKS): {sorted(missing)}"
 
 
+def _needs_an_engine(name: str, parameters: dict) -> bool:
+    return parameters.get("backend") == "container" or name.startswith("03_")
+
+
 @pytest.mark.integration
-@pytest.mark.parametrize("name, parameters", NOTEBOOKS,
-                         ids=[f"{n}-{'-'.join(map(str, p.values())) or 'as-committed'}" for n, p in NOTEBOOKS])
+@pytest.mark.parametrize("name, parameters", [
+    # marked where it needs the engine: the fresh-machine check's ordering (conftest.py) runs these beside it
+    pytest.param(n, p, marks=[pytest.mark.docker_engine] if _needs_an_engine(n, p) else [],
+                 id=f"{n}-{'-'.join(map(str, p.values())) or 'as-committed'}") for n, p in NOTEBOOKS])
 def test_notebook_under_nbval(name, parameters, request, nbval_run):
     if not (paths.NOTEBOOKS / name).exists():
         pytest.skip(f"{name} is listed but not in notebooks/")
-    if parameters.get("backend") == "container" or name.startswith("03_"):
+    if _needs_an_engine(name, parameters):
         request.getfixturevalue("docker_engine")
     # once per session (conftest.nbval_run): the container backend's study tests assert on the same run's records
     r = nbval_run(name, parameters)

@@ -16,7 +16,7 @@ from logbench.servers.postgres import LocalPostgres
 from logbench.base.settings import Settings
 from logbench.studies import pg_audit_timing as study_mod
 
-from conftest import needs_root
+from conftest import needs_root, wait_for
 
 PG_TEST_TIMING_15 = """Testing timing overhead for 1 second.
 Per loop time including overhead: 34.72 ns
@@ -147,6 +147,17 @@ def test_logging_collector_off_writes_to_the_studys_file(scratch):
         assert not collector_file.exists() or "audit-me-directly" not in collector_file.read_text()
 
 
+def _pipe_waits(server_pid: int) -> int:
+    """How many client backends under ``server_pid`` sleep writing into a pipe now."""
+    waits = 0
+    for pid in contention.server_processes(server_pid)[0]:
+        try:
+            waits += contention.category(Path(f"/proc/{pid}/wchan").read_text()) == "pipe"
+        except OSError:
+            pass
+    return waits
+
+
 @pytest.mark.integration
 @needs_root
 def test_wchan_sampler_sees_backends_blocked_on_a_stopped_collector(scratch):
@@ -164,7 +175,9 @@ def test_wchan_sampler_sees_backends_blocked_on_a_stopped_collector(scratch):
         try:
             clients = [subprocess.Popen([str(server.binary("psql")), "-c", loop], env=env,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
-            time.sleep(1.0)
+            # both clients' backends blocked on the full pipe before the sampling starts, however long a loaded
+            # machine takes to start them
+            assert wait_for(lambda: _pipe_waits(server.pid) >= 2, 60), "the backends did not block on the pipe"
             with contention.WchanSampler(server.pid, hz=100) as sampler:
                 time.sleep(0.5)
         finally:

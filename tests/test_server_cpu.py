@@ -21,6 +21,14 @@ def _poll(pid: int, stop: threading.Event, out: list[float]) -> None:
         out.append(process.tree_cpu_seconds(pid))
 
 
+# A floor on the server's CPU per transaction, not per second of wall: a busy machine (CI runs the fresh-machine
+# container beside the host's tests) gives the server less of a second, never less work per select. The committed
+# pgbench -S runs spend 15.6 us or more each, medians 27-54 us (data/processed: the runs of pg_idle_connections,
+# pg_destinations_versions and pg_destinations_post004); the one-pass reading this guards against showed 0.02 s
+# for a 4 s run at thousands of tps, ~2.5 us each.
+MIN_CPU_PER_TX_S = 5e-6
+
+
 def test_server_cpu_is_a_cumulative_counter_while_backends_exit(log_dir):  # noqa: F811
     """Read continuously while 8 backends serve and then exit: a cumulative counter never drops.
 
@@ -49,9 +57,8 @@ def test_server_cpu_is_a_cumulative_counter_while_backends_exit(log_dir):  # noq
             assert len(valid) > 20
             drops = [b - a for a, b in zip(valid, valid[1:]) if b < a - 0.015]
             assert not drops, f"server CPU went backwards by {drops}"
-            # Thousands of transactions a second cannot cost the server less than a tenth of a CPU.
             assert r.tps > 500
-            assert after - before > 0.1 * r.wall_seconds, (before, after, r.tps)
+            assert after - before > MIN_CPU_PER_TX_S * r.transactions, (before, after, r.transactions)
 
 
 def test_a_smoke_study_records_the_controls_and_the_server_cpu(tmp_path):
@@ -72,7 +79,8 @@ def test_a_smoke_study_records_the_controls_and_the_server_cpu(tmp_path):
     assert runs.cpuidle_driver.astype(bool).all()
     assert (runs.steal_s >= 0).all()
     assert (runs.server_ctx_voluntary > 0).all() and (runs.server_ctx_involuntary >= 0).all()
-    assert (runs.server_cpu_s > 0.1 * runs.wall_s).all(), runs[["configuration", "clients", "tps", "server_cpu_s"]]
+    assert (runs.server_cpu_s > MIN_CPU_PER_TX_S * runs.transactions).all(), \
+        runs[["configuration", "clients", "transactions", "server_cpu_s"]]
     assert runs.extra.map(lambda e: e["placement"]).str.startswith("split").all()
     # The logging collector's own CPU, apart (it is in server_cpu_s too): every file line passes through it
     collector = runs.set_index(["configuration", "clients", "repeat"]).extra.map(lambda e: e["collector_cpu_s"])

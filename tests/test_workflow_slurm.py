@@ -36,7 +36,7 @@ HOSTS = {"a": ("part1", "node1"), "b": ("part2", "node2")}
 KILLED = ("a", "pg_destinations")  # (host, study) whose server is killed mid-run in the first run
 ENV = {**os.environ, "LOGBENCH_SLURM_NAME": NAME}
 
-pytestmark = [pytest.mark.integration, needs_root, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.integration, pytest.mark.docker_engine, needs_root, pytest.mark.timeout(1200)]
 
 
 def _docker(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
