@@ -21,6 +21,19 @@ def test_measured_leaves_out_the_warm_ups_in_memory_and_read_back_as_text(tmp_pa
     assert list(records.measured(back)["position"]) == [1, 2, 3]
 
 
+def test_a_processed_table_is_read_as_its_measured_runs_and_a_missing_one_as_none(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    for i in range(4):
+        records.append(path, blank_run(i, warmup=i < 2))
+    records.flatten(records.load(path)).to_csv(tmp_path / "study_runs.csv", index=False)
+    runs = records.read_measured(tmp_path, "study")
+    assert list(runs["position"]) == [2, 3] and list(runs.index) == [0, 1]
+    # absent (the study not run) is told apart from a table of warm-ups only (empty)
+    assert records.read_measured(tmp_path, "other") is None
+    records.flatten(records.load(path).head(2)).to_csv(tmp_path / "warm_runs.csv", index=False)
+    assert records.read_measured(tmp_path, "warm").empty
+
+
 def test_a_table_without_the_warmup_column_has_no_warm_ups():
     table = pd.DataFrame({"position": [0, 1]})
     assert records.measured(table).equals(table)

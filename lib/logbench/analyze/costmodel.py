@@ -175,7 +175,9 @@ LOADER = {"postgresql": "backend", "mariadb": "connection"}
 DAEMONS = ("logger", "rsyslogd")
 
 
-def _read(processed: Path, name: str, made_by: str) -> pd.DataFrame:
+def read_table(processed: Path, name: str, made_by: str) -> pd.DataFrame:
+    """A processed table the cost model needs, ``processed / name``: :class:`MissingInput` naming the run that makes
+    it (``made_by``) where it is not there."""
     path = processed / name
     if not path.exists():
         raise MissingInput(path, made_by)
@@ -382,8 +384,8 @@ def _baseline_name(summary: pd.DataFrame) -> str:
 def study_cells(processed: Path, study: str, stem: str) -> pd.DataFrame:
     """Every cell of one processed table beside its baseline: measured ratio and CI, baseline tps, the counted
     records and the measured CPU per transaction of arm and baseline."""
-    summary = _read(processed, f"{stem}.csv", f"study {study}'s committed run")
-    runs = _read(processed, f"{stem}_runs.csv", f"study {study}'s committed run")
+    summary = read_table(processed, f"{stem}.csv", f"study {study}'s committed run")
+    runs = read_table(processed, f"{stem}_runs.csv", f"study {study}'s committed run")
     env_file = processed / f"{stem}_environment.json"
     env = json.loads(env_file.read_text()) if env_file.exists() else {}
     # a version sweep keeps one record per variant, all on this host
@@ -440,7 +442,7 @@ def host_speed(processed: Path, cal: Calibration, engine: str = "postgresql") ->
     command price a record at, and what every cell of that engine is priced at."""
     stem, conf, clients = HOST_BASELINE if engine == "postgresql" else MARIADB_HOST_BASELINE
     study = "02" if engine == "postgresql" else "04"
-    runs = _read(processed, f"{stem}_runs.csv", f"study {study}'s committed run")
+    runs = read_table(processed, f"{stem}_runs.csv", f"study {study}'s committed run")
     keys = tuple(k for k in MARIADB_REFERENCE if k in runs.columns) if engine == "mariadb" else ()
     c = cell_counts(runs, keys)
     row = c[(c["configuration"] == conf) & (c["clients"] == clients)]
@@ -450,7 +452,7 @@ def host_speed(processed: Path, cal: Calibration, engine: str = "postgresql") ->
         raise MissingInput(processed / f"{stem}_runs.csv",
                            f"study {study}'s committed run (its {conf} at {clients} client)")
     host = float(row["server_cpu_us_per_tx"].iloc[0])
-    counts = baseline_counts(_read(processed, RECORD_COST, "study 11's committed run"))
+    counts = baseline_counts(read_table(processed, RECORD_COST, "study 11's committed run"))
     speed = speed_of(host, baseline_instructions(counts, engine, "none"), with_instructions(cal, counts))
     if not np.isfinite(speed):
         raise MissingInput(processed / RECORD_COST, f"study 11's committed run (its {engine} baseline's count)")
@@ -687,14 +689,14 @@ def cost_model(processed_dir: Path | str = paths.PROCESSED) -> CostModel:
     might close it, are :mod:`logbench.analyze.costterms`'s, read from the cells and predictions kept here.
     MissingInput names the first processed table that is not there."""
     processed = Path(processed_dir)
-    cal = calibration(_read(processed, CALIBRATION, "study 11's committed run (its calibration)"))
-    record_cost = _read(processed, RECORD_COST, "study 11's committed run")
-    costs = counted_costs(record_cost, _read(processed, RECORD_FIGURES, "study 11's committed run"))
+    cal = calibration(read_table(processed, CALIBRATION, "study 11's committed run (its calibration)"))
+    record_cost = read_table(processed, RECORD_COST, "study 11's committed run")
+    costs = counted_costs(record_cost, read_table(processed, RECORD_FIGURES, "study 11's committed run"))
     cells = pd.concat([study_cells(processed, study, stem) for study, stem in STUDIES], ignore_index=True)
     versioned = versions = None
     if (cells["stem"].isin(VERSIONED)).any():
-        versions = _read(processed, VERSIONS_COST, "study 11's versions run")
-        versioned = counted_costs(versions, _read(processed, VERSIONS_FIGURES, "study 11's versions run"))
+        versions = read_table(processed, VERSIONS_COST, "study 11's versions run")
+        versioned = counted_costs(versions, read_table(processed, VERSIONS_FIGURES, "study 11's versions run"))
     baselines = baseline_counts(record_cost, versions)
     cal = with_instructions(cal, baselines)
     speed, host_us = host_speed(processed, cal)
@@ -933,10 +935,9 @@ def daemon_cpu(processed_dir: Path | str = paths.PROCESSED) -> pd.DataFrame:
     processed = Path(processed_dir)
     rows = []
     for stem in DAEMON_STEMS:
-        f = processed / f"{stem}_runs.csv"
-        if not f.exists():
+        runs = records.read_measured(processed, stem)
+        if runs is None:
             continue
-        runs = records.measured(pd.read_csv(f))
         runs = runs[runs["configuration"].astype(str).str.contains("syslog")]
         if runs.empty:
             continue

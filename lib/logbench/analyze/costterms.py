@@ -102,10 +102,9 @@ def baseline_switch_runs(processed_dir: Path | str) -> pd.DataFrame:
     for _, stem in cm.STUDIES:
         if stem.startswith("mysql") or stem in cm.IO_BOUND:
             continue
-        f = processed / f"{stem}_runs.csv"
-        if not f.exists():
+        r = records.read_measured(processed, stem)
+        if r is None:
             continue
-        r = records.measured(pd.read_csv(f))
         conf = r["configuration"].astype(str)
         name = conf.str.split("/").str[-1]
         r = r[name.isin(["none", "none_again"])]

@@ -185,12 +185,12 @@ def counted_destinations(record_cost: pd.DataFrame) -> dict[str, list[str]]:
 def counted(processed: Path, engine: str, destination: str, *, carried: bool) -> PerRecord:
     """The counted cost of one record of ``destination`` (study 11's configuration). ``carried``: priced on the
     throughput studies' host as the cost model does (the committed data); else on study 11's own machine."""
-    rc = cm._read(processed, cm.RECORD_COST, "study 11 (record_cost)")
+    rc = cm.read_table(processed, cm.RECORD_COST, "study 11 (record_cost)")
     _check(engine, destination, counted_destinations(rc), "study 11's record_cost.csv")
     figures = processed / cm.RECORD_FIGURES
     figs = pd.read_csv(figures) if figures.exists() else pd.DataFrame(
         columns=["engine", "configuration", "process", "metric", "call", "per_record"])
-    cal_table = cm._read(processed, cm.CALIBRATION, "study 11 (record_cost) with its calibration")
+    cal_table = cm.read_table(processed, cm.CALIBRATION, "study 11 (record_cost) with its calibration")
     cal = cm.calibration(cal_table)
     q = cal_table.set_index("quantity")
     tpi_row = q.loc["time_per_instruction"]
@@ -378,7 +378,7 @@ def destinations(run_dir: Path | str | None = None) -> dict[str, list[str]]:
     kind, processed = source_of(run_dir)
     if kind == "timed":
         return timed_destinations(processed)
-    return counted_destinations(cm._read(processed, cm.RECORD_COST, "study 11 (record_cost)"))
+    return counted_destinations(cm.read_table(processed, cm.RECORD_COST, "study 11 (record_cost)"))
 
 
 def per_record(engine: str, destination: str, run_dir: Path | str | None = None) -> PerRecord:

@@ -171,6 +171,14 @@ def measured(runs: pd.DataFrame) -> pd.DataFrame:
     return runs[~runs["warmup"].astype(str).str.lower().isin(("true", "1"))]
 
 
+def read_measured(processed_dir: Path | str, stem: str) -> pd.DataFrame | None:
+    """The measured runs (:func:`measured`) of the processed table ``<stem>_runs.csv`` in ``processed_dir``, indexed
+    from 0; None where there is no such file (the study has not been run), which a reader tells apart from a file
+    of warm-up runs only (an empty frame)."""
+    f = Path(processed_dir) / f"{stem}_runs.csv"
+    return measured(pd.read_csv(f)).reset_index(drop=True) if f.exists() else None
+
+
 # :func:`measured` as a where-spec of the paper's numbers (paper.numbers.resolve compares the cells' text), kept
 # in numbers.json with each number it selects; restricted to the columns a table has, as measured() is.
 MEASURED_WHERE = {"warmup": "False"}

@@ -124,11 +124,11 @@ def load_studies(processed_dir: Path | str = paths.PROCESSED) -> tuple[dict[str,
         runs_file = processed_dir / f"{name}_runs.csv"
         row = {"study": name, "title": info.title, "post": info.post, "engine": info.engine, "present": False,
                "runs": 0, "configurations": "", "clients": "", "note": ""}
-        if not runs_file.exists():
+        runs = records.read_measured(processed_dir, name)
+        if runs is None:
             row["note"] = f"{runs_file.name} not found: the study has not been run (non-smoke) yet"
             status.append(row)
             continue
-        runs = records.measured(pd.read_csv(runs_file)).reset_index(drop=True)
         summary_file = processed_dir / f"{name}.csv"
         summary = pd.read_csv(summary_file) if summary_file.exists() else None
         env_file = processed_dir / f"{name}_environment.json"
