@@ -22,8 +22,8 @@ from ..base.formatting import ci_text, number, undefined
 
 # The ceiling's upper end, 10⁶ over the low end of the time per record, is printed only up to this many times the
 # estimate. Beyond it the time's interval reaches so near zero that its reciprocal bounds nothing (the fitted
-# collector's factor, fitted on 4 cells, reached 0.0146 of its 1.90: an upper end of 28 million records/s beside an
-# estimate of 217,000); such a ceiling is bounded below only and printed "≥ its low end".
+# collector factor's interval, fitted on 4 cells, reached down to 0.0146 from its estimate of 1.90: an upper end of 28
+# million records/s beside an estimate of 217,000); such a ceiling is bounded below only and printed "≥ its low end".
 UPPER_WITHIN = 2
 
 
