@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from conftest import needs_root, the_smoke_run_is_here
-from logbench.analyze import overhead
+from logbench.analyze import daemons, overhead
 from logbench.base import formatting, paths
 from logbench.publish import answer
 
@@ -97,7 +97,34 @@ def test_the_committed_price_is_the_cost_models_counted_one(engine, destination)
     assert rec.us.value == pytest.approx(float(want["us_per_record"].iloc[0]), rel=1e-5)
     assert rec.us.low < rec.us.value < rec.us.high
     if pd.notna(want["daemon_records_per_s"].iloc[0]):
-        assert 1e6 / rec.daemon_us.value == pytest.approx(float(want["daemon_records_per_s"].iloc[0]), rel=1e-5)
+        counted_ceiling = float(want["daemon_records_per_s"].iloc[0])
+        timed = daemons.chosen(pd.read_csv(paths.PROCESSED / "findings_cost_model_ceilings.csv"), "pg_destinations",
+                               destination)
+        if timed is None:  # no run timed this destination's daemon: the counted model's ceiling
+            assert 1e6 / rec.daemon_us.value == pytest.approx(counted_ceiling, rel=1e-5)
+        else:  # the daemon's own CPU timed in study 02 prices it, the counted model's beside it as a check
+            assert 1e6 / rec.daemon_us.value == pytest.approx(float(timed["records_per_s_one_core"]), rel=1e-5)
+            assert rec.ceilings_beside[0].name == "counted model"
+            assert rec.ceilings_beside[0].value == pytest.approx(counted_ceiling, rel=1e-5)
+
+
+@pytest.mark.parametrize("destination", ["stderr", "csvlog", "syslog"])
+def test_the_paper_the_command_and_the_answer_print_one_ceiling(destination):
+    """The daemon's one-core ceiling as the paper's guide table prints it (timed in study 02, at the level where the
+    daemon took the most records), the same in ``python -m logbench cost`` and in study 02's answer."""
+    timed = daemons.chosen(pd.read_csv(paths.PROCESSED / "findings_cost_model_ceilings.csv"), "pg_destinations",
+                           destination)
+    shown = daemons.ceiling_text(timed["records_per_s_one_core"], timed["records_per_s_one_core_ci_low"],
+                                 timed["records_per_s_one_core_ci_high"])
+    guide_table = pd.read_csv(paths.PAPER / "generated" / "guide.csv", dtype=str, keep_default_na=False)
+    assert any(c.startswith(shown + f" (n={int(timed['n'])}") for c in guide_table.iloc[:, -1]), shown
+    r = cost("--statements-per-second", "5000", "--cores", "8", "--destination", destination)
+    assert r.returncode == 0, r.stderr
+    assert f"one-core ceiling of {'the syslog daemon' if 'syslog' in destination else 'PostgreSQL'}" in r.stdout
+    assert f": {shown} records/s (10⁶ / " in r.stdout
+    lines = answer.per_record_lines("pg_destinations", paths.PROCESSED, "pg_destinations")
+    assert any(line.startswith(f"  postgresql {destination}:") and line.endswith(f": {shown} records/s on one core")
+               for line in lines), lines
 
 
 def test_syslog_past_its_daemons_core_is_said():

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from logbench.analyze import claim_rules, claims, regression
+from logbench.analyze import claim_rules, claims, daemons, regression
 from logbench.base import paths, stats
 from logbench.publish import report
 
@@ -54,6 +54,7 @@ CODE_CONSTANTS = {
     "claims.EQUIVALENCE_PERCENT": round(100 * claims.EQUIVALENCE),
     **{f"claim_rules.POST_CORES.{p}": c for p, c in claim_rules.POST_CORES.items() if c is not None},
     "claim_rules.POST_001_MAX_PER_CORE": claim_rules.POST_001_MAX_PER_CORE,
+    "daemons.UPPER_WITHIN": daemons.UPPER_WITHIN,
 }
 
 

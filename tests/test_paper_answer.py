@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 
-from logbench.analyze import costmodel
+from logbench.analyze import daemons
 from logbench.publish import report
 from logbench.publish.paper import guide
 from logbench.publish.paper.numbers import resolve
@@ -66,6 +66,16 @@ def processed(tmp_path):
          "receiver_core_share": 0.42, "receiver_core_share_ci_low": 0.4, "receiver_core_share_ci_high": 0.44,
          "local_us_per_record": 11.0, "local_us_per_record_ci_low": 10.0, "local_us_per_record_ci_high": 12.0,
          "local_records_per_s_one_core": 90_909.0}])
+    # the daemons' timed one-core ceilings: the collector's chosen at 4 clients (where it took the most records), the
+    # syslog daemon's at 1 with an interval that reached near 0 (no upper end)
+    _write(d, guide.CEILINGS, [
+        {"stem": "pg_destinations", "configuration": c, "daemon": dm, "clients": k, "n": 3,
+         "daemon_records_per_s": rate, "us_per_record": 1e6 / v, "records_per_s_one_core": v,
+         "records_per_s_one_core_ci_low": lo, "records_per_s_one_core_ci_high": hi, "chosen": ch}
+        for c, dm, k, rate, v, lo, hi, ch in (
+            ("stderr", "collector", 1, 50_000.0, 300_000.0, 280_000.0, 330_000.0, False),
+            ("stderr", "collector", 4, 90_000.0, 400_000.0, 320_000.0, 500_000.0, True),
+            ("syslog", "syslog", 1, 40_000.0, 90_000.0, 70_000.0, math.nan, True))])
     for stem, env, r in (("mysql_slowlog", "block", 1.00), ("mysql_slowlog_switchback", "switch", 0.97)):
         _write(d, f"{stem}.csv", [
             {"regime": "cpu", "test": "oltp_point_select", "configuration": c, "clients": 1, "n": 3,
@@ -104,6 +114,10 @@ def test_the_rule_is_worked_out_on_the_tables_numbers(processed, tmp_path):
         100 * guide.EXAMPLE_LOAD["statements_per_s"] * 6.0 / (guide.EXAMPLE_LOAD["cores"] * 1e6))
     assert _value(nums, "guide.syslog.added", processed)[1] == pytest.approx(20.0)
     assert nums.get("guide.syslog.daemon") == "80000"
+    # the ceiling the text prints is the timed one at its chosen level, its upper end only where it is bounded
+    assert _value(nums, "guide.stderr.ceiling", processed) == ("400000", pytest.approx(400_000))
+    assert nums.get("guide.stderr.ceiling_ci_high") == "500000" and nums.get("guide.stderr.ceiling_clients") == "4"
+    assert nums.get("guide.syslog.ceiling_ci_low") == "70000" and "guide.syslog.ceiling_ci_high" not in nums.items
     # the transaction without logging at the lowest level: 1e6 / 40000 tps = 25 µs
     assert nums.get("guide.t0_1") == "25.0" and g["t0_clients"] == 1
     # the fitted model's prediction beside the measured ratio, with the bound that set it, per level
@@ -123,7 +137,9 @@ def test_the_per_destination_table_carries_intervals_and_n(processed, tmp_path):
     assert stderr["… fitted model [95 % CI]"] == "3.0 [2.4, 3.6]"
     assert stderr["server CPU µs / record, timed [95 % CI] (n)"] == "11.0 [10.0, 12.0] (n=5)"
     assert table.iloc[1]["server CPU µs / record, timed [95 % CI] (n)"] == "–"  # not timed there
-    assert stderr["records/s one daemon core holds (fitted) [95 % CI]"] == "250000 [200000, 312500]"
+    col = "records/s one daemon core holds: timed [95 % CI] (n, clients); fitted"
+    assert stderr[col] == "400000 [320000, 500000] (n=3, 4 clients); fitted 250000 [200000, 312500]"
+    assert table.iloc[1][col] == "90000 [≥ 70000] (n=3, 1 client); fitted 80000 [64000, 100000]"
 
 
 def test_the_remote_receiver_and_the_local_daemon_are_reported_apart(processed, tmp_path):
@@ -170,7 +186,7 @@ def test_daemon_cpu_reads_each_daemon_from_the_runs(tmp_path):
                  "log_records_expected": 1, "log_records_received": 1, "logger_cpu_s": 0.0, "env_id": "e",
                  "extra": "{}"})
     pd.DataFrame(runs).to_csv(tmp_path / "pg_destinations_runs.csv", index=False)
-    d = costmodel.daemon_cpu(tmp_path).set_index("configuration")
+    d = daemons.daemon_cpu(tmp_path).set_index("configuration")
     assert list(d.index) == ["remote_syslog_udp", "syslog", "syslog,csvlog"]  # syslog arms only
     assert d.loc["syslog,csvlog", "local_us_per_record"] == pytest.approx(1e6 * 2.0 / 100_000)
     assert math.isnan(d.loc["syslog,csvlog", "receiver_core_share"])  # no receiver: its 0 is no measurement

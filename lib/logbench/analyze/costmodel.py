@@ -53,6 +53,7 @@ import pandas as pd
 
 from ..base import paths, records
 from ..base.errors import LogbenchError
+from .daemons import one_core
 
 RECORD_COST = "record_cost.csv"
 RECORD_FIGURES = "record_cost_figures.csv"
@@ -842,9 +843,10 @@ def rule(costs: pd.DataFrame, cal: Calibration, speeds: dict[str, float], fitted
     another machine), the µs per record on this host (counted; fitted) and the records per second one core of its
     daemon holds (a single-threaded collector or syslog daemon). The fitted model's µs carry an interval: each
     process's counted time times the ends of its factor's 95 % interval, summed (conservative: the ends taken
-    together); the counted model fits nothing and has none. Each engine is priced at its own speed on
-    this host (``speeds``: :func:`host_speed`); MariaDB's connection thread keeps its counted time in the fitted
-    model (no factor of it was fitted)."""
+    together), the daemon's ceiling from its ends by :func:`logbench.analyze.daemons.one_core` (no upper end where
+    the factor's interval reaches near 0); the counted model fits nothing and has none. Each engine is priced at its
+    own speed on this host (``speeds``: :func:`host_speed`); MariaDB's connection thread keeps its counted time in
+    the fitted model (no factor of it was fitted)."""
     ends = {}
     if factors is not None and len(factors):
         f = factors.set_index("process")
@@ -879,98 +881,10 @@ def rule(costs: pd.DataFrame, cal: Calibration, speeds: dict[str, float], fitted
                 lo = {p: per[p] * (f[p] if own[p] is not None else ends["low"][p]) for p in PROCESSES}
                 hi = {p: per[p] * (f[p] if own[p] is not None else ends["high"][p]) for p in PROCESSES}
                 d_lo, d_hi = max(lo["collector"], lo["syslog"]), max(hi["collector"], hi["syslog"])
-                # a daemon that is slower per record holds fewer records: the ends swap
+                _, c_lo, c_hi = one_core(daemon_us, d_lo, d_hi) if daemon_us > 0.01 else (np.nan,) * 3
                 interval = {"us_per_record_ci_low": sum(lo.values()), "us_per_record_ci_high": sum(hi.values()),
-                            "daemon_records_per_s_ci_low": 1e6 / d_hi if daemon_us > 0.01 and d_hi > 0 else np.nan,
-                            "daemon_records_per_s_ci_high": 1e6 / d_lo if daemon_us > 0.01 and d_lo > 0 else np.nan}
+                            "daemon_records_per_s_ci_low": c_lo, "daemon_records_per_s_ci_high": c_hi}
             rows.append({**base, "model": model, **{f"{p}_us_per_record": us[p] for p in PROCESSES},
                          "us_per_record": sum(us.values()),
                          "daemon_records_per_s": 1e6 / daemon_us if daemon_us > 0.01 else np.nan, **interval})
     return pd.DataFrame(rows, columns=RULE_COLUMNS)
-
-
-# --- the syslog daemons' own CPU, timed: the local one and the receiver apart --------------------------------------
-
-# The tables whose syslog arms ran a daemon whose CPU each run recorded (the receiver of remote syslog apart, in the
-# run's extra record as logger_cpu_s_by_daemon since the runs of 2026-11-26)
-DAEMON_STEMS = ("pg_destinations", "pg_destinations_post000", "pg_destinations_post004", "pg_destinations_io_bound")
-DAEMON_COLUMNS = ["study", "stem", "configuration", "clients", "n", "duration_s", "local_core_share",
-                  "local_core_share_ci_low", "local_core_share_ci_high", "receiver_core_share",
-                  "receiver_core_share_ci_low", "receiver_core_share_ci_high", "local_us_per_record",
-                  "local_us_per_record_ci_low", "local_us_per_record_ci_high", "local_records_per_s_one_core",
-                  "receiver_us_per_record", "receiver_us_per_record_ci_low", "receiver_us_per_record_ci_high",
-                  "env_id"]
-
-
-def _by_daemon(runs: pd.DataFrame, which: str) -> pd.Series:
-    def get(x):
-        try:
-            v = json.loads(x).get("logger_cpu_s_by_daemon", {}) if isinstance(x, str) else {}
-            return float(v.get(which, np.nan))
-        except (ValueError, TypeError, AttributeError):
-            return np.nan
-    return runs["extra"].map(get) if "extra" in runs.columns else pd.Series(np.nan, index=runs.index)
-
-
-def _syslog_share(x) -> float:
-    """The share of a run's records that went to a syslog destination (local or remote), from its per-destination
-    counts; NaN where the run did not record them."""
-    try:
-        d = json.loads(x) if isinstance(x, str) else {}
-    except ValueError:
-        return np.nan
-    total = sum(float(v) for v in d.values())
-    return sum(float(v) for k, v in d.items() if "syslog" in k) / total if total > 0 else np.nan
-
-
-def daemon_cpu(processed_dir: Path | str = paths.PROCESSED) -> pd.DataFrame:
-    """Per syslog arm and clients level of :data:`DAEMON_STEMS`: the local syslog daemon's and, for remote syslog,
-    the receiver's CPU as a share of one core (each run's CPU seconds over its measured length; mean with its t
-    interval over runs, n), and each one's µs per record it took (the local daemon every record the server sent,
-    the receiver the records that arrived). The receiver ran on the same cores as the server: reported apart, never
-    charged to the database host as if it were elsewhere. A stem whose runs did not record the daemons apart
-    contributes its local daemon's total only where it had no receiver."""
-    from ..base.stats import mean_ci
-
-    processed = Path(processed_dir)
-    rows = []
-    for stem in DAEMON_STEMS:
-        runs = records.read_measured(processed, stem)
-        if runs is None:
-            continue
-        runs = runs[runs["configuration"].astype(str).str.contains("syslog")]
-        if runs.empty:
-            continue
-        runs = runs.assign(local=_by_daemon(runs, "local"), remote=_by_daemon(runs, "remote"))
-        total = pd.to_numeric(runs.get("logger_cpu_s", pd.Series(np.nan, index=runs.index)), errors="coerce")
-        # without the split, the one recorded figure is the local daemon's only where there was no receiver; a
-        # configuration without a receiver has no receiver's CPU (its recorded 0 is no measurement)
-        no_receiver = ~runs["configuration"].astype(str).str.startswith("remote")
-        runs["local"] = runs["local"].where(runs["local"].notna(), total.where(no_receiver))
-        runs["remote"] = runs["remote"].where(~no_receiver)
-        nan = pd.Series(np.nan, index=runs.index)
-        sent = pd.to_numeric(runs.get("log_records_expected", nan), errors="coerce")
-        got = pd.to_numeric(runs.get("log_records_received", nan), errors="coerce")
-        sent = sent.where(sent > 0, got)
-        # a configuration that also logs to a file sends the daemon only its syslog share of the records
-        share = runs.get("log_records_by_destination", nan).map(_syslog_share)
-        sent, got = sent * share.fillna(1.0), got * share.fillna(1.0)
-        for (conf, k), g in runs.groupby(["configuration", "clients"], sort=True):
-            dur = g["duration_s"].astype(float)
-            local, remote = mean_ci(g["local"] / dur), mean_ci(g["remote"] / dur)
-            per_l = mean_ci(1e6 * g["local"] / sent[g.index].where(sent[g.index] > 0))
-            per_r = mean_ci(1e6 * g["remote"] / got[g.index].where(got[g.index] > 0))
-            if local.n == 0:
-                continue
-            rows.append({"study": "02", "stem": stem, "configuration": conf, "clients": int(k), "n": local.n,
-                         "duration_s": float(dur.median()), "local_core_share": local.value,
-                         "local_core_share_ci_low": local.low, "local_core_share_ci_high": local.high,
-                         "receiver_core_share": remote.value, "receiver_core_share_ci_low": remote.low,
-                         "receiver_core_share_ci_high": remote.high, "local_us_per_record": per_l.value,
-                         "local_us_per_record_ci_low": per_l.low, "local_us_per_record_ci_high": per_l.high,
-                         # one core's worth of seconds over the daemon's seconds per record
-                         "local_records_per_s_one_core": 1e6 / per_l.value if per_l.value > 0 else np.nan,
-                         "receiver_us_per_record": per_r.value, "receiver_us_per_record_ci_low": per_r.low,
-                         "receiver_us_per_record_ci_high": per_r.high,
-                         "env_id": str(g["env_id"].iloc[0]) if "env_id" in g.columns else ""})
-    return pd.DataFrame(rows, columns=DAEMON_COLUMNS)

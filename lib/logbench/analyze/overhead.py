@@ -15,7 +15,12 @@ The cost per record comes from one of two sources, each input printed with its t
   the throughput studies' host as the cost model carries it (the two machines' baseline CPU per transaction); from
   a user's study 11 run it is priced on that run's own machine (its own calibration).
 - **timed** (study 02, ``<stem>_per_record.csv``): the server's measured CPU per record over its baseline, and the
-  syslog daemon's (:func:`logbench.analyze.costmodel.daemon_cpu`), on the machine the run was made on.
+  syslog daemon's (:func:`logbench.analyze.daemons.daemon_cpu`), on the machine the run was made on.
+
+The one-core ceiling is the daemon's own CPU per record as study 02 timed it wherever a run timed it
+(:func:`logbench.analyze.daemons.ceilings`: at the level where it took the most records), from the committed tables
+too: the counted and the fitted model's ceilings are printed beside it as a check. Its interval goes through the one
+rule of :func:`logbench.analyze.daemons.one_core` (no upper end where the time's interval reaches near 0).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from . import costmodel as cm
+from . import daemons
 from ..base import paths, records
 from ..base.errors import LogbenchError, ParameterError
 from ..base.formatting import ci_text
@@ -74,9 +80,10 @@ class PerRecord:
     us: Input  # every process's µs per record, summed
     records_per_statement: Input  # what the source counted for this destination (the default of the formula)
     daemon: str = ""  # the single-threaded daemon that takes the records ("" where none does)
-    daemon_us: Input | None = None
+    daemon_us: Input | None = None  # what the one-core ceiling is 10⁶ over: timed where study 02 timed it
     inputs: tuple[Input, ...] = field(default=())  # what ``us`` was made of
     beside: tuple[Input, ...] = field(default=())  # other estimates of the same cost, printed with their prediction
+    ceilings_beside: tuple[Input, ...] = field(default=())  # other models' ceilings (records/s), printed as a check
 
 
 @dataclass(frozen=True)
@@ -112,7 +119,7 @@ class Prediction:
         d = self.per_record.daemon_us
         if d is None or not d.value > 0:
             return None
-        return 1e6 / d.value, (1e6 / d.high if d.high > 0 else math.nan), (1e6 / d.low if d.low > 0 else math.nan)
+        return daemons.one_core(d.value, d.low, d.high)
 
     @property
     def exceeds_ceiling(self) -> bool:
@@ -152,6 +159,21 @@ def _rel(p: Path) -> str:
         return str(Path(p).resolve().relative_to(paths.ROOT.resolve()))
     except ValueError:
         return str(p)
+
+
+def timed_daemon(processed: Path, stem: str, destination: str) -> Input | None:
+    """The CPU per record of the daemon that takes ``destination``'s records alone, timed in ``stem``'s runs at the
+    level where it took the most records (:func:`logbench.analyze.daemons.ceilings`); None where none timed it."""
+    c = daemons.chosen(daemons.ceilings(processed, (stem,)), stem, destination)
+    if c is None or not c["us_per_record"] > 0:
+        return None
+    k = int(c["clients"])
+    who = {"collector": "the logging collector", "syslog": "the local syslog daemon"}[c["daemon"]]
+    return Input(f"{c['daemon']} CPU per record, timed", float(c["us_per_record"]), "µs",
+                 f"{_rel(processed / (stem + '_runs.csv'))} (study 02: {who}'s own CPU over the records it took, "
+                 f"mean [95 % CI] over runs at {k} client{'s' if k > 1 else ''}, where it took the most: "
+                 f"{c['daemon_records_per_s']:,.0f} records/s)",
+                 float(c["us_per_record_ci_low"]), float(c["us_per_record_ci_high"]), int(c["n"]))
 
 
 # --- counted: study 11 -----------------------------------------------------------------------------------------------
@@ -254,7 +276,9 @@ def counted(processed: Path, engine: str, destination: str, *, carried: bool) ->
     how = ("instructions × time per instruction + write() calls × the write floor; interval: the counts' and the "
            "time per instruction's 95 % ends taken together")
     n_rec = n_of(cm.LOADER[engine])
-    beside = ()
+    beside, ceilings = (), ()
+    daemon_us = (Input(f"{daemon} µs per record, counted", per["value"][daemon], "µs", how, per["low"][daemon],
+                       per["high"][daemon]) if daemon else None)
     rule_file = processed / "findings_cost_model_rule.csv"
     if carried and rule_file.exists():
         # the cost model's fitted variant: the counted time scaled by each process's measured CPU on study 02
@@ -266,14 +290,23 @@ def counted(processed: Path, engine: str, destination: str, *, carried: bool) ->
                             f"{_rel(rule_file)} (the cost model's fitted variant: each process's counted time × its "
                             "factor from its measured CPU in study 02 at 1 client)", float(x["us_per_record_ci_low"]),
                             float(x["us_per_record_ci_high"])),)
+            if daemon and pd.notna(x["daemon_records_per_s"]):
+                ceilings = (Input("fitted model", float(x["daemon_records_per_s"]), "records/s", _rel(rule_file),
+                                  float(x.get("daemon_records_per_s_ci_low", np.nan)),
+                                  float(x.get("daemon_records_per_s_ci_high", np.nan))),)
+    timed_us = timed_daemon(processed, host_stem, destination) if carried and daemon else None
+    if timed_us is not None:
+        # the daemon's own CPU timed on the host prices its ceiling; the counted model's stands beside it
+        c = daemons.one_core(daemon_us.value, daemon_us.low, daemon_us.high)
+        ceilings = (Input("counted model", c[0], "records/s", how, c[1], c[2]), *ceilings)
+        daemon_us = timed_us
     return PerRecord(
         engine, destination, "counted", machine,
         Input("cost per record", total["value"], "µs", how, total["low"], total["high"]),
         Input("records per statement", float(row["records_per_statement"]), "",
               f"{_rel(processed / cm.RECORD_COST)} (study 11, counted in the server's log per statement)", n=n_rec),
         {"syslog": "the syslog daemon (rsyslogd)", "collector": "PostgreSQL's logging collector"}.get(daemon, ""),
-        Input(f"{daemon} µs per record", per["value"][daemon], "µs", how, per["low"][daemon], per["high"][daemon])
-        if daemon else None, tuple(inputs), beside)
+        daemon_us, tuple(inputs), beside, ceilings)
 
 
 # --- timed: study 02 -------------------------------------------------------------------------------------------------
@@ -294,7 +327,9 @@ def timed_destinations(processed: Path, stem: str | None = None) -> dict[str, li
 
 def timed(processed: Path, engine: str, destination: str, stem: str | None = None) -> PerRecord:
     """The timed cost of one record of ``destination`` on the machine of a study 02 run: the server's CPU per
-    record over its baseline (the collector included) and the syslog daemon's, at the run's lowest clients level."""
+    record over its baseline (the collector included) and the syslog daemon's, at the run's lowest clients level;
+    the daemon's one-core ceiling from its CPU per record at the level where it took the most records
+    (:func:`timed_daemon`)."""
     _check(engine, destination, timed_destinations(processed, stem), "the run's *_per_record.csv")
     for t in _timed_tables(processed, stem):
         tab = pd.read_csv(t)
@@ -315,7 +350,7 @@ def timed(processed: Path, engine: str, destination: str, stem: str | None = Non
     total = [server.value, server.low, server.high]
     daemon, daemon_us = "collector", coll
     if "syslog" in destination:
-        d = cm.daemon_cpu(processed)
+        d = daemons.daemon_cpu(processed)
         d = d[(d["stem"] == stem) & (d["configuration"] == destination) & (d["clients"] == k)]
         if len(d) and pd.notna(d["local_us_per_record"].iloc[0]):
             x = d.iloc[0]
@@ -331,6 +366,9 @@ def timed(processed: Path, engine: str, destination: str, stem: str | None = Non
                                 "the cost is the server's alone and no ceiling is known"))
             daemon, daemon_us = "syslog", None
     rps = float(r["records_per_tx"])
+    # the ceiling: the daemon's own CPU per record where it took the most records, not at the lowest level
+    at_most = timed_daemon(processed, stem, destination) if daemon_us is not None else None
+    daemon_us = at_most if at_most is not None else daemon_us
     return PerRecord(
         engine, destination, "timed", f"the run's machine ({_machine(processed, stem)})",
         Input("cost per record", total[0], "µs", "the timed CPU per record of the server (and the syslog daemon), "
@@ -494,8 +532,10 @@ def text(p: Prediction) -> str:
                      if rec.daemon else "  one-core ceiling: none counted for this destination")
     else:
         d = rec.daemon_us
-        lines.append(f"  one-core ceiling of {rec.daemon}: {ci_text(c[0], c[1], c[2])} records/s "
-                     f"(1 / {ci_text(d.value, d.low, d.high)} µs per record)")
+        lines.append(f"  one-core ceiling of {rec.daemon}: {daemons.ceiling_text(*c)} records/s "
+                     f"(10⁶ / {d.name}: {d.text()})")
+        lines += [f"    beside it, the {b.name}'s: {daemons.ceiling_text(b.value, b.low, b.high)} records/s"
+                  for b in rec.ceilings_beside]
         if p.exceeds_ceiling:
             lines.append(f"  EXCEEDS it: {p.records_per_second:,.0f} records/s > {c[0]:,.0f}; one core of the daemon "
                          f"holds at most {c[0] / p.records_per_statement.value:,.0f} statements/s "

@@ -239,7 +239,7 @@ def prediction_lines(name: str, processed: Path, stem: str) -> list[str]:
 def per_record_lines(name: str, processed: Path, stem: str) -> list[str]:
     """A study 11 or 02 run: what one record cost on the machine it ran on (:mod:`logbench.analyze.overhead`, what
     ``python -m logbench cost --run`` reads), per destination."""
-    from ..analyze import overhead
+    from ..analyze import daemons, overhead
     from ..base.formatting import ci_text
 
     try:
@@ -259,8 +259,8 @@ def per_record_lines(name: str, processed: Path, stem: str) -> list[str]:
              "one core of its daemon holds:"]
     for r in recs:
         d = r.daemon_us
-        ceiling = (f"; {r.daemon}: {ci_text(1e6 / d.value, 1e6 / d.high, 1e6 / d.low)} records/s on one core"
-                   if d is not None and d.value > 0 and d.low > 0 else "")
+        ceiling = (f"; {r.daemon}: {daemons.ceiling_text(*daemons.one_core(d.value, d.low, d.high))} records/s on "
+                   "one core" if d is not None and d.value > 0 else "")
         lines.append(f"  {r.engine} {r.destination}: {ci_text(r.us.value, r.us.low, r.us.high)} µs per record, "
                      f"{r.records_per_statement.value:.3g} records per statement{ceiling}")
     if overhead.source_of(processed)[0] == recs[0].source:  # where --run would read these, not study 11's

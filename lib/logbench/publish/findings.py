@@ -27,7 +27,7 @@ import pandas as pd
 from ..analyze import anomalies as anomalies_mod
 from ..analyze import claim_rules
 from ..analyze import claims as claims_mod
-from ..analyze import costmodel, costterms, headline, plots, regression
+from ..analyze import costmodel, costterms, daemons, headline, plots, regression
 from ..base import paths, records
 from ..analyze import models as models_mod
 from .. import studies as studies_registry
@@ -82,7 +82,7 @@ def _spec(name: str):
 
 FINDINGS = ("studies", "regression", "regression_fit", "influential", "write_floor", "claims", "claims_detail",
             "anomalies", "claims_by_version", "cost_model", "cost_model_summary", "cost_model_factors",
-            "cost_model_rule", "cost_model_daemons", "cost_model_misses", "cost_model_terms",
+            "cost_model_rule", "cost_model_daemons", "cost_model_ceilings", "cost_model_misses", "cost_model_terms",
             "cost_model_switch_prices", "models", "models_coverage",
             "record_regression")
 
@@ -469,7 +469,8 @@ def version_claims(studies: dict[str, StudyData],
 def cost_model_findings(processed_dir: Path | str = paths.PROCESSED) -> dict[str, pd.DataFrame]:
     """The cost model's tables (:mod:`logbench.analyze.costmodel`) and its misses and named missing terms
     (:mod:`logbench.analyze.costterms`), named as findings_*.csv, and the syslog daemons' timed CPU with the remote
-    receiver apart (:func:`logbench.analyze.costmodel.daemon_cpu`, read from study 02's runs alone). Where an input
+    receiver apart (:func:`logbench.analyze.daemons.daemon_cpu`) and each single-threaded daemon's timed one-core
+    ceiling (:func:`logbench.analyze.daemons.ceilings`), both read from study 02's runs alone. Where an input
     table is missing (a study not run yet) the model's tables are empty and the summary's one row says which."""
     try:
         m = costmodel.cost_model(processed_dir)
@@ -479,13 +480,15 @@ def cost_model_findings(processed_dir: Path | str = paths.PROCESSED) -> dict[str
                                                    columns=costmodel.SUMMARY_COLUMNS),
                 "cost_model_factors": pd.DataFrame(columns=costmodel.FACTOR_COLUMNS),
                 "cost_model_rule": pd.DataFrame(columns=costmodel.RULE_COLUMNS),
-                "cost_model_daemons": costmodel.daemon_cpu(processed_dir),
+                "cost_model_daemons": daemons.daemon_cpu(processed_dir),
+                "cost_model_ceilings": daemons.ceilings(processed_dir),
                 "cost_model_misses": pd.DataFrame(columns=costterms.MISS_COLUMNS),
                 "cost_model_terms": pd.DataFrame(columns=costterms.TERM_COLUMNS),
                 "cost_model_switch_prices": pd.DataFrame(columns=costterms.SWITCH_COLUMNS)}
     t = costterms.cost_terms(m, processed_dir)
     return {"cost_model": m.cells, "cost_model_summary": m.summary, "cost_model_factors": m.factors,
-            "cost_model_rule": m.rule, "cost_model_daemons": costmodel.daemon_cpu(processed_dir),
+            "cost_model_rule": m.rule, "cost_model_daemons": daemons.daemon_cpu(processed_dir),
+            "cost_model_ceilings": daemons.ceilings(processed_dir),
             "cost_model_misses": t.misses, "cost_model_terms": t.terms, "cost_model_switch_prices": t.switch_prices}
 
 

@@ -1,9 +1,11 @@
 """The paper's first section (issue 42, "the answer first"): a decision guide a DBA can carry to their own server.
 
 Everything it prints is read from ``data/processed``: the counted records per statement and instructions per record
-(study 11), the cost model's µs per record and a daemon's one-core ceiling (``findings_cost_model_rule.csv``), its
-held-out accuracy (``findings_cost_model_summary.csv``), the timed CPU per record (study 02's per-record table), the
-syslog daemons' own CPU with the receiver apart (``findings_cost_model_daemons.csv``), and MariaDB's ratios by both
+(study 11), the cost model's µs per record (``findings_cost_model_rule.csv``), its held-out accuracy
+(``findings_cost_model_summary.csv``), the timed CPU per record (study 02's per-record table), each single-threaded
+daemon's one-core ceiling from its own CPU per record timed in study 02 (``findings_cost_model_ceilings.csv``, the
+cost model's beside it as a check), the syslog daemons' own CPU with the receiver apart
+(``findings_cost_model_daemons.csv``), and MariaDB's ratios by both
 designs side by side. The worked examples are the rule applied to those numbers through a spec (``mul``, ``inv``,
 ``scale``), so ``tests/test_paper.py`` re-derives each from the tables as it does every other number.
 """
@@ -14,12 +16,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...analyze.daemons import ceiling_text, chosen
 from ...base.formatting import CI, ci_text, number
 from .tables import add_table
 
 RULE = "findings_cost_model_rule.csv"
 CELLS = "findings_cost_model.csv"
 DAEMONS = "findings_cost_model_daemons.csv"
+CEILINGS = "findings_cost_model_ceilings.csv"
 RECORD_COST = "record_cost.csv"
 RECORD_FIGURES = "record_cost_figures.csv"
 PER_RECORD = "pg_destinations_per_record.csv"
@@ -66,10 +70,13 @@ def guide_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
 def per_destination(processed_dir: Path, rule: pd.DataFrame) -> pd.DataFrame:
     """One row per destination of the rule: records per statement and the writer's instructions per record
     (counted, with CI and n), µs per record by the counted and the fitted model, the server's timed CPU per record
-    at 1 client (study 02, with CI and n) and the records per second one core of its daemon holds (fitted)."""
+    at 1 client (study 02, with CI and n) and the records per second one core of its daemon holds: from the daemon's
+    own CPU per record timed in study 02 at the level it took the most records (with CI, n and the level), and by
+    the fitted model beside it as a check."""
     rc = pd.read_csv(processed_dir / RECORD_COST)
     figs = pd.read_csv(processed_dir / RECORD_FIGURES)
     timed = pd.read_csv(processed_dir / PER_RECORD) if (processed_dir / PER_RECORD).exists() else None
+    ceilings = pd.read_csv(processed_dir / CEILINGS) if (processed_dir / CEILINGS).exists() else pd.DataFrame()
     counted, fitted = (rule[rule["model"] == m].set_index(["engine", "configuration"]) for m in ("counted", "fitted"))
     rows = []
     for (engine, conf), r in counted.iterrows():
@@ -86,7 +93,7 @@ def per_destination(processed_dir: Path, rule: pd.DataFrame) -> pd.DataFrame:
                        t["server_cpu_us_per_record_ci_high"].iloc[0], n=int(t["server_cpu_us_per_record_n"].iloc[0]))
                if engine == "postgresql" and len(t) else "–")
         f = fitted.loc[(engine, conf)] if (engine, conf) in fitted.index else None
-        hold = f["daemon_records_per_s"] if f is not None else float("nan")
+        timed_ceiling = chosen(ceilings, PG, conf) if engine == "postgresql" else None
         rows.append({"destination": r["what"],
                      "records / statement": _count(c["records_per_statement"].iloc[0]) if len(c) else "–",
                      f"instructions / record, writer [{CI}] (n)": inst,
@@ -95,10 +102,23 @@ def per_destination(processed_dir: Path, rule: pd.DataFrame) -> pd.DataFrame:
                                                         f.get("us_per_record_ci_high"), sig=2)
                                                 if f is not None else "–"),
                      f"server CPU µs / record, timed [{CI}] (n)": cpu,
-                     f"records/s one daemon core holds (fitted) [{CI}]": (
-                         ci_text(hold, f.get("daemon_records_per_s_ci_low"), f.get("daemon_records_per_s_ci_high"),
-                                 sig=2) if pd.notna(hold) else "–")})
+                     f"records/s one daemon core holds: timed [{CI}] (n, clients); fitted": _holds(timed_ceiling, f)})
     return pd.DataFrame(rows)
+
+
+def _holds(timed: pd.Series | None, fitted: pd.Series | None) -> str:
+    """The one-core ceiling timed (its level and n) and the fitted model's beside it; '–' for what is not known."""
+    parts = []
+    if timed is not None:
+        k = int(timed["clients"])
+        parts.append(ceiling_text(timed["records_per_s_one_core"], timed["records_per_s_one_core_ci_low"],
+                                  timed["records_per_s_one_core_ci_high"], sig=2)
+                     + f" (n={int(timed['n'])}, {k} client{'s' if k > 1 else ''})")
+    if fitted is not None and pd.notna(fitted["daemon_records_per_s"]):
+        parts.append(("fitted " if parts else "timed –; fitted ")
+                     + ceiling_text(fitted["daemon_records_per_s"], fitted.get("daemon_records_per_s_ci_low"),
+                                    fitted.get("daemon_records_per_s_ci_high"), sig=2))
+    return "; ".join(parts) or "–"
 
 
 def _count(x) -> str:
@@ -142,6 +162,16 @@ def examples(g: dict, processed_dir: Path, rule: pd.DataFrame, nums) -> None:
                 nums.add(f"{k}.added_{end}", {**at, "sig": 2})
                 nums.add(f"{k}.share_{end}", {"kind": "scale", "sig": 2, "of": at,
                                               "factor": 100 * load["statements_per_s"] / (load["cores"] * 1e6)})
+        # the daemon's one-core ceiling from its own CPU per record, timed in study 02 at the level where it took
+        # the most records; its upper end only where it is bounded (daemons.one_core), its level and n beside it
+        if (processed_dir / CEILINGS).exists() and chosen(pd.read_csv(processed_dir / CEILINGS), PG, conf) is not None:
+            at = {"stem": PG, "configuration": conf, "chosen": True}
+            for col, name in (("records_per_s_one_core", "ceiling"),
+                              ("records_per_s_one_core_ci_low", "ceiling_ci_low"),
+                              ("records_per_s_one_core_ci_high", "ceiling_ci_high")):
+                nums.add(f"{k}.{name}", {**_cell(CEILINGS, at, col), "sig": 2}, optional=name != "ceiling")
+            nums.add(f"{k}.ceiling_n", _cell(CEILINGS, at, "n", int=True))
+            nums.add(f"{k}.ceiling_clients", _cell(CEILINGS, at, "clients", int=True))
         # the example load's records per second, to set against the daemon's ceiling
         nums.add(f"{k}.records_per_s", {"kind": "scale", "factor": load["statements_per_s"], "of": records,
                                         **({"int": True} if whole else {"sig": 3})})

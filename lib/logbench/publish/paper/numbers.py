@@ -17,7 +17,7 @@ import pandas as pd
 
 from ...analyze import claim_rules
 from ...analyze import claims as claims_mod
-from ...analyze import discussion, headline, regression
+from ...analyze import daemons, discussion, headline, regression
 from ...base import paths
 from ... import studies as studies_registry
 from ...analyze.claims import fmt, fmt_p
@@ -76,6 +76,7 @@ CONSTANTS = {
     "claims.EQUIVALENCE_PERCENT": round(100 * claims_mod.EQUIVALENCE),
     **{f"claim_rules.POST_CORES.{p}": c for p, c in claim_rules.POST_CORES.items() if c is not None},
     "claim_rules.POST_001_MAX_PER_CORE": claim_rules.POST_001_MAX_PER_CORE,
+    "daemons.UPPER_WITHIN": daemons.UPPER_WITHIN,
 }
 
 
@@ -145,7 +146,8 @@ def constants_section(nums: Numbers) -> None:
                       ("max_clients_per_core", "claims.MAX_CLIENTS_PER_CORE"),
                       ("cooks_factor", "regression.COOKS_FACTOR"),
                       ("bytes_per_kb", "regression.BYTES_PER_KB"),
-                      ("max_clients_per_core_001", "claim_rules.POST_001_MAX_PER_CORE")):
+                      ("max_clients_per_core_001", "claim_rules.POST_001_MAX_PER_CORE"),
+                      ("ceiling_upper_within", "daemons.UPPER_WITHIN")):
         nums.add(key, {"kind": "constant", "name": name})
 
 
