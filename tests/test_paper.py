@@ -453,7 +453,8 @@ def test_the_designs_comparison_is_read_from_notebook_00s_tables(tmp_path):
 
 def test_the_abstract_answers_in_shares_of_throughput_and_typical_lines(synthetic_build):
     """The abstract opens with the answer (issue 22 part 4): per destination the share of throughput kept at each
-    number of clients per core, read from the study's summary cells, and the typical line's cost from the
+    number of clients per core, read from the model of its study and level (issue 40; the findings' model table
+    of the same build), and the typical line's cost from the
     regression of that study's environment (printed with the regression since issue 42: an orientation, not the
     guide's cost); the machine named by what it is, not by its hash."""
     root, processed, pdf = synthetic_build
@@ -462,13 +463,16 @@ def test_the_abstract_answers_in_shares_of_throughput_and_typical_lines(syntheti
     assert pg["machine"] == "PostgreSQL, 2 vCPUs Synthetic CPU"  # its environment record names no version
     assert [a["label"] for a in pg["arms"]] == ["to a file", "to the local syslog"]
     assert [lv["per_core"] for lv in pg["arms"][0]["levels"]] == ["0.5", "1", "2"]
-    summary = pd.read_csv(processed / "pg_destinations.csv").set_index(["configuration", "clients"])
+    models = pd.read_csv(processed / "findings_models.csv")
+    model = models[(models["study"] == "pg_destinations") & (models["profile"] == "standard")]
+    model = model.set_index(["arm", "clients"])
     nums = doc["numbers"]
+    assert pg["intervals"] == "model"
     for cfg in ("stderr", "syslog"):
         for k in (1, 2, 4):
             key = f"headline.pg_destinations.{cfg}.at{k}"
-            assert nums[key + ".estimate"]["text"] == claims.fmt(100 * summary.loc[(cfg, k), "ratio"], 2)
-            assert nums[key + ".ci_low"]["text"] == claims.fmt(100 * summary.loc[(cfg, k), "ratio_ci_low"], 2)
+            assert nums[key + ".estimate"]["text"] == claims.fmt(100 * model.loc[(cfg, k), "ratio"], 2)
+            assert nums[key + ".ci_low"]["text"] == claims.fmt(100 * model.loc[(cfg, k), "ci_low"], 2)
     coefs = pd.read_csv(processed / "findings_regression.csv")
     typical = coefs[(coefs["fit"] == "postgresql@synthetic") & (coefs["term"] == "typical_file")
                     & (coefs["model"] == "main")].iloc[0]
@@ -476,7 +480,8 @@ def test_the_abstract_answers_in_shares_of_throughput_and_typical_lines(syntheti
     assert nums["headline.pg_destinations.typical.file.estimate"]["text"] == claims.fmt(typical["estimate"])
     abstract = squash(pdf_text(pdf)).split(squash("The answer: what logging will cost your server"))[0]
     assert "keeps" in abstract and "environment synthetic" not in abstract
-    assert squash(f"{claims.fmt(100 * summary.loc[('stderr', 1), 'ratio'], 2)} % (") in abstract
+    assert squash(f"{claims.fmt(100 * model.loc[('stderr', 1), 'ratio'], 2)} % (") in abstract
+    assert squash("CIs from one model per study and level") in abstract
 
 
 def test_the_posts_points_sit_at_their_clients_per_core(synthetic_build):
@@ -510,6 +515,77 @@ def test_the_abstract_leaves_out_a_level_whose_aa_control_excludes_1():
     assert headline.aa_excludes_1(summary, "off_again") == [10]
     assert headline.aa_excludes_1(summary.assign(ratio_ci_high=[1.03, 0.98, 1.1]), "off_again") == [10]
     assert headline.aa_excludes_1(summary.drop(columns=["ratio_ci_low", "ratio_ci_high"]), "off_again") == []
+
+
+def _abstract_tables(d: Path, model_rows: list[tuple]) -> None:
+    """Study 02's summary (per-cell intervals, 3 runs a cell) and a model table for its committed run (clients, arm,
+    ratio, ci_low, ci_high) in ``d``; the model table's cell_* copy the summary's, as the findings step writes it."""
+    cell = {("none_again", 1): (1.02, 0.90, 1.15), ("stderr", 1): (0.63, 0.54, 0.73),
+            ("none_again", 8): (0.946, 0.582, 1.54), ("stderr", 8): (0.59, 0.58, 0.60),  # wide A/A, narrow cell
+            ("none_again", 4): (1.05, 0.95, 1.16), ("stderr", 4): (0.34, 0.21, 0.55)}
+    rows = [{"configuration": "none", "clients": k, "n": 3, "ratio": 1.0} for k in (1, 4, 8)]
+    rows += [{"configuration": c, "clients": k, "n": 3, "ratio": r, "ratio_ci_low": lo, "ratio_ci_high": hi}
+             for (c, k), (r, lo, hi) in cell.items()]
+    d.mkdir()
+    pd.DataFrame(rows).to_csv(d / "pg_destinations.csv", index=False)
+    (d / "pg_destinations_environment.json").write_text(json.dumps({"cpu_count": 2}))
+    pd.DataFrame([{"study": "pg_destinations", "profile": "standard", "design": "blocks", "level": f"clients={k}",
+                   "clients": k, "arm": arm, "baseline": "none", "ratio": r, "ci_low": lo, "ci_high": hi,
+                   "cell_ratio": cell[(arm, k)][0], "cell_low": cell[(arm, k)][1], "cell_high": cell[(arm, k)][2]}
+                  for k, arm, r, lo, hi in model_rows]).to_csv(d / "findings_models.csv", index=False)
+
+
+def test_the_abstract_takes_the_models_interval_and_reads_it_against_the_models_aa(tmp_path):
+    """Issue 40 in the abstract: a share and its interval come from the model of its study and level, and whether
+    it is an effect is read against that model's A/A (a 41 % drop is not 'within the A/A spread' because one cell's
+    A/A of 3 runs came out wide); a level the model lacks falls back to the summary's cells, and the entry says so;
+    a model A/A excluding 1 leaves its level out as the summary's would; a model table of other data is refused."""
+    from logbench.analyze import headline
+    from logbench import studies as registry
+
+    spec = registry.spec("pg_destinations")
+    model = [(1, "none_again", 1.018, 0.923, 1.122), (1, "stderr", 0.633, 0.562, 0.713),
+             (8, "none_again", 0.930, 0.816, 1.060), (8, "stderr", 0.554, 0.465, 0.661)]  # no level 4
+    d = tmp_path / "a"
+    _abstract_tables(d, model)
+    # the summary alone reads 8 clients' 59 % (58-60) as within its A/A's spread
+    alone = stats.effects(pd.read_csv(d / "pg_destinations.csv"), "none", keys=["clients"])
+    assert alone.set_index(["configuration", "clients"]).loc[("stderr", 8), "effect"] == stats.WITHIN_AA
+    doc, nums = {}, report.Numbers(d)
+    headline.add(doc, nums, [spec], d)
+    [pg] = doc["headline"]
+    [to_file] = [a for a in pg["arms"] if a["label"] == "to a file"]
+    assert [(lv["clients"], lv["intervals"], lv["note"]) for lv in to_file["levels"]] == [
+        (1, "model", ""), (4, "cell", ""), (8, "model", "")]  # the model's A/A at 8: 0.554 is an effect
+    assert pg["intervals"] == headline.MIXED and pg["cell_levels"] == ["2"]
+    assert [nums.get(f"headline.pg_destinations.stderr.at8.{c}") for c in ("estimate", "ci_low", "ci_high")] == [
+        "55", "46", "66"]
+    assert [nums.get(f"headline.pg_destinations.stderr.at4.{c}") for c in ("estimate", "ci_low", "ci_high")] == [
+        "34", "21", "55"]  # from the summary
+    spec8 = nums.items["headline.pg_destinations.stderr.at8.ci_low"]["spec"]["of"]
+    assert spec8 == {"kind": "cell", "source": "findings_models.csv", "column": "ci_low",
+                     "where": {"study": "pg_destinations", "profile": "standard", "design": "blocks",
+                               "level": "clients=8", "arm": "stderr"}}
+    assert report.resolve(spec8, nums._load) == pytest.approx(0.465)
+
+    # the model's A/A at 8 clients excludes 1: that level is left out, its A/A printed from the model
+    d = tmp_path / "b"
+    _abstract_tables(d, model[:2] + [(8, "none_again", 1.20, 1.05, 1.37), model[3],
+                                     (4, "none_again", 1.0, 0.9, 1.1), (4, "stderr", 0.35, 0.3, 0.4)])
+    doc, nums = {}, report.Numbers(d)
+    headline.add(doc, nums, [spec], d)
+    [pg] = doc["headline"]
+    assert pg["intervals"] == headline.MODEL and pg["unresolved"] == [
+        {"key": "headline.pg_destinations.aa.at8", "per_core": "4", "intervals": "model"}]
+    assert nums.get("headline.pg_destinations.aa.at8.ci_low") == "1.05"
+    assert [lv["clients"] for lv in pg["arms"][0]["levels"]] == [1, 4]
+
+    # a model table whose copy of the cells is not the summary's was built from other data
+    table = pd.read_csv(d / "findings_models.csv")
+    table.loc[0, "cell_high"] += 0.01
+    table.to_csv(d / "findings_models.csv", index=False)
+    with pytest.raises(ValueError, match="make findings"):
+        headline.add({}, report.Numbers(d), [spec], d)
 
 
 def test_the_abstract_gives_each_hosts_answer_apart(synthetic_build, tmp_path):

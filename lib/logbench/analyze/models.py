@@ -336,6 +336,9 @@ def fit_main(runs: pd.DataFrame, baseline: str | None = None, confidence: float 
                      confidence=confidence, **DESIGNS[design]).assign(design=design)
 
 
+# what the findings step writes model_table to (logbench.publish.findings: findings_<name>.csv, name "models");
+# the paper's abstract and its method section read it
+FINDINGS_TABLE = "findings_models.csv"
 MODEL_COLUMNS = ["study", "profile", "design", "level", "clients", "arm", "baseline", "ratio", "ci_low", "ci_high",
                  "halfwidth", "n", "df", "method", "cluster_low", "cluster_high", "cluster_halfwidth", "clusters",
                  "resid_acf1", "levene_p", "cell_ratio", "cell_low", "cell_high", "cell_halfwidth"]

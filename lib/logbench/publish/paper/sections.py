@@ -193,7 +193,7 @@ def designs_section(doc: dict, processed_dir: Path, gen: Path) -> None:
 
 
 # Written by 90_findings: one model per study and level (logbench.publish.models), and its coverage over every A/A control.
-MODELS = "findings_models.csv"
+MODELS = models_mod.FINDINGS_TABLE
 MODELS_COVERAGE = "findings_models_coverage.csv"
 
 
