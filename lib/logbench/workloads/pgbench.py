@@ -73,13 +73,26 @@ _SCRIPT = re.compile(r"^SQL script (\d+): .*?^ - (\d+) transactions", re.MULTILI
 
 def transactions_per_script(text: str, scripts: int) -> tuple[int, ...]:
     """Each script's transactions from pgbench's summary (it reports them per script when there are several);
-    one script: all of them."""
+    one script: all of them. With several threads their sum can fall short of the total: see
+    :attr:`PgbenchResult.per_script_lost`."""
     if scripts == 1:
         return (int(parse_output(text)["transactions"]),)
     found = {int(m.group(1)): int(m.group(2)) for m in _SCRIPT.finditer(text)}
     if sorted(found) != list(range(1, scripts + 1)):
         raise ToolError(f"pgbench's summary lacks the transactions of its {scripts} scripts:\n{text[-1500:]}")
     return tuple(found[i] for i in range(1, scripts + 1))
+
+
+def per_script_lost(text: str, per_script: tuple[int, ...]) -> int:
+    """Transactions of pgbench's total that its per-script counts ``per_script`` miss (:attr:`PgbenchResult.
+    per_script_lost`); 0 for one script or none (the total is the count)."""
+    if len(per_script) < 2:
+        return 0
+    total = int(parse_output(text)["transactions"])
+    if sum(per_script) > total:
+        raise ToolError(f"pgbench's per-script transactions add up to more than its total ({sum(per_script)} > "
+                        f"{total}):\n{text[-1500:]}")
+    return total - sum(per_script)
 
 
 def parse_progress(text: str) -> tuple[float, ...]:
@@ -131,6 +144,15 @@ class PgbenchResult:
     progress_tps: tuple[float, ...] = ()
     # transactions of each of the user's scripts, in their order (empty for the built-in load)
     per_script: tuple[int, ...] = ()
+    # Transactions in ``transactions`` that no script's count holds (0 with one script). In pgbench 15.18's
+    # src/bin/pgbench/pgbench.c (Debian's postgresql-15 15.18 source) each thread counts its transactions in its own
+    # stats, added up once the threads have ended (main(), lines 7377-7380): ``transactions`` is exact. A script's
+    # count is one counter shared by all threads, which each increments unlocked (processXactStats, lines
+    # 4724-4726: "XXX could use a mutex here, but we choose not to"; accumStats, line 1492: stats->cnt++): two
+    # threads ending a transaction of the same script at once can lose one of the two increments. -T is not a cause:
+    # a transaction in flight when the time is up runs to its end and is counted (END_TX, line 4238, before the
+    # timer's test at line 4278; the timer stops a client only before its next script, CHOOSE_SCRIPT, line 3670).
+    per_script_lost: int = 0
 
 
 class Pgbench:
@@ -221,6 +243,7 @@ class Pgbench:
             for f in files:
                 f.unlink()
         pct = np.percentile(lat, [50, 95, 99]) if lat.size else [np.nan] * 3
+        per_script = transactions_per_script(stdout, len(self.scripts)) if self.scripts else ()
         return PgbenchResult(
             command=tuple(argv),
             transactions=int(parsed["transactions"]), failed=int(parsed["failed"]), tps=float(parsed["tps"]),
@@ -229,7 +252,7 @@ class Pgbench:
             latency_p50_ms=float(pct[0]), latency_p95_ms=float(pct[1]), latency_p99_ms=float(pct[2]),
             latency_samples=int(lat.size), initial_connection_ms=float(parsed.get("initial_connection_ms", np.nan)),
             wall_seconds=wall, progress_tps=parse_progress(stderr) if progress else (),
-            per_script=transactions_per_script(stdout, len(self.scripts)) if self.scripts else (),
+            per_script=per_script, per_script_lost=per_script_lost(stdout, per_script),
         )
 
 
