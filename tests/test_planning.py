@@ -187,6 +187,33 @@ def test_04_and_05s_profiles_are_the_planners(monkeypatch, name):
     assert any(dict(r).get("profile") == "resolution" and r.get("publish") is True for r in spec.SPEC.extra_committed)
 
 
+def test_05s_8_clients_are_read_from_blocks_the_planner_predicts_meet_the_goal_within_15_minutes():
+    """05's resolution_blocks profile (the block design at 8 clients alone, where its switchback resolution run missed
+    the goal): the run defines at that level only, is predicted from the committed standard run's noise there, and the
+    prediction meets the median goal with room (the cheapest count that meets it alone leaves none) within the
+    standard budget."""
+    from logbench.studies import pg_audit_timing as s05
+    from logbench.studies.pg_audit_timing import spec
+
+    study = s05.define(profile="resolution_blocks")
+    assert study.name == "pg_audit_timing_resolution_blocks" and list(study.clients) == [8]
+    assert {c.name for c in study.planned_configurations} == {*spec.CONFIGURATIONS, "none_again"}
+    assert {"profile": "resolution_blocks", "publish": True} in map(dict, spec.SPEC.extra_committed)
+    cand = planning.study_candidate(study)
+    assert (cand.design, cand.baseline_runs, cand.aa_runs) == (planning.BLOCKS, 3, 2)
+    here = records.processor_of(paths.PROCESSED, "pg_audit_timing")
+    idle = records.idle_driver_of(paths.PROCESSED, "pg_audit_timing")
+    pred = planning.predicted_for(study, paths.PROCESSED, here=here, here_idle=idle)
+    assert list(pred["clients"]) == [8] and list(pred["noise_from"]) == ["pg_audit_timing"]
+    goal = planning.goals("pg_audit_timing", planning.STANDARD_BUDGET_S)
+    row = pred.iloc[0]
+    # a margin on the goal (the noise is one run's of 5 blocks) and a minute of set-up left in the budget
+    assert row["pred_median_hw"] <= 0.85 * goal.median and row["pred_seconds"] + 60 <= goal.budget_s
+    n8 = next(n for n in planning.study_noise(paths.PROCESSED, "pg_audit_timing")
+              if n.design == planning.BLOCKS and int(n.clients) == 8)
+    assert planning.runnable(n8.baseline, n8.arms, cand, (8,), spec.SPEC.seed)
+
+
 def test_a_run_is_predicted_from_the_committed_runs_of_its_design_and_compared_with_what_it_reached():
     from logbench.studies.pg_destinations import study as s02
 

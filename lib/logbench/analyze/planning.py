@@ -475,7 +475,9 @@ def study_candidate(study: object) -> Candidate:
     return Candidate(BLOCKS, int(study.repeats), getattr(layout, "baseline_runs", 1), getattr(layout, "aa_runs", 1))
 
 
-PREDICTED_PROFILES = ("standard", "resolution")
+# resolution_blocks (05's): the standard profile's arms in its design at one of its levels, which the standard run's
+# noise predicts as it does the standard's own
+PREDICTED_PROFILES = ("standard", "resolution", "resolution_blocks")
 PREDICTED_COLUMNS = ["level", "clients", "design", "schedule", "noise_from", "sigma", "pred_aa_hw", "pred_median_hw",
                      "pred_seconds"]
 
