@@ -68,11 +68,16 @@ def test_the_goal_sentence_is_read_from_the_table():
     met = planning.goal_text(table.iloc[:2], "pg_audit_timing")
     assert met == "The resolution goal (median overhead ≤ ±0.040) was met at every level."
     assert planning.goal_text(table.iloc[:0], "pg_audit_timing") == ""
+    # a miss that three decimals would print as the goal itself shows the digit that makes it one
+    close = table.iloc[1:2].assign(aa_hw=0.0303)
+    assert "missed at clients=4 (A/A ±0.0303 > ±0.030)" in planning.goal_text(close, "pg_destinations")
 
 
 # The committed runs that kept a prediction. 02's and 05's standard runs of 2026-11-28/29 kept none: the noise the
-# planner would have read (their resolution runs) ran without a cpuidle driver, where the idle control did nothing.
-PREDICTED_RUNS = [("pg_destinations_resolution", "pg_destinations", "resolution")]
+# planner would have read (their resolution runs) ran without a cpuidle driver, where the idle control did nothing;
+# 05's 8-client block run (2026-11-29) predicted from 05's standard run, made under the driver.
+PREDICTED_RUNS = [("pg_destinations_resolution", "pg_destinations", "resolution"),
+                  ("pg_audit_timing_resolution_blocks", "pg_audit_timing", "resolution_blocks")]
 
 
 @pytest.mark.parametrize("stem,name,profile", PREDICTED_RUNS)

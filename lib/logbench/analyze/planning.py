@@ -583,6 +583,15 @@ def reached_text(table: pd.DataFrame) -> str:
                      f"{r.noise_from}" for r in table.itertuples())
 
 
+def _beyond(value: float, limit: float) -> str:
+    """``value`` to three decimals, or as many more (up to six) as it takes not to print the ``limit`` it exceeds:
+    a reached ±0.0303 against a goal of ±0.030 reads '±0.0303 > ±0.030', not '±0.030 > ±0.030'."""
+    for d in range(3, 7):
+        if f"{value:.{d}f}" != f"{limit:.{d}f}":
+            return f"{value:.{d}f}"
+    return f"{value:.6f}"
+
+
 def goal_text(table: pd.DataFrame, study: str) -> str:
     """One sentence from a planned table (:func:`reached_vs_predicted`): whether each level reached ``study``'s goals
     (:func:`goals`), the levels that missed named with what they reached against the goal."""
@@ -601,7 +610,7 @@ def goal_text(table: pd.DataFrame, study: str) -> str:
         if any(not math.isfinite(value) for _, value, _ in checks):
             unknown.append(str(r.level))
             continue
-        short = [f"{what} ±{value:.3f} > ±{limit:.3f}" for what, value, limit in checks if value > limit]
+        short = [f"{what} ±{_beyond(value, limit)} > ±{limit:.3f}" for what, value, limit in checks if value > limit]
         (missed.append(f"{r.level} ({', '.join(short)})") if short else met.append(str(r.level)))
     parts = []
     if met:
