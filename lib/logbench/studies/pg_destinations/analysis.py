@@ -210,9 +210,10 @@ def logger_share(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
 def per_record_cost(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """Per configuration and clients, what one logged record cost (the measured runs whose records all arrived,
     or whose loss is not defined: the sampled arms): the server's CPU and voluntary context switches per
-    transaction over the baseline run of the same block and level, divided by the records per transaction; and
-    the logging collector's own CPU and voluntary context switches (sleeps on an empty pipe) per record. Each a
-    mean over blocks with its t CI and n. Why: a 10 % sample cost a fifth of the throughput where the full log
+    transaction over the baseline of the same block and level (the mean of the block's baseline runs, however
+    many the block layout runs), divided by the records per transaction; and the logging collector's own CPU and
+    voluntary context switches (sleeps on an empty pipe) per record. Each a mean over blocks with its t CI and
+    n (the logged runs, one a block). Why: a 10 % sample cost a fifth of the throughput where the full log
     cost a half (committed post000 run b224189, 2 clients), more per record than the full log."""
     m = common.split_variant(records.measured(runs))
     ex = m["extra"]
@@ -221,8 +222,11 @@ def per_record_cost(runs: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFram
                  per_tx_cpu=1e6 * m["server_cpu_s"] / m["transactions"],
                  per_tx_vol=m["server_ctx_voluntary"] / m["transactions"],
                  rec_per_tx=m["log_records_received"] / m["transactions"])
-    # each variant (server version) against its own baseline, never pooled
-    base = m[m["configuration"] == baseline].set_index(["variant", "clients", "repeat"])[["per_tx_cpu", "per_tx_vol"]]
+    # each variant (server version) against its own baseline, never pooled; a block layout that runs the baseline
+    # more than once a block (baseline_runs) gives the block one baseline, the mean of its runs: joined run by run,
+    # each logged run would count once per baseline run, its n and t interval those of runs that are not there
+    base = (m[m["configuration"] == baseline].groupby(["variant", "clients", "repeat"])[["per_tx_cpu", "per_tx_vol"]]
+            .mean())
     kept = m[(m["configuration"] != baseline) & (m["log_records_received"] > 0)
              & (m["log_loss"].isna() | (m["log_loss"] <= 0.01))]
     kept = kept.join(base.add_suffix("_base"), on=["variant", "clients", "repeat"])
