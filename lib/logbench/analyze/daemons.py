@@ -96,7 +96,6 @@ def _per_run(runs: pd.DataFrame) -> pd.DataFrame:
     """Each measured run with its daemons' CPU seconds (``local``: the local syslog daemon, ``remote``: the receiver,
     ``collector``) and the records each took (``sent``: every record the server made, to syslog its syslog share;
     ``got``: those that arrived)."""
-    runs = records.measured(runs)
     runs = runs.assign(local=_extra(runs, "logger_cpu_s_by_daemon", "local"),
                        remote=_extra(runs, "logger_cpu_s_by_daemon", "remote"),
                        collector=_extra(runs, "collector_cpu_s"))
@@ -117,6 +116,15 @@ def _per_run(runs: pd.DataFrame) -> pd.DataFrame:
     return runs
 
 
+def _stem_runs(processed_dir: Path | str, stems: tuple[str, ...], keep):
+    """(stem, :func:`_per_run` of its measured runs whose configuration ``keep`` selects) for each of ``stems`` whose
+    runs table is in ``processed_dir``."""
+    for stem in stems:
+        runs = records.read_measured(Path(processed_dir), stem)
+        if runs is not None:
+            yield stem, _per_run(runs[keep(runs["configuration"].astype(str))])
+
+
 def daemon_cpu(processed_dir: Path | str = paths.PROCESSED) -> pd.DataFrame:
     """Per syslog arm and clients level of :data:`DAEMON_STEMS`: the local syslog daemon's and, for remote syslog,
     the receiver's CPU as a share of one core (each run's CPU seconds over its measured length; mean with its t
@@ -126,13 +134,8 @@ def daemon_cpu(processed_dir: Path | str = paths.PROCESSED) -> pd.DataFrame:
     contributes its local daemon's total only where it had no receiver."""
     from ..base.stats import mean_ci
 
-    processed = Path(processed_dir)
     rows = []
-    for stem in DAEMON_STEMS:
-        runs = records.read_measured(processed, stem)
-        if runs is None:
-            continue
-        runs = _per_run(runs[runs["configuration"].astype(str).str.contains("syslog")])
+    for stem, runs in _stem_runs(processed_dir, DAEMON_STEMS, lambda conf: conf.str.contains("syslog")):
         for (conf, k), g in runs.groupby(["configuration", "clients"], sort=True):
             dur = g["duration_s"].astype(float)
             local, remote = mean_ci(g["local"] / dur), mean_ci(g["remote"] / dur)
@@ -147,7 +150,7 @@ def daemon_cpu(processed_dir: Path | str = paths.PROCESSED) -> pd.DataFrame:
                          "receiver_core_share_ci_high": remote.high, "local_us_per_record": per_l.value,
                          "local_us_per_record_ci_low": per_l.low, "local_us_per_record_ci_high": per_l.high,
                          # one core's worth of seconds over the daemon's seconds per record
-                         "local_records_per_s_one_core": 1e6 / per_l.value if per_l.value > 0 else np.nan,
+                         "local_records_per_s_one_core": one_core(per_l.value)[0],
                          "receiver_us_per_record": per_r.value, "receiver_us_per_record_ci_low": per_r.low,
                          "receiver_us_per_record_ci_high": per_r.high,
                          "env_id": str(g["env_id"].iloc[0]) if "env_id" in g.columns else ""})
@@ -165,13 +168,8 @@ def ceilings(processed_dir: Path | str = paths.PROCESSED, stems: tuple[str, ...]
     nearest the ceiling prices it; a ceiling read there is still conservative where the fall continues above it."""
     from ..base.stats import mean_ci
 
-    processed = Path(processed_dir)
     rows = []
-    for stem in stems:
-        runs = records.read_measured(processed, stem)
-        if runs is None:
-            continue
-        runs = _per_run(runs[runs["configuration"].astype(str).isin((*COLLECTOR_ARMS, *SYSLOG_ARMS))])
+    for stem, runs in _stem_runs(processed_dir, stems, lambda conf: conf.isin((*COLLECTOR_ARMS, *SYSLOG_ARMS))):
         stem_rows = []
         for (conf, k), g in runs.groupby(["configuration", "clients"], sort=True):
             daemon, cpu = ("collector", g["collector"]) if conf in COLLECTOR_ARMS else ("syslog", g["local"])
