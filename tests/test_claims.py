@@ -242,6 +242,7 @@ def test_every_rules_own_study_is_a_committed_run():
     moved = {k: r.study for k, r in C.claim_rules.RULES.items() if r.study}
     assert moved and not {k: s for k, s in moved.items() if s not in stems}
     assert moved["001-cpu-all"] == "mysql_slowlog_resolution"
+    assert moved["001-cpu-1s"] == "mysql_slowlog_resolution_1s"  # long_query_time = 1 for the whole load
     assert C.claim_rules.rule_for("001-devnull").study == ""  # its arm ran in the block design only
 
 

@@ -91,6 +91,27 @@ def test_arms_a_running_session_cannot_take_are_refused_before_anything_starts(t
     assert not (tmp_path / "o").exists()
 
 
+def test_the_1s_threshold_runs_on_one_load_at_long_query_time_1_and_an_unused_log_counts_nothing(tmp_path):
+    """resolution_1s (post 001's 1 s claim on the switchback design): off and slow_1s share a load, which connects at
+    long_query_time = 1; the general log, which no arm turns on, is never made and its windows count 0 lines of it
+    (its first committed attempt, 2026-11-29, failed opening the file that was not there)."""
+    from logbench.measure.benches import mariadb_switchback as ms
+
+    study = m.define("resolution_1s", output_dir=tmp_path / "o", **SMALL)
+    assert [c.name for c in study.configurations] == ["off", "slow_1s"]
+    assert ms.load_settings(study.configurations, Settings.of("mariadb", BASE)) == {"long_query_time": "1"}
+    slow = tmp_path / "slow.log"
+    slow.write_bytes(b"# Time: 1\nSELECT 1;\n")
+    sinks = {"slow_file": type("S", (), {"path": slow, "records": ()})(),
+             "general_file": type("S", (), {"path": tmp_path / "general.log", "records": ()})()}
+    edge = type("E", (), {"at_switch": {"files": {"slow_file": 0, "general_file": 0}},
+                          "at_guard": {"files": {"slow_file": 0, "general_file": 0}},
+                          "at_end": {"files": {"slow_file": slow.stat().st_size, "general_file": 0}}})()
+    cfg = type("C", (), {"records": ()})()
+    got = ms.logged(sinks, cfg, ["slow_file"], edge)
+    assert got.foreign == {"general_file": 0} and got.lines == 2 and got.in_guard == 0
+
+
 def test_a_window_not_longer_than_its_guard_is_refused(tmp_path):
     with pytest.raises(ParameterError) as e:
         m.define("switchback", output_dir=tmp_path / "o", **{**SMALL, "guard_s": 2})

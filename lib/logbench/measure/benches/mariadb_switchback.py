@@ -348,6 +348,8 @@ def logged(sinks: dict, cfg, own: Sequence[str], e):
 
     def counted(name: str, a: dict, b: dict) -> tuple[int, int, int]:
         s = sinks[name]
+        if b["files"][name] == a["files"][name]:  # nothing between the marks; a log no arm turns on is never made
+            return 0, 0, 0
         with open(s.path, "rb") as f:
             f.seek(a["files"][name])
             data = f.read(b["files"][name] - a["files"][name])
