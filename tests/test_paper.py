@@ -459,7 +459,7 @@ def test_the_abstract_answers_in_shares_of_throughput_and_typical_lines(syntheti
     guide's cost); the machine named by what it is, not by its hash."""
     root, processed, pdf = synthetic_build
     doc = json.loads((root / "build" / "generated" / "numbers.json").read_text())
-    [pg] = doc["headline"]  # the synthetic MariaDB data has no switchback table, which its headline reads
+    [pg] = doc["headline"]  # the synthetic MariaDB data has no resolution table, which its headline reads
     assert pg["machine"] == "PostgreSQL, 2 vCPUs Synthetic CPU"  # its environment record names no version
     assert [a["label"] for a in pg["arms"]] == ["to a file", "to the local syslog"]
     assert [lv["per_core"] for lv in pg["arms"][0]["levels"]] == ["0.5", "1", "2"]
