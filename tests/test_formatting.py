@@ -2,7 +2,7 @@
 
 import math
 
-from logbench.base.formatting import ci_text, number
+from logbench.base.formatting import ci_text, number, sig_apart
 from logbench.base.stats import Estimate
 
 
@@ -16,3 +16,14 @@ def test_an_undefined_interval_prints_the_mean_alone_and_an_estimate_prints_alik
     assert ci_text(0.6, 0.55, 0.65, n=3) == "0.600 [0.550, 0.650] (n=3)"
     assert ci_text(0.6, float("nan"), float("nan"), n=1) == "0.600 (n=1)"
     assert str(Estimate(0.6, 0.55, 0.65, 3)) == ci_text(0.6, 0.55, 0.65, n=3)
+
+
+def test_an_end_just_past_1_is_not_printed_as_1():
+    """Study 04's resolution run: a model A/A of 1.069 [1.0007, 1.142] excludes 1, which '1.00' would hide; an end
+    only as far from 1 as its digits need is printed with more of them, every other end as before."""
+    assert ci_text(1.06913, 1.0007, 1.14223, apart=1.0) == "1.07 [1.001, 1.14]"
+    assert ci_text(0.980094, 0.960872, 0.999701, n=32, apart=1.0) == "0.980 [0.961, 0.9997] (n=32)"
+    assert ci_text(0.95, 0.9, 1.0, apart=1.0) == "0.950 [0.900, 1.00]"  # 1 itself stays 1.00
+    assert ci_text(1.06913, 1.0007, 1.14223) == "1.07 [1.00, 1.14]"  # without a reference, as before
+    assert [sig_apart(x) for x in (1.0007, 0.99999, 1.2, 1.0, float("nan"))] == [4, 5, 3, 3, 3]
+    assert sig_apart(1.0000001) == 6  # the most it gives

@@ -459,7 +459,7 @@ def test_the_abstract_answers_in_shares_of_throughput_and_typical_lines(syntheti
     guide's cost); the machine named by what it is, not by its hash."""
     root, processed, pdf = synthetic_build
     doc = json.loads((root / "build" / "generated" / "numbers.json").read_text())
-    [pg] = doc["headline"]  # the synthetic MariaDB data has no switchback table, which its headline reads
+    [pg] = doc["headline"]  # the synthetic MariaDB data has no resolution table, which its headline reads
     assert pg["machine"] == "PostgreSQL, 2 vCPUs Synthetic CPU"  # its environment record names no version
     assert [a["label"] for a in pg["arms"]] == ["to a file", "to the local syslog"]
     assert [lv["per_core"] for lv in pg["arms"][0]["levels"]] == ["0.5", "1", "2"]
@@ -586,6 +586,28 @@ def test_the_abstract_takes_the_models_interval_and_reads_it_against_the_models_
     table.to_csv(d / "findings_models.csv", index=False)
     with pytest.raises(ValueError, match="make findings"):
         headline.add({}, report.Numbers(d), [spec], d)
+
+
+def test_the_abstract_prints_an_aa_end_just_past_1_as_past_it(tmp_path):
+    """Study 04's resolution run: a model A/A of 1.069 [1.0007, 1.142] leaves its level out of the abstract, where
+    '1.00 to 1.14' would read as an interval that holds 1; its end gets the digits that show it does not."""
+    from logbench.analyze import headline
+    from logbench import studies as registry
+
+    d = tmp_path / "a"
+    _abstract_tables(d, [(1, "none_again", 1.018, 0.923, 1.122), (1, "stderr", 0.633, 0.562, 0.713),
+                         (8, "none_again", 1.069, 1.0007, 1.142), (8, "stderr", 0.554, 0.465, 0.661),
+                         (4, "none_again", 0.98, 0.96, 0.9997), (4, "stderr", 0.35, 0.3, 0.4)])
+    doc, nums = {}, report.Numbers(d)
+    headline.add(doc, nums, [registry.spec("pg_destinations")], d)
+    [pg] = doc["headline"]
+    assert [u["key"] for u in pg["unresolved"]] == [f"headline.pg_destinations.aa.at{k}" for k in (4, 8)]
+    assert [nums.get(f"headline.pg_destinations.aa.at8.{c}") for c in ("estimate", "ci_low", "ci_high")] == [
+        "1.07", "1.001", "1.14"]
+    assert nums.get("headline.pg_destinations.aa.at4.ci_high") == "0.9997"
+    for key in ("headline.pg_destinations.aa.at8.ci_low", "headline.pg_destinations.aa.at4.ci_high"):
+        spec = nums.items[key]["spec"]
+        assert report.render(report.resolve(spec, nums._load), spec) == nums.get(key)  # as the build re-checks it
 
 
 def test_the_abstract_gives_each_hosts_answer_apart(synthetic_build, tmp_path):

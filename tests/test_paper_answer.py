@@ -76,13 +76,29 @@ def processed(tmp_path):
             ("stderr", "collector", 1, 50_000.0, 300_000.0, 280_000.0, 330_000.0, False),
             ("stderr", "collector", 4, 90_000.0, 400_000.0, 320_000.0, 500_000.0, True),
             ("syslog", "syslog", 1, 40_000.0, 90_000.0, 70_000.0, math.nan, True))])
-    for stem, env, r in (("mysql_slowlog", "block", 1.00), ("mysql_slowlog_switchback", "switch", 0.97)):
-        _write(d, f"{stem}.csv", [
-            {"regime": "cpu", "test": "oltp_point_select", "configuration": c, "clients": 1, "n": 3,
-             "ratio": (r if c == "slow_all" else (1.0 if c == "off" else math.nan)),
-             "ratio_ci_low": r - 0.3 if c == "slow_all" else math.nan,
-             "ratio_ci_high": r + 0.3 if c == "slow_all" else math.nan, "env_id": env}
-            for c in ("off", "slow_all")])
+    # study 04's runs in the findings' model table: the block run (standard: both regimes, the level names its regime)
+    # and the resolution run (switchback, one regime: the level leaves it out, its summary has it)
+    models = []
+    for regime, test in (("cpu", "oltp_read_write"), ("cpu", "oltp_point_select"), ("io", "oltp_read_write")):
+        for arm in ("off_again", "slow_1s", "slow_all", "slow_all_devnull", "general_log"):
+            models.append({"study": "mysql_slowlog", "profile": "standard", "design": "blocks", "clients": 1,
+                           "level": f"test={test}, regime={regime}, clients=1", "arm": arm, "baseline": "off",
+                           "ratio": 1.00, "ci_low": 0.70, "ci_high": 1.30, "n": 3, "variant": math.nan,
+                           "test": test, "regime": regime})
+    for test in ("oltp_read_write", "oltp_point_select"):
+        for arm, (r, lo, hi) in (("off_again", (1.069, 1.0007, 1.142)), ("slow_all", (0.97, 0.96, 0.98)),
+                                 ("general_log", (0.94, 0.92, 0.96))):
+            models.append({"study": "mysql_slowlog", "profile": "resolution", "design": "switchback", "clients": 1,
+                           "level": f"test={test}, clients=1", "arm": arm, "baseline": "off", "ratio": r,
+                           "ci_low": lo, "ci_high": hi, "n": 32, "variant": math.nan, "test": test,
+                           "regime": math.nan})
+    # a version sweep's rows are each version's own (variant): no committed run a claim reads
+    models.append({**models[0], "profile": "versions", "variant": "mariadb10.5", "ratio": 0.5})
+    _write(d, "findings_models.csv", models)
+    _write(d, "mysql_slowlog_resolution.csv", [{"regime": "cpu", "test": "oltp_point_select", "configuration": "off",
+                                                "clients": 1}])
+    for stem, env in (("mysql_slowlog", "block"), ("mysql_slowlog_resolution", "resolution")):
+        (d / f"{stem}_environment.json").write_text(json.dumps({"env_id": env}))
     return d
 
 
@@ -150,13 +166,80 @@ def test_the_remote_receiver_and_the_local_daemon_are_reported_apart(processed, 
     assert nums.get(d["key"] + ".estimate") == "12.5" and nums.get(d["key"] + ".ceiling") == "80000"
 
 
-def test_mariadbs_two_designs_stand_side_by_side(processed, tmp_path):
+def _column(table: pd.DataFrame, profile: str) -> str:
+    [col] = [c for c in table.columns if c.startswith(f"{profile} (")]
+    return col
+
+
+def test_the_abstracts_mariadb_ratios_come_from_the_run_that_judges_logging_every_statement():
+    """Issue 42: the MariaDB headline and the MariaDB verdicts from the same design. The abstract's arms are logging
+    every statement to a file, claim 001-cpu-all's question; its run is the one that claim's rule names."""
+    from logbench import studies as registry
+    from logbench.analyze import claim_rules
+
+    h = registry.spec("mysql_slowlog").headline
+    assert h.stem == claim_rules.rule_for("001-cpu-all").study == claim_rules.RESOLUTION_04
+    assert "slow_all" in dict(h.arms)
+
+
+def test_mariadbs_runs_stand_side_by_side_as_the_claims_and_the_abstract_read_them(processed, tmp_path):
+    """Each committed run of study 04 that a claim or the abstract reads is a column of the model's ratios, named with
+    who reads it: each claim under the run its rule names (claim_rules), the claims file's study otherwise; a run
+    the model table does not hold yet is named as such, and gets its column once its rows are there."""
+    from logbench.analyze import claim_rules, claims
+
     g, _, gen = _guide(processed, tmp_path)
+    assert g["mariadb"] == "generated/guide_mariadb_designs.csv"
     t = pd.read_csv(gen / "guide_mariadb_designs.csv", dtype=str, keep_default_na=False)
-    [row] = t.to_dict("records")
-    assert row["block design (the claims' verdicts) [95 % CI]"] == "1.00 [0.700, 1.30] (n=3)"
-    assert row["switchback (the abstract's headline) [95 % CI]"] == "0.970 [0.670, 1.27] (n=3)"
-    assert row["environments (block / switchback)"] == "block / switch"
+    runs = {r["stem"]: r for r in g["mariadb_runs"]}
+    assert list(runs) == ["mysql_slowlog", claim_rules.RESOLUTION_04]  # the switchback and version runs: nobody's
+    # every claim of study 04's runs sits under the run its rule (or the claims file) names, and nowhere else
+    judged = claims.as_judged(claims.load())
+    for _, c in judged[judged["claim_id"].str.startswith("001-")].iterrows():
+        stem = claim_rules.rule_for(c["claim_id"]).study or c["study"]
+        assert c["study"] == stem
+        holds = [s for s, r in runs.items() if c["claim_id"] in r["claims"]]
+        pending = [p["stem"] for p in g["mariadb_pending"] if c["claim_id"] in p["claims"]]
+        assert holds + pending == [stem], c["claim_id"]
+    assert runs[claim_rules.RESOLUTION_04]["abstract"] and not runs["mysql_slowlog"]["abstract"]
+    assert g["mariadb_pending"] == [{"stem": claim_rules.RESOLUTION_1S_04, "claims": ["001-cpu-1s"]}]
+    block, res = _column(t, "standard"), _column(t, "resolution")
+    assert block == ("standard (blocks, environment block), read by 001-cpu-rate, 001-io-all, 001-devnull: "
+                     "ratio [95 % CI] (n)")
+    assert res == ("resolution (switchback, environment resolution), read by the abstract, 001-cpu-all: "
+                   "ratio [95 % CI] (n)")
+    at = t.set_index(["regime", "workload", "configuration", "clients"])
+    # the model's ratio of each run, never pooled; '–' where a run has no such cell
+    row = at.loc[("cpu", "oltp_read_write", "slow_all", "1")]
+    assert (row[block], row[res]) == ("1.00 [0.700, 1.30] (n=3)", "0.970 [0.960, 0.980] (n=32)")
+    assert row["read by (run)"] == "001-cpu-all (resolution); 001-cpu-rate (standard, its log_bytes_per_s)"
+    assert at.loc[("cpu", "oltp_read_write", "slow_all_devnull", "1"), res] == "–"
+    # the claims file's 'io_bound' is study 04's 'io'; the A/A beside what is read, an end past 1 shown as past it
+    assert at.loc[("io", "oltp_read_write", "slow_1s", "1"), "read by (run)"] == "001-io-all (standard)"
+    assert at.loc[("cpu", "oltp_point_select", "off_again", "1"), res] == "1.07 [1.001, 1.14] (n=32)"
+    assert at.loc[("cpu", "oltp_point_select", "general_log", "1"), "read by (run)"] == "the abstract (resolution)"
+    # what nobody reads is not shown: the block run's general log, the cached slow_1s before its run is modelled
+    assert ("cpu", "oltp_read_write", "general_log", "1") not in at.index
+    assert ("cpu", "oltp_read_write", "slow_1s", "1") not in at.index
+
+    # after the 1 s run and `make findings`: its column, read by 001-cpu-1s, with no change to the code
+    models = pd.read_csv(processed / "findings_models.csv")
+    one_s = models[models["profile"] == "resolution"].assign(profile="resolution_1s")
+    one_s = one_s[one_s["arm"] == "off_again"]
+    one_s = pd.concat([one_s, one_s.assign(arm="slow_1s", ratio=0.99, ci_low=0.98, ci_high=1.0)])
+    pd.concat([models, one_s]).to_csv(processed / "findings_models.csv", index=False)
+    _write(processed, f"{claim_rules.RESOLUTION_1S_04}.csv", [{"regime": "cpu", "test": "oltp_read_write",
+                                                               "configuration": "off", "clients": 1}])
+    (tmp_path / "again").mkdir()
+    g, _, gen = _guide(processed, tmp_path / "again")
+    t = pd.read_csv(gen / "guide_mariadb_designs.csv", dtype=str, keep_default_na=False)
+    assert [r["stem"] for r in g["mariadb_runs"]] == ["mysql_slowlog", claim_rules.RESOLUTION_04,
+                                                      claim_rules.RESOLUTION_1S_04] and g["mariadb_pending"] == []
+    col = _column(t, "resolution_1s")
+    assert col.endswith("read by 001-cpu-1s: ratio [95 % CI] (n)")  # no environment record: none named
+    row = t.set_index(["regime", "workload", "configuration", "clients"]).loc[
+        ("cpu", "oltp_read_write", "slow_1s", "1")]
+    assert (row[col], row["read by (run)"]) == ("0.990 [0.980, 1.00] (n=32)", "001-cpu-1s (resolution_1s)")
 
 
 def test_without_the_cost_model_the_guide_says_so(tmp_path):

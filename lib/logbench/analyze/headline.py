@@ -29,6 +29,7 @@ from ..base.paths import stem as run_stem
 from . import models as models_mod
 from . import regression
 from ..base.settings import aa_name
+from ..base.formatting import sig_apart
 from ..base.stats import effect_note, effects
 
 # where a level's numbers come from: the study's summary (its per-cell intervals) or the model table
@@ -119,8 +120,9 @@ def _entry(nums, spec, h: Headline, summary: pd.DataFrame, source: Path, env: di
     for k in unresolved:
         key = f"{prefix}.aa.at{k}"
         row = read[(read["configuration"] == aa_name(spec.baseline)) & (read["clients"].astype(int) == k)].iloc[0]
+        # an end just past 1 gets the digits that show it is (1.0007 would print 1.00, and read as holding 1)
         for col, name in zip(READ, ("estimate", "ci_low", "ci_high")):
-            nums.add(f"{key}.{name}", {**_cell(row, col), "sig": 3})
+            nums.add(f"{key}.{name}", {**_cell(row, col), "sig": 3 if name == "estimate" else sig_apart(row[col])})
         # the screen of anomalies (@sec-screen) reads the summaries; a model's A/A is counted in the models' table
         entry["unresolved"].append({"key": key, "per_core": _per_core(k, cores), "intervals": row["read_from"]})
         shown.add((k, row["read_from"]))

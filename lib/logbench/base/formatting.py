@@ -44,13 +44,29 @@ def p_value(p) -> str:
     return "< 0.001" if p < 0.001 else number(p, 2)
 
 
-def ci_text(mean, low, high, sig: int = 3, factor: float = 1.0, n: int | None = None) -> str:
-    """'mean [low, high]' (the interval left out where undefined), each value times ``factor``; ' (n=…)' if given."""
+def sig_apart(x, ref: float = 1.0, sig: int = 3, most: int = 6) -> int:
+    """The fewest significant digits, at least ``sig`` and at most ``most``, at which ``x`` is not printed as ``ref``
+    (unless it is ``ref``): an interval's end just past 1 (1.0007) printed '1.00' reads as one that holds 1."""
+    if undefined(x) or math.isinf(float(x)) or float(x) == ref:
+        return sig
+    for s in range(sig, most + 1):
+        if float(number(x, s)) != ref:
+            return s
+    return most
+
+
+def ci_text(mean, low, high, sig: int = 3, factor: float = 1.0, n: int | None = None,
+            apart: float | None = None) -> str:
+    """'mean [low, high]' (the interval left out where undefined), each value times ``factor``; ' (n=…)' if given.
+    ``apart``: a reference value (1 for a ratio) an end is never printed as unless it is it (:func:`sig_apart`)."""
     def scaled(v):
         return v if undefined(v) else float(v) * factor
+
+    def end(v):
+        return number(scaled(v), sig if apart is None else sig_apart(scaled(v), apart, sig))
     text = number(scaled(mean), sig)
     if not (undefined(low) or undefined(high)):
-        text += f" [{number(scaled(low), sig)}, {number(scaled(high), sig)}]"
+        text += f" [{end(low)}, {end(high)}]"
     return text + (f" (n={int(n)})" if n is not None else "")
 
 

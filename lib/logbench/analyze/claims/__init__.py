@@ -65,7 +65,8 @@ from .data import (  # noqa: F401
     PGBENCH_BYTES_PER_SCALE, REGIME_NAMES, REGIMES, StudyData, _bound, _int_list, _names, _where, regime, restrict,
     run_regimes)
 from .engine import (  # noqa: F401
-    CLAIMS_FILE, COLUMNS, DETAIL_COLUMNS, SUMMARY_COLUMNS, _closest, _detail, _evaluate_one, evaluate, load)
+    CLAIMS_FILE, COLUMNS, DETAIL_COLUMNS, SUMMARY_COLUMNS, _closest, _detail, _evaluate_one, as_judged, evaluate,
+    load)
 from .metrics import (  # noqa: F401
     COST_GROWTH, DIFFERENCE_OF, PREFIX_METRICS, RATIO_OF, RUN_METRICS, SPECIAL_METRICS, _cell, _is_ratio,
     _is_switchback, _regression_estimate, biased_baseline, cost_growth, difference_ci, environment_estimate,

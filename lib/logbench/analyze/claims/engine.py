@@ -123,6 +123,12 @@ def _judging(c: pd.Series) -> _Judging:
     return _Judging(c, rule, low, high, base)
 
 
+def as_judged(claims: pd.DataFrame) -> pd.DataFrame:
+    """The claims file's rows as their rules (claim_rules) have them judged: the rule's study (the processed stem
+    whose runs decide the claim), where, configuration, reference, clients and metric in place of the file's."""
+    return pd.DataFrame([_judging(c).c for _, c in claims.iterrows()], columns=claims.columns).reset_index(drop=True)
+
+
 def _evaluate_one(c: pd.Series, studies: dict[str, StudyData], cores: int,
                   regression: pd.DataFrame | None, orders: dict) -> tuple[dict, list[dict]]:
     j = _judging(c)

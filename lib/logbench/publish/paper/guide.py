@@ -5,19 +5,29 @@ Everything it prints is read from ``data/processed``: the counted records per st
 (``findings_cost_model_summary.csv``), the timed CPU per record (study 02's per-record table), each single-threaded
 daemon's one-core ceiling from its own CPU per record timed in study 02 (``findings_cost_model_ceilings.csv``, the
 cost model's beside it as a check), the syslog daemons' own CPU with the receiver apart
-(``findings_cost_model_daemons.csv``), and MariaDB's ratios by both
-designs side by side. The worked examples are the rule applied to those numbers through a spec (``mul``, ``inv``,
-``scale``), so ``tests/test_paper.py`` re-derives each from the tables as it does every other number.
+(``findings_cost_model_daemons.csv``), and each committed MariaDB run a claim or the abstract reads, side by side
+by the findings' one model per study and level (``findings_models.csv``). The worked examples are the rule applied
+to those numbers through a spec (``mul``, ``inv``, ``scale``), so ``tests/test_paper.py`` re-derives each from the
+tables as it does every other number.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 import pandas as pd
 
+from ... import studies as studies_registry
+from ...analyze import claims as claims_mod
+from ...analyze import models as models_mod
+from ...analyze.claims import REGIME_NAMES, _names, _where
 from ...analyze.daemons import ceiling_text, chosen
+from ...analyze.headline import study_profile
 from ...base.formatting import CI, ci_text, number
+from ...base.paths import stem as run_stem
+from ...base.settings import aa_name
 from .tables import add_table
 
 RULE = "findings_cost_model_rule.csv"
@@ -34,10 +44,10 @@ WRITER = {"postgresql": "backend", "mariadb": "connection"}
 EXAMPLE_DESTINATIONS = (("stderr", "a file (stderr through the collector)"), ("syslog", "the local syslog"))
 # A DBA's server for the worked example: inputs of the rule, not measurements (said so in the text)
 EXAMPLE_LOAD = {"statements_per_s": 5000, "cores": 8}
-# MariaDB: the abstract reads the switchback table, the claims the block design's; both side by side
-MARIADB_DESIGNS = (("block design (the claims' verdicts)", "mysql_slowlog"),
-                   ("switchback (the abstract's headline)", "mysql_slowlog_switchback"))
-MARIADB_CELL = {"regime": "cpu"}
+# MariaDB's study (04): each of its committed runs that a claim (claim_rules: the rule's study, else the claims file's)
+# or the abstract (its spec's Headline) reads, side by side, never pooled
+MARIADB = "mysql_slowlog"
+ABSTRACT = "the abstract"
 
 
 def _cell(source: str, where: dict, column: str, **extra) -> dict:
@@ -46,8 +56,10 @@ def _cell(source: str, where: dict, column: str, **extra) -> dict:
 
 def guide_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
     """``doc['guide']``: the per-destination table, the worked examples' keys, the latency- and CPU-bound cells,
-    the remote receiver's CPU and MariaDB's two designs; its parts empty where their tables are missing."""
-    g = {"table": "", "examples": [], "bounds": [], "remote": [], "mariadb": "", "daemon": [],
+    the remote receiver's CPU and MariaDB's runs as the claims and the abstract read them; its parts empty where
+    their tables are missing."""
+    g = {"table": "", "examples": [], "bounds": [], "remote": [], "mariadb": "", "mariadb_runs": [],
+         "mariadb_pending": [], "daemon": [],
          "example_load": dict(EXAMPLE_LOAD), "has_model": False}
     doc["guide"] = g
     processed_dir = Path(processed_dir)
@@ -62,9 +74,10 @@ def guide_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
         bounds(g, processed_dir, nums)
     if (processed_dir / DAEMONS).exists():
         daemons(g, processed_dir, nums)
-    mariadb = designs_side_by_side(processed_dir)
+    mariadb, runs, pending = designs_side_by_side(processed_dir)
     if len(mariadb):
         g["mariadb"] = add_table(doc, gen, mariadb, "guide_mariadb_designs")
+    g["mariadb_runs"], g["mariadb_pending"] = runs, pending
 
 
 def per_destination(processed_dir: Path, rule: pd.DataFrame) -> pd.DataFrame:
@@ -238,33 +251,129 @@ def daemons(g: dict, processed_dir: Path, nums) -> None:
         g["remote"].append({"key": k, "configuration": str(r["configuration"]), "clients": int(r["clients"])})
 
 
-def designs_side_by_side(processed_dir: Path) -> pd.DataFrame:
-    """MariaDB's ratios per workload, configuration and level by the block design (what the claims judge) and by the
-    switchback design (what the abstract prints), each with its CI, n and environment: never pooled."""
-    tables = {}
-    for label, stem in MARIADB_DESIGNS:
-        f = processed_dir / f"{stem}.csv"
-        if not f.exists():
-            return pd.DataFrame()
-        t = pd.read_csv(f)
-        for col, want in MARIADB_CELL.items():
-            if col in t.columns:
-                t = t[t[col].astype(str) == want]
-        tables[label] = t[t["ratio"].notna() & (t["configuration"] != "off")]
-    (block_label, block), (sb_label, sb) = tables.items()
-    keys = ["test", "configuration", "clients"]
-    rows = []
-    for _, s in sb.sort_values(keys).iterrows():
-        b = block
-        for col in keys:
-            b = b[b[col].astype(str) == str(s[col])]
-        if not len(b):
+def _readers(spec, judged: pd.DataFrame) -> list[dict]:
+    """Who reads which of ``spec``'s runs: per claim (``judged``: the claims file as claim_rules has it judged) and
+    the abstract's headline, the run's stem, the cell (column -> value: the regime, the where's columns), the
+    configurations and the metric."""
+    out = []
+    for _, c in judged.iterrows():
+        cell = {**_where(c["where"]), **({"regime": c["regime"]} if c["regime"] else {})}
+        out.append({"who": str(c["claim_id"]), "stem": str(c["study"]), "cell": cell,
+                    "configurations": _names(c["configuration"]), "metric": str(c["metric"])})
+    h = getattr(spec, "headline", None)
+    if h is not None:
+        # the abstract reads its arms against the A/A of each level (a level whose A/A excludes 1 is left out)
+        out.append({"who": ABSTRACT, "stem": h.stem, "cell": dict(h.cell), "metric": "ratio",
+                    "configurations": [aa_name(spec.baseline), *(cfg for cfg, _ in h.arms)]})
+    return out
+
+
+def _run_models(models: pd.DataFrame, processed_dir: Path, spec, stem: str) -> pd.DataFrame:
+    """The model table's rows of one committed run (its profile, the study's baseline, no version variant), the
+    regime filled from the run's summary where the model's level leaves it out (one regime in the run)."""
+    profile = study_profile(spec, stem)
+    rows = models[(models["study"] == spec.name) & (models["profile"].astype(str) == str(profile))
+                  & (models["baseline"].astype(str) == spec.baseline) & models["clients"].notna()]
+    if "variant" in rows.columns:
+        rows = rows[rows["variant"].isna() | (rows["variant"].astype(str) == "")]
+    rows = rows.copy()
+    for col in ("regime", "test"):  # a table of a run without the column: the run's cells are not split by it
+        if col not in rows.columns:
+            rows[col] = math.nan
+    summary = processed_dir / f"{stem}.csv"
+    if rows["regime"].isna().any() and summary.exists():
+        one = pd.read_csv(summary, usecols=lambda c: c == "regime")
+        if "regime" in one.columns and one["regime"].nunique() == 1:
+            rows["regime"] = rows["regime"].fillna(str(one["regime"].iloc[0]))
+    rows["clients"] = rows["clients"].astype(int)
+    return rows
+
+
+def _matches(row, cell: dict) -> bool:
+    """Whether a model row (or a table row's keys) is in a reader's cell; a regime by what it is (the claims file
+    says 'cached' where study 04 says 'cpu': claims.REGIME_NAMES)."""
+    def same(k, have, want):
+        if k == "regime":
+            return REGIME_NAMES.get(str(have), str(have)) == REGIME_NAMES.get(str(want), str(want))
+        return str(have) == str(want)
+    return all(same(k, row.get(k, ""), v) for k, v in cell.items())
+
+
+def designs_side_by_side(processed_dir: Path, claims_table: pd.DataFrame | None = None
+                         ) -> tuple[pd.DataFrame, list[dict], list[dict]]:
+    """MariaDB's committed runs that a claim or the abstract reads, each by the findings' one model per study and
+    level (``findings_models.csv``, the estimate the abstract prints): per regime, workload, configuration and level
+    read by any of them, the ratio [CI] (n) of each run (a column each, named with its design, environment and
+    readers; '–' where the run has no such cell) and who reads the row from which run. Runs are never pooled.
+
+    Returns (the table, the runs shown: stem, profile, design, environment, claims, whether the abstract reads it,
+    the runs a claim reads that the model table does not hold yet: stem and claims). Empty without the model
+    table."""
+    spec = studies_registry.spec(MARIADB)
+    models_file = Path(processed_dir) / models_mod.FINDINGS_TABLE
+    if not models_file.exists():
+        return pd.DataFrame(), [], []
+    models = pd.read_csv(models_file)
+    claims_table = claims_mod.load() if claims_table is None else claims_table
+    judged = claims_mod.as_judged(claims_table)
+    stems = [run_stem(spec.name, str(r.get("profile", "standard")))
+             for r in (spec.committed or {}, *(spec.extra_committed or ()))]
+    readers = [r for r in _readers(spec, judged) if r["stem"] in stems]
+    runs, pending, tables = [], [], {}
+    for stem in dict.fromkeys(stems):
+        mine = [r for r in readers if r["stem"] == stem]
+        if not mine:
             continue
-        b = b.iloc[0]
-        rows.append({"workload": str(s["test"]), "configuration": str(s["configuration"]),
-                     "clients": str(int(s["clients"])),
-                     f"{block_label} [{CI}]": ci_text(b["ratio"], b["ratio_ci_low"], b["ratio_ci_high"],
-                                                     n=int(b["n"])),
-                     f"{sb_label} [{CI}]": ci_text(s["ratio"], s["ratio_ci_low"], s["ratio_ci_high"], n=int(s["n"])),
-                     "environments (block / switchback)": f"{b.get('env_id', '')} / {s.get('env_id', '')}"})
-    return pd.DataFrame(rows)
+        claims = [r["who"] for r in mine if r["who"] != ABSTRACT]
+        rows = _run_models(models, Path(processed_dir), spec, stem)
+        if not len(rows):  # not measured yet, or measured and not modelled (`make findings` after the run)
+            pending.append({"stem": stem, "claims": claims})
+            continue
+        env_file = Path(processed_dir) / f"{stem}_environment.json"
+        env = json.loads(env_file.read_text()).get("env_id", "") if env_file.exists() else ""
+        runs.append({"stem": stem, "profile": str(study_profile(spec, stem)),
+                     "design": str(rows["design"].iloc[0]), "environment": str(env), "claims": claims,
+                     "abstract": any(r["who"] == ABSTRACT for r in mine)})
+        tables[stem] = rows
+    if not runs:
+        return pd.DataFrame(), runs, pending
+    keys = ["regime", "test", "arm", "clients"]
+    cells = []
+    for r in readers:  # the cells each reader reads in its own run
+        t = tables.get(r["stem"])
+        if t is None:
+            continue
+        inside = pd.Series([_matches(row, r["cell"]) for _, row in t.iterrows()], index=t.index, dtype=bool)
+        at = t[inside & t["arm"].isin(r["configurations"])]
+        cells.extend(tuple(x) for x in at[keys].astype(str).itertuples(index=False))
+    # and each run's A/A where a row is read: the resolution the run had there
+    aa = aa_name(spec.baseline)
+    shown = {(regime, test) for regime, test, _, _ in cells}
+    for t in tables.values():
+        at = t[(t["arm"] == aa) & pd.Series([(str(a), str(b)) in shown for a, b in zip(t["regime"], t["test"])],
+                                            index=t.index, dtype=bool)]
+        cells.extend(tuple(x) for x in at[keys].astype(str).itertuples(index=False))
+    order = sorted(set(cells), key=lambda k: (k[0], k[1], k[2], int(k[3])))
+    rows = []
+    for regime, test, arm, clients in order:
+        here = {"regime": regime, "test": test, "configuration": arm, "clients": clients}
+        row = {"regime": regime, "workload": test, "configuration": arm, "clients": clients}
+        for run in runs:
+            t = tables[run["stem"]]
+            m = t[(t["regime"].astype(str) == regime) & (t["test"].astype(str) == test) & (t["arm"] == arm)
+                  & (t["clients"] == int(clients))]
+            row[_column(run)] = (ci_text(m["ratio"].iloc[0], m["ci_low"].iloc[0], m["ci_high"].iloc[0],
+                                         n=int(m["n"].iloc[0]), apart=1.0) if len(m) else "–")
+        by = [f"{r['who']} ({study_profile(spec, r['stem'])}"
+              + (f", its {r['metric']})" if r["metric"] != "ratio" else ")")
+              for r in readers if r["stem"] in tables and arm in r["configurations"] and _matches(here, r["cell"])]
+        row["read by (run)"] = "; ".join(by) or "–"
+        rows.append(row)
+    return pd.DataFrame(rows), runs, pending
+
+
+def _column(run: dict) -> str:
+    """A run's column: its profile, design and environment, who reads it, what its cells print."""
+    who = ([ABSTRACT] if run["abstract"] else []) + run["claims"]
+    env = f", environment {run['environment']}" if run["environment"] else ""
+    return f"{run['profile']} ({run['design']}{env}), read by {', '.join(who)}: ratio [{CI}] (n)"
