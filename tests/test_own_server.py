@@ -174,9 +174,20 @@ def state(server) -> tuple:
 
 # The server as a DBA has it: a slow-statement threshold set by ALTER SYSTEM (restored by ALTER SYSTEM SET), the
 # destination from postgresql.conf (restored by ALTER SYSTEM RESET).
+def _others_active(server) -> int:
+    """The study's own refusal count (servers.own_postgres): other client sessions not idle."""
+    with server.connect() as c:
+        return c.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                         "AND pid <> pg_backend_pid() AND state IS DISTINCT FROM 'idle'").fetchone()[0]
+
+
 @pytest.fixture
 def before(server, monkeypatch):
     monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    # the server is the module's: an earlier test's interrupted load leaves its backends until each notices its
+    # client gone, which a loaded machine delays (CI at 1ec49f3+: the SIGTERM case refused on "1 other client
+    # session(s) are active" right after the SIGINT case, inside the fresh-machine container); wait for them
+    assert wait_for(lambda: _others_active(server) == 0, 60)
     with server.connect() as c:
         c.execute("ALTER SYSTEM SET log_min_duration_statement = 250")
         c.execute("SELECT pg_reload_conf()")
