@@ -2,7 +2,7 @@
 
 import math
 
-from logbench.base.formatting import ci_text, number
+from logbench.base.formatting import ci_text, number, rounded
 from logbench.base.stats import Estimate
 
 
@@ -16,3 +16,17 @@ def test_an_undefined_interval_prints_the_mean_alone_and_an_estimate_prints_alik
     assert ci_text(0.6, 0.55, 0.65, n=3) == "0.600 [0.550, 0.650] (n=3)"
     assert ci_text(0.6, float("nan"), float("nan"), n=1) == "0.600 (n=1)"
     assert str(Estimate(0.6, 0.55, 0.65, 3)) == ci_text(0.6, 0.55, 0.65, n=3)
+
+
+def test_a_large_rate_prints_its_significant_digits_grouped():
+    # a daemon's one-core ceiling, ±20 %: number() keeps every integer digit, rounded() stops at sig
+    assert number(392904, 2) == "392904"
+    assert [rounded(392904, s) for s in (1, 2, 3, 6)] == ["400,000", "390,000", "393,000", "392,904"]
+    assert [rounded(v, 2) for v in (60177.9, 46065.7, 86755.4, 1_234_567.0, -392904.0)] == \
+        ["60,000", "46,000", "87,000", "1,200,000", "-390,000"]
+    # a carry into a new digit, and the thousands at exactly sig digits
+    assert rounded(999.7, 3) == "1,000" and rounded(1234.5, 3) == "1,230" and rounded(123.4, 3) == "123"
+    # below 10^(sig-1) number() already stops at sig digits: the same text
+    assert [rounded(v, 3) for v in (12.345, 0.5, 0.0)] == [number(v, 3) for v in (12.345, 0.5, 0.0)]
+    assert rounded(float("nan")) == rounded(None) == "—" and rounded(math.inf) == "∞"
+    assert ci_text(392904, 341073, 463309, sig=2, n=3, style=rounded) == "390,000 [340,000, 460,000] (n=3)"

@@ -113,11 +113,11 @@ def test_the_rule_is_worked_out_on_the_tables_numbers(processed, tmp_path):
     assert _value(nums, "guide.stderr.share", processed)[1] == pytest.approx(
         100 * guide.EXAMPLE_LOAD["statements_per_s"] * 6.0 / (guide.EXAMPLE_LOAD["cores"] * 1e6))
     assert _value(nums, "guide.syslog.added", processed)[1] == pytest.approx(20.0)
-    assert nums.get("guide.syslog.daemon") == "80000"
+    assert nums.get("guide.syslog.daemon") == "80,000"
     # the ceiling the text prints is the timed one at its chosen level, its upper end only where it is bounded
-    assert _value(nums, "guide.stderr.ceiling", processed) == ("400000", pytest.approx(400_000))
-    assert nums.get("guide.stderr.ceiling_ci_high") == "500000" and nums.get("guide.stderr.ceiling_clients") == "4"
-    assert nums.get("guide.syslog.ceiling_ci_low") == "70000" and "guide.syslog.ceiling_ci_high" not in nums.items
+    assert _value(nums, "guide.stderr.ceiling", processed) == ("400,000", pytest.approx(400_000))
+    assert nums.get("guide.stderr.ceiling_ci_high") == "500,000" and nums.get("guide.stderr.ceiling_clients") == "4"
+    assert nums.get("guide.syslog.ceiling_ci_low") == "70,000" and "guide.syslog.ceiling_ci_high" not in nums.items
     # the transaction without logging at the lowest level: 1e6 / 40000 tps = 25 µs
     assert nums.get("guide.t0_1") == "25.0" and g["t0_clients"] == 1
     # the fitted model's prediction beside the measured ratio, with the bound that set it, per level
@@ -138,8 +138,8 @@ def test_the_per_destination_table_carries_intervals_and_n(processed, tmp_path):
     assert stderr["server CPU µs / record, timed [95 % CI] (n)"] == "11.0 [10.0, 12.0] (n=5)"
     assert table.iloc[1]["server CPU µs / record, timed [95 % CI] (n)"] == "–"  # not timed there
     col = "records/s one daemon core holds: timed [95 % CI] (n, clients); fitted"
-    assert stderr[col] == "400000 [320000, 500000] (n=3, 4 clients); fitted 250000 [200000, 312500]"
-    assert table.iloc[1][col] == "90000 [≥ 70000] (n=3, 1 client); fitted 80000 [64000, 100000]"
+    assert stderr[col] == "400,000 [320,000, 500,000] (n=3, 4 clients); fitted 250,000 [200,000, 310,000]"
+    assert table.iloc[1][col] == "90,000 [≥ 70,000] (n=3, 1 client); fitted 80,000 [64,000, 100,000]"
 
 
 def test_the_remote_receiver_and_the_local_daemon_are_reported_apart(processed, tmp_path):
@@ -147,7 +147,7 @@ def test_the_remote_receiver_and_the_local_daemon_are_reported_apart(processed, 
     [r] = g["remote"]
     assert nums.get(r["key"] + ".receiver.estimate") == "0.42" and nums.get(r["key"] + ".local.estimate") == "0.55"
     [d] = g["daemon"]
-    assert nums.get(d["key"] + ".estimate") == "12.5" and nums.get(d["key"] + ".ceiling") == "80000"
+    assert nums.get(d["key"] + ".estimate") == "12.5" and nums.get(d["key"] + ".ceiling") == "80,000"
 
 
 def test_mariadbs_two_designs_stand_side_by_side(processed, tmp_path):

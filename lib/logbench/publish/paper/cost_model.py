@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...base.formatting import CI, ci_text, number
+from ...analyze.daemons import CEILING_SIG
+from ...base.formatting import CI, ci_text, number, rounded
 from .tables import add_table
 
 CELLS = "findings_cost_model.csv"
@@ -55,7 +56,7 @@ def _rule_table(r: pd.DataFrame) -> pd.DataFrame:
         "destination": counted["what"],
         "instructions per record (thread / collector / syslog)": counted.apply(inst, axis=1),
         "µs per record, fitted (thread / collector / syslog)": fitted.apply(split, axis=1),
-        "records/s one daemon core holds, counted": [number(v, 2) if pd.notna(v) else "–"
+        "records/s one daemon core holds, counted": [rounded(v, CEILING_SIG) if pd.notna(v) else "–"
                                                      for v in counted["daemon_records_per_s"]]})
 
 
