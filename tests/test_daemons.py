@@ -21,7 +21,8 @@ def test_a_known_interval_gives_the_ceilings_interval():
     # 2 µs a record [1.5, 2.5]: one core holds 500,000 records/s [400,000, 666,667], the ends swapped
     v, lo, hi = daemons.one_core(2.0, 1.5, 2.5)
     assert (v, lo, hi) == pytest.approx((500_000, 400_000, 1e6 / 1.5))
-    assert daemons.ceiling_text(v, lo, hi) == "500000 [400000, 666667]"
+    assert daemons.ceiling_text(v, lo, hi) == "500,000 [400,000, 670,000]"
+    assert daemons.ceiling_text(v, lo, hi, sig=3) == "500,000 [400,000, 667,000]"
     # at the bound: a time whose low end is 1 / UPPER_WITHIN of its estimate still has its upper end
     v, lo, hi = daemons.one_core(2.0, 2.0 / daemons.UPPER_WITHIN, 2.5)
     assert hi == pytest.approx(daemons.UPPER_WITHIN * v)
@@ -32,11 +33,11 @@ def test_a_degenerate_interval_prints_no_upper_end():
     v, lo, hi = daemons.one_core(2.0, 0.02, 3.98)
     assert v == pytest.approx(500_000) and lo == pytest.approx(1e6 / 3.98) and math.isnan(hi)
     text = daemons.ceiling_text(v, lo, hi)
-    assert text == "500000 [≥ 251256]" and "50000000" not in text
+    assert text == "500,000 [≥ 250,000]" and "50,000,000" not in text
     # a low end at or below 0 (a t interval of few runs) is the same case
     assert math.isnan(daemons.one_core(2.0, -0.5, 4.5)[2])
     # no interval at all (one run): the estimate alone; no positive time: no ceiling
-    assert daemons.ceiling_text(*daemons.one_core(2.0)) == "500000"
+    assert daemons.ceiling_text(*daemons.one_core(2.0)) == "500,000"
     assert all(math.isnan(x) for x in daemons.one_core(0.0, 0.0, 0.0))
 
 

@@ -93,6 +93,20 @@ def same(a, b) -> bool:
     return a == b or str(a) == str(b)
 
 
+def rounded_from(text: str, value, spec: dict) -> bool:
+    """A grouped number's text (a large rate, formatting.rounded) says its value: thousands grouped by commas, and
+    within half a unit of its last significant digit (a whole count: exactly it)."""
+    if not re.fullmatch(r"-?\d{1,3}(?:,\d{3})*(?:\.\d+)?", text):
+        return False
+    shown, value = float(text.replace(",", "")), float(value)
+    if spec.get("int"):
+        return shown == int(value)
+    if value == 0:
+        return shown == 0
+    unit = 10.0 ** (math.floor(math.log10(abs(value))) - spec.get("sig", 3) + 1)
+    return abs(shown - value) <= 0.5 * unit * (1 + 1e-9)
+
+
 def check_build(build: Path, processed: Path) -> None:
     """Every referenced file exists; every in-text number equals its source and is printed; tables are printed."""
     doc = json.loads((build / "generated" / "numbers.json").read_text())
@@ -125,6 +139,8 @@ def check_build(build: Path, processed: Path) -> None:
             continue
         assert same(item["value"], value), (key, item["value"], value)
         assert report.render(value, item["spec"]) == item["text"], key
+        if item["spec"].get("grouped"):
+            assert rounded_from(item["text"], value, item["spec"]), (key, item["text"], value)
         # a line break after a word's own hyphen ("TPC-B-" / "like") comes out of the PDF's text without it
         assert squash(item["text"]) in flat or dehyphen(squash(item["text"])) in dehyphen(flat), \
             f"{key} = {item['text']!r} is not printed in the PDF"
@@ -221,6 +237,17 @@ def check_headings(build: Path) -> None:
     flat = squash(pdf_text(build / "logbench.pdf"))
     for _, text in compiled_headings(build):
         assert squash(text.replace("'", "’")) in flat, text
+
+
+def test_the_number_check_reads_a_grouped_rate_back():
+    """A ceiling printed at 2 significant digits passes only as the rounding of its value, grouped."""
+    spec = {"sig": 2, "grouped": True}
+    assert rounded_from("390,000", 392904.0, spec) and rounded_from("46,000", 46065.7, spec)
+    assert not rounded_from("400,000", 392904.0, spec)  # off by more than half its last digit
+    assert not rounded_from("392904", 392904.0, spec)  # not grouped: every integer digit, the false precision
+    assert not rounded_from("390 000", 392904.0, spec)
+    assert rounded_from("10,000", 10000, {"int": True, "grouped": True})
+    assert not rounded_from("10,000", 10001, {"int": True, "grouped": True})
 
 
 def test_the_heading_check_catches_a_stray_equals_sign(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 
 from logbench.analyze import daemons
 from logbench.publish import report
-from logbench.publish.paper import guide
+from logbench.publish.paper import cost_model, guide
 from logbench.publish.paper.numbers import resolve
 
 
@@ -129,11 +129,11 @@ def test_the_rule_is_worked_out_on_the_tables_numbers(processed, tmp_path):
     assert _value(nums, "guide.stderr.share", processed)[1] == pytest.approx(
         100 * guide.EXAMPLE_LOAD["statements_per_s"] * 6.0 / (guide.EXAMPLE_LOAD["cores"] * 1e6))
     assert _value(nums, "guide.syslog.added", processed)[1] == pytest.approx(20.0)
-    assert nums.get("guide.syslog.daemon") == "80000"
+    assert nums.get("guide.syslog.daemon") == "80,000"
     # the ceiling the text prints is the timed one at its chosen level, its upper end only where it is bounded
-    assert _value(nums, "guide.stderr.ceiling", processed) == ("400000", pytest.approx(400_000))
-    assert nums.get("guide.stderr.ceiling_ci_high") == "500000" and nums.get("guide.stderr.ceiling_clients") == "4"
-    assert nums.get("guide.syslog.ceiling_ci_low") == "70000" and "guide.syslog.ceiling_ci_high" not in nums.items
+    assert _value(nums, "guide.stderr.ceiling", processed) == ("400,000", pytest.approx(400_000))
+    assert nums.get("guide.stderr.ceiling_ci_high") == "500,000" and nums.get("guide.stderr.ceiling_clients") == "4"
+    assert nums.get("guide.syslog.ceiling_ci_low") == "70,000" and "guide.syslog.ceiling_ci_high" not in nums.items
     # the transaction without logging at the lowest level: 1e6 / 40000 tps = 25 µs
     assert nums.get("guide.t0_1") == "25.0" and g["t0_clients"] == 1
     # the fitted model's prediction beside the measured ratio, with the bound that set it, per level
@@ -154,8 +154,8 @@ def test_the_per_destination_table_carries_intervals_and_n(processed, tmp_path):
     assert stderr["server CPU µs / record, timed [95 % CI] (n)"] == "11.0 [10.0, 12.0] (n=5)"
     assert table.iloc[1]["server CPU µs / record, timed [95 % CI] (n)"] == "–"  # not timed there
     col = "records/s one daemon core holds: timed [95 % CI] (n, clients); fitted"
-    assert stderr[col] == "400000 [320000, 500000] (n=3, 4 clients); fitted 250000 [200000, 312500]"
-    assert table.iloc[1][col] == "90000 [≥ 70000] (n=3, 1 client); fitted 80000 [64000, 100000]"
+    assert stderr[col] == "400,000 [320,000, 500,000] (n=3, 4 clients); fitted 250,000 [200,000, 310,000]"
+    assert table.iloc[1][col] == "90,000 [≥ 70,000] (n=3, 1 client); fitted 80,000 [64,000, 100,000]"
 
 
 def test_the_remote_receiver_and_the_local_daemon_are_reported_apart(processed, tmp_path):
@@ -163,7 +163,7 @@ def test_the_remote_receiver_and_the_local_daemon_are_reported_apart(processed, 
     [r] = g["remote"]
     assert nums.get(r["key"] + ".receiver.estimate") == "0.42" and nums.get(r["key"] + ".local.estimate") == "0.55"
     [d] = g["daemon"]
-    assert nums.get(d["key"] + ".estimate") == "12.5" and nums.get(d["key"] + ".ceiling") == "80000"
+    assert nums.get(d["key"] + ".estimate") == "12.5" and nums.get(d["key"] + ".ceiling") == "80,000"
 
 
 def _column(table: pd.DataFrame, profile: str) -> str:
@@ -312,6 +312,69 @@ def test_the_committed_datas_answer_is_the_rule_applied_to_its_tables(tmp_path):
         load = guide.EXAMPLE_LOAD
         assert nums.items[e["key"] + ".share"]["value"] == pytest.approx(
             100 * load["statements_per_s"] * r * us / (load["cores"] * 1e6))
+
+
+def _compared(processed):
+    nums = report.Numbers(processed)
+    out = cost_model.ceilings_compared(pd.read_csv(processed / cost_model.CEILINGS),
+                                       pd.read_csv(processed / cost_model.RULE), nums)
+    return out, nums
+
+
+def test_the_timed_and_the_fitted_ceiling_are_set_side_by_side_from_the_tables(processed):
+    """The cost model's section compares each daemon's timed ceiling with the fitted one: every number re-read from
+    its table, the ratio the timed over the fitted, and whether the intervals overlap decided from their ends."""
+    compared, nums = _compared(processed)
+    assert [c["configuration"] for c in compared] == ["stderr", "syslog"]
+    # stderr: timed 400,000 [320,000, 500,000] at 4 clients, fitted 250,000 [200,000, 312,500]: apart (320,000 is
+    # above 312,500), the timed 1.6 times the fitted
+    assert _value(nums, "cm.ceil.stderr.timed", processed) == ("400,000", pytest.approx(400_000))
+    assert _value(nums, "cm.ceil.stderr.fitted", processed) == ("250,000", pytest.approx(250_000))
+    assert _value(nums, "cm.ceil.stderr.ratio", processed) == ("1.6", pytest.approx(1.6))
+    assert nums.get("cm.ceil.stderr.timed_ci_low") == "320,000"
+    assert _value(nums, "cm.ceil.stderr.fitted_ci_high", processed) == ("310,000", pytest.approx(312_500))
+    assert nums.get("cm.ceil.stderr.timed_clients") == "4" and nums.get("cm.ceil.stderr.timed_n") == "3"
+    # syslog: timed 90,000 [≥ 70,000] (no upper end: open above), fitted 80,000 [64,000, 100,000]: overlapping
+    assert "cm.ceil.syslog.timed_ci_high" not in nums.items
+    assert _value(nums, "cm.ceil.syslog.ratio", processed)[1] == pytest.approx(90_000 / 80_000)
+    assert [c["overlap"] for c in compared] == [False, True]
+    for key, item in nums.items.items():
+        value = resolve(item["spec"], lambda source: pd.read_csv(processed / source))
+        assert item["value"] == pytest.approx(value) and report.render(value, item["spec"]) == item["text"], key
+
+
+def test_an_open_upper_end_overlaps_any_interval_above(processed):
+    """The fitted collector's ceiling has no upper end where its factor's interval reaches near 0: it holds any timed
+    ceiling above its low end, so the two are not told apart however far their estimates lie."""
+    rule = pd.read_csv(processed / guide.RULE)
+    fitted = (rule["configuration"] == "stderr") & (rule["model"] == "fitted")
+    rule.loc[fitted, ["daemon_records_per_s", "daemon_records_per_s_ci_low", "daemon_records_per_s_ci_high"]] = (
+        100_000.0, 50_000.0, math.nan)
+    rule.to_csv(processed / guide.RULE, index=False)
+    compared, nums = _compared(processed)
+    assert compared[0]["configuration"] == "stderr" and compared[0]["overlap"]
+    assert nums.get("cm.ceil.stderr.ratio") == "4.0" and "cm.ceil.stderr.fitted_ci_high" not in nums.items
+
+
+def test_the_committed_ceilings_comparison_follows_its_tables():
+    """On the committed processed data: the timed over the fitted and the overlap the text states are the tables'."""
+    from logbench.base import paths
+
+    if not all((paths.PROCESSED / f).exists() for f in (cost_model.CEILINGS, cost_model.RULE)):
+        pytest.skip("the cost model's tables are not in data/processed: run `make findings`")
+    compared, nums = _compared(paths.PROCESSED)
+    assert [c["configuration"] for c in compared] == [conf for conf, _ in cost_model.COMPARED]
+    ceilings = pd.read_csv(paths.PROCESSED / cost_model.CEILINGS)
+    rule = pd.read_csv(paths.PROCESSED / cost_model.RULE)
+    for c in compared:
+        t = daemons.chosen(ceilings, "pg_destinations", c["configuration"])
+        f = rule[(rule["configuration"] == c["configuration"]) & (rule["model"] == "fitted")].iloc[0]
+        assert nums.items[c["key"] + ".ratio"]["value"] == pytest.approx(
+            t["records_per_s_one_core"] / f["daemon_records_per_s"])
+        t_hi, f_hi = (math.inf if pd.isna(x) else x for x in (t["records_per_s_one_core_ci_high"],
+                                                              f["daemon_records_per_s_ci_high"]))
+        apart = t["records_per_s_one_core_ci_low"] > f_hi or f["daemon_records_per_s_ci_low"] > t_hi
+        assert c["overlap"] is (not apart), c
 
 
 def test_no_table_or_text_of_the_paper_is_set_below_8_pt():

@@ -18,13 +18,17 @@ import numpy as np
 import pandas as pd
 
 from ..base import paths, records
-from ..base.formatting import ci_text, number, undefined
+from ..base.formatting import ci_text, rounded, undefined
 
 # The ceiling's upper end, 10⁶ over the low end of the time per record, is printed only up to this many times the
 # estimate. Beyond it the time's interval reaches so near zero that its reciprocal bounds nothing (the fitted
 # collector factor's interval, fitted on 4 cells, reached down to 0.0146 from its estimate of 1.90: an upper end of 28
 # million records/s beside an estimate of 217,000); such a ceiling is bounded below only and printed "≥ its low end".
 UPPER_WITHIN = 2
+# A ceiling's significant digits wherever it is printed (the guide, the abstract, `python -m logbench cost`, the
+# answer): its interval spans tens of percent (the collector's 341,073 to 463,309 records/s), so a third digit would
+# already be noise; one count for all of them, so each prints the same text.
+CEILING_SIG = 2
 
 
 def one_core(us: float, low: float = math.nan, high: float = math.nan) -> tuple[float, float, float]:
@@ -39,14 +43,15 @@ def one_core(us: float, low: float = math.nan, high: float = math.nan) -> tuple[
     return 1e6 / us, lo, hi
 
 
-def ceiling_text(value: float, low: float, high: float, sig: int = 3, n: int | None = None) -> str:
-    """'value [low, high]'; 'value [≥ low]' where the upper end is not bounded (:func:`one_core`); 'value' alone
-    where the lower end is unknown too."""
+def ceiling_text(value: float, low: float, high: float, sig: int = CEILING_SIG, n: int | None = None) -> str:
+    """'value [low, high]' at ``sig`` significant digits, thousands grouped (:func:`logbench.base.formatting.rounded`:
+    '390,000 [340,000, 460,000]'); 'value [≥ low]' where the upper end is not bounded (:func:`one_core`); 'value'
+    alone where the lower end is unknown too."""
     if undefined(value):
         return "–"
     if not undefined(high) or undefined(low):
-        return ci_text(value, low, high, sig=sig, n=n)
-    return f"{number(value, sig)} [≥ {number(low, sig)}]" + (f" (n={int(n)})" if n is not None else "")
+        return ci_text(value, low, high, sig=sig, n=n, style=rounded)
+    return f"{rounded(value, sig)} [≥ {rounded(low, sig)}]" + (f" (n={int(n)})" if n is not None else "")
 
 
 # --- the daemons' own CPU, timed in study 02's runs ------------------------------------------------------------------

@@ -37,7 +37,7 @@ from . import costmodel as cm
 from . import daemons
 from ..base import paths, records
 from ..base.errors import LogbenchError, ParameterError
-from ..base.formatting import ci_text
+from ..base.formatting import ci_text, rounded
 
 ENGINES = tuple(cm.LOADER)  # postgresql, mariadb
 # the configurations study 11 counts that log nothing: its baselines, and a setting with no record
@@ -172,7 +172,7 @@ def timed_daemon(processed: Path, stem: str, destination: str) -> Input | None:
     return Input(f"{c['daemon']} CPU per record, timed", float(c["us_per_record"]), "µs",
                  f"{_rel(processed / (stem + '_runs.csv'))} (study 02: {who}'s own CPU over the records it took, "
                  f"mean [95 % CI] over runs at {k} client{'s' if k > 1 else ''}, where it took the most: "
-                 f"{c['daemon_records_per_s']:,.0f} records/s)",
+                 f"{rounded(c['daemon_records_per_s'])} records/s)",
                  float(c["us_per_record_ci_low"]), float(c["us_per_record_ci_high"]), int(c["n"]))
 
 
@@ -537,8 +537,9 @@ def text(p: Prediction) -> str:
         lines += [f"    beside it, the {b.name}'s: {daemons.ceiling_text(b.value, b.low, b.high)} records/s"
                   for b in rec.ceilings_beside]
         if p.exceeds_ceiling:
-            lines.append(f"  EXCEEDS it: {p.records_per_second:,.0f} records/s > {c[0]:,.0f}; one core of the daemon "
-                         f"holds at most {c[0] / p.records_per_statement.value:,.0f} statements/s "
+            lines.append(f"  EXCEEDS it: {p.records_per_second:,.0f} records/s > {rounded(c[0], daemons.CEILING_SIG)}; "
+                         "one core of the daemon holds at most "
+                         f"{rounded(c[0] / p.records_per_statement.value, daemons.CEILING_SIG)} statements/s "
                          f"(throughput ≤ {c[0] / p.records_per_second:.3f} of this rate whatever the cores), or "
                          "records queue and backends wait")
         else:

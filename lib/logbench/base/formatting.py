@@ -2,8 +2,12 @@
 answer, the findings and the paper alike.
 
 :func:`number` gives ``sig`` significant digits in plain decimals (12345, not 1.23e+04; 1.00, not 1), '∞' for an
-unbounded bound and '—' where a value is undefined. :func:`ci_text` is 'mean [low, high]' over it, with ' (n=…)'
-where the caller knows n; where the interval is undefined (n = 1) it prints the mean alone rather than two dashes.
+unbounded bound and '—' where a value is undefined. It keeps every integer digit, which a count or a tps with a narrow
+interval needs; a large rate whose interval spans tens of percent (a daemon's one-core ceiling, 392904 [341073,
+463309]) is printed by :func:`rounded` instead, at ``sig`` significant digits with its thousands grouped as the
+paper's prose groups large counts (390,000 [340,000, 460,000]). :func:`ci_text` is 'mean [low, high]' over either,
+with ' (n=…)' where the caller knows n; where the interval is undefined (n = 1) it prints the mean alone rather than
+two dashes.
 """
 
 from __future__ import annotations
@@ -37,6 +41,18 @@ def number(x, sig: int = 3) -> str:
     return "0" if s in ("-0", "-0.0") else s
 
 
+def rounded(x, sig: int = 3) -> str:
+    """A number at ``sig`` significant digits whatever its size, thousands grouped by commas (392904 at 2: '390,000';
+    1234.5 at 3: '1,230'); below 10^(sig-1), where :func:`number` already stops at ``sig`` digits, as it prints."""
+    if undefined(x) or math.isinf(float(x)) or float(x) == 0:
+        return number(x, sig)
+    x = float(x)
+    place = sig - 1 - int(math.floor(math.log10(abs(x))))
+    if place > 0:
+        return number(x, sig)
+    return f"{int(round(x, place)):,}"
+
+
 def p_value(p) -> str:
     """A p-value: two significant digits, or '< 0.001'."""
     if undefined(p):
@@ -56,15 +72,16 @@ def sig_apart(x, ref: float = 1.0, sig: int = 3, most: int = 6) -> int:
 
 
 def ci_text(mean, low, high, sig: int = 3, factor: float = 1.0, n: int | None = None,
-            apart: float | None = None) -> str:
-    """'mean [low, high]' (the interval left out where undefined), each value times ``factor``; ' (n=…)' if given.
-    ``apart``: a reference value (1 for a ratio) an end is never printed as unless it is it (:func:`sig_apart`)."""
+            apart: float | None = None, style=number) -> str:
+    """'mean [low, high]' (the interval left out where undefined), each value times ``factor`` and printed by
+    ``style`` (:func:`number`, or :func:`rounded` for a large rate); ' (n=…)' if given. ``apart``: a reference value
+    (1 for a ratio) an end is never printed as unless it is it (:func:`sig_apart`)."""
     def scaled(v):
         return v if undefined(v) else float(v) * factor
 
     def end(v):
-        return number(scaled(v), sig if apart is None else sig_apart(scaled(v), apart, sig))
-    text = number(scaled(mean), sig)
+        return style(scaled(v), sig if apart is None else sig_apart(scaled(v), apart, sig))
+    text = style(scaled(mean), sig)
     if not (undefined(low) or undefined(high)):
         text += f" [{end(low)}, {end(high)}]"
     return text + (f" (n={int(n)})" if n is not None else "")

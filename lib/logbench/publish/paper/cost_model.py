@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from ...base.formatting import CI, ci_text, number
+from ...analyze.daemons import CEILING_SIG, chosen
+from ...base.formatting import CI, ci_text, number, rounded
+from .guide import CEILING
 from .tables import add_table
 
 CELLS = "findings_cost_model.csv"
@@ -19,6 +22,11 @@ RULE = "findings_cost_model_rule.csv"
 MISSES = "findings_cost_model_misses.csv"
 TERMS = "findings_cost_model_terms.csv"
 PRICES = "findings_cost_model_switch_prices.csv"
+CEILINGS = "findings_cost_model_ceilings.csv"
+PG = "pg_destinations"
+# The daemons whose one-core ceiling timed in study 02 the text sets against the fitted model's: one destination each,
+# the guide's worked examples (the guide's table gives every destination's pair)
+COMPARED = (("stderr", "the logging collector (stderr)"), ("syslog", "the local rsyslogd (syslog)"))
 VARIANTS = ("counted", "fitted")
 PROCESS_WORDS = {"loader": "the backend (MariaDB: the connection thread)", "collector": "the logging collector",
                  "syslog": "the syslog daemon (and a receiver on the same cores)"}
@@ -55,7 +63,7 @@ def _rule_table(r: pd.DataFrame) -> pd.DataFrame:
         "destination": counted["what"],
         "instructions per record (thread / collector / syslog)": counted.apply(inst, axis=1),
         "µs per record, fitted (thread / collector / syslog)": fitted.apply(split, axis=1),
-        "records/s one daemon core holds, counted": [number(v, 2) if pd.notna(v) else "–"
+        "records/s one daemon core holds, counted": [rounded(v, CEILING_SIG) if pd.notna(v) else "–"
                                                      for v in counted["daemon_records_per_s"]]})
 
 
@@ -128,7 +136,7 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
                          "terms": "", "prices": "", "term_keys": [], "estimators": [], "price_passes": False,
                          "counted_one_term_would_pass": False, "fitted_one_term_would_pass": False,
                          "counted_priced_term_passes": False, "fitted_priced_term_passes": False,
-                         "exact_passes": [], "prices_below_implied": False}
+                         "exact_passes": [], "prices_below_implied": False, "ceilings": []}
     paths = [processed_dir / f for f in (CELLS, SUMMARY, FACTORS, RULE)]
     if not all(p.exists() for p in paths):
         return
@@ -143,6 +151,8 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
         "estimate", "ci_low", "ci_high", "counted_low", "counted_high")})) if records.exists() else None
     doc["cost_model"]["records"] = add_table(doc, gen, table, "record_regression") if table is not None and len(
         table) else ""
+    if (processed_dir / CEILINGS).exists():
+        doc["cost_model"]["ceilings"] = ceilings_compared(pd.read_csv(processed_dir / CEILINGS), rule, nums)
     missed = _missed_table(cells)
     doc["cost_model"]["missed"] = add_table(doc, gen, missed, "cost_model_missed") if len(missed) else ""
     first = {"process": "loader"}
@@ -196,6 +206,47 @@ def cost_model_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
         _groups_section(doc, gen, nums, pd.read_csv(groups), summary)
     if (processed_dir / TERMS).exists() and (processed_dir / PRICES).exists():
         _terms_section(doc, gen, nums, pd.read_csv(processed_dir / TERMS), pd.read_csv(processed_dir / PRICES))
+
+
+def _ends(low, high) -> tuple[float, float]:
+    """An interval's ends with an open end as what it is: no upper end (daemons.one_core prints none where the time's
+    interval reaches near 0) reaches to infinity, no lower end down to 0."""
+    return (float(low) if pd.notna(low) else 0.0), (float(high) if pd.notna(high) else np.inf)
+
+
+def ceilings_compared(ceilings: pd.DataFrame, rule: pd.DataFrame, nums) -> list[dict]:
+    """Per daemon of :data:`COMPARED` that both tables price: its one-core ceiling timed in study 02 (the level where
+    it took the most records) and the fitted model's, each with its interval, and the timed over the fitted, all
+    registered with their provenance; ``overlap`` whether the two intervals share any value (an open end reaching as
+    far as it may: :func:`_ends`). Where they overlap these runs do not tell the two apart, and the text says so
+    instead of reading the ratio as a difference."""
+    out = []
+    for conf, words in COMPARED:
+        timed = chosen(ceilings, PG, conf)
+        fitted = rule[(rule["engine"] == "postgresql") & (rule["configuration"] == conf) & (rule["model"] == "fitted")]
+        if timed is None or len(fitted) != 1 or not pd.notna(fitted["daemon_records_per_s"].iloc[0]):
+            continue
+        f = fitted.iloc[0]
+        key = f"cm.ceil.{conf}"
+        t_at = {"stem": PG, "configuration": conf, "chosen": True}
+        f_at = {"engine": "postgresql", "configuration": conf, "model": "fitted"}
+        t_spec = {"kind": "cell", "source": CEILINGS, "where": t_at, "column": "records_per_s_one_core"}
+        f_spec = {"kind": "cell", "source": RULE, "where": f_at, "column": "daemon_records_per_s"}
+        nums.add(f"{key}.timed", {**t_spec, **CEILING})
+        nums.add(f"{key}.fitted", {**f_spec, **CEILING})
+        for end in ("ci_low", "ci_high"):
+            nums.add(f"{key}.timed_{end}", {**t_spec, "column": f"records_per_s_one_core_{end}", **CEILING},
+                     optional=True)
+            nums.add(f"{key}.fitted_{end}", {**f_spec, "column": f"daemon_records_per_s_{end}", **CEILING},
+                     optional=True)
+        nums.add(f"{key}.timed_clients", {**t_spec, "column": "clients", "int": True})
+        nums.add(f"{key}.timed_n", {**t_spec, "column": "n", "int": True})
+        nums.add(f"{key}.ratio", {"kind": "div", "a": t_spec, "b": f_spec, "sig": 2})
+        t_lo, t_hi = _ends(timed["records_per_s_one_core_ci_low"], timed["records_per_s_one_core_ci_high"])
+        f_lo, f_hi = _ends(f.get("daemon_records_per_s_ci_low"), f.get("daemon_records_per_s_ci_high"))
+        out.append({"key": key, "configuration": conf, "words": words,
+                    "overlap": bool(max(t_lo, f_lo) <= min(t_hi, f_hi))})
+    return out
 
 
 def _terms_table(t: pd.DataFrame) -> pd.DataFrame:

@@ -23,7 +23,7 @@ from ... import studies as studies_registry
 from ...analyze import claims as claims_mod
 from ...analyze import models as models_mod
 from ...analyze.claims import REGIME_NAMES, _names, _where
-from ...analyze.daemons import ceiling_text, chosen
+from ...analyze.daemons import CEILING_SIG, ceiling_text, chosen
 from ...analyze.headline import study_profile
 from ...base.formatting import CI, ci_text, number
 from ...base.paths import stem as run_stem
@@ -38,6 +38,9 @@ RECORD_COST = "record_cost.csv"
 RECORD_FIGURES = "record_cost_figures.csv"
 PER_RECORD = "pg_destinations_per_record.csv"
 PG = "pg_destinations"
+# How a one-core ceiling is printed in the text, as in the table (daemons.ceiling_text): its significant digits,
+# thousands grouped
+CEILING = {"sig": CEILING_SIG, "grouped": True}
 # The writer of a record per engine, as study 11 names its process (its columns <role>_instructions_per_record)
 WRITER = {"postgresql": "backend", "mariadb": "connection"}
 # The destinations whose worked example the text gives: a file through the collector and the local syslog
@@ -125,12 +128,12 @@ def _holds(timed: pd.Series | None, fitted: pd.Series | None) -> str:
     if timed is not None:
         k = int(timed["clients"])
         parts.append(ceiling_text(timed["records_per_s_one_core"], timed["records_per_s_one_core_ci_low"],
-                                  timed["records_per_s_one_core_ci_high"], sig=2)
+                                  timed["records_per_s_one_core_ci_high"])
                      + f" (n={int(timed['n'])}, {k} client{'s' if k > 1 else ''})")
     if fitted is not None and pd.notna(fitted["daemon_records_per_s"]):
         parts.append(("fitted " if parts else "timed –; fitted ")
                      + ceiling_text(fitted["daemon_records_per_s"], fitted.get("daemon_records_per_s_ci_low"),
-                                    fitted.get("daemon_records_per_s_ci_high"), sig=2))
+                                    fitted.get("daemon_records_per_s_ci_high")))
     return "; ".join(parts) or "–"
 
 
@@ -161,12 +164,13 @@ def examples(g: dict, processed_dir: Path, rule: pd.DataFrame, nums) -> None:
         nums.add(f"{k}.records", {**records, **({"int": True} if whole else {"sig": 3})})
         nums.add(f"{k}.us_per_record", {**per, "sig": 2})
         fitted = {**where, "model": "fitted"}
-        nums.add(f"{k}.daemon", {**_cell(RULE, fitted, "daemon_records_per_s"), "sig": 2})
+        nums.add(f"{k}.daemon", {**_cell(RULE, fitted, "daemon_records_per_s"), **CEILING})
         # the intervals from the fitted factors' (an older rule table has none: the text then prints the estimate)
         if "us_per_record_ci_low" in rule.columns:
-            for col in ("us_per_record_ci_low", "us_per_record_ci_high", "daemon_records_per_s_ci_low",
-                        "daemon_records_per_s_ci_high"):
+            for col in ("us_per_record_ci_low", "us_per_record_ci_high"):
                 nums.add(f"{k}.{col}", {**_cell(RULE, fitted, col), "sig": 2}, optional=True)
+            for col in ("daemon_records_per_s_ci_low", "daemon_records_per_s_ci_high"):
+                nums.add(f"{k}.{col}", {**_cell(RULE, fitted, col), **CEILING}, optional=True)
             # the added time and the share of the cores at the ends of the µs per record's interval
             for end in ("ci_low", "ci_high"):
                 if f"{k}.us_per_record_{end}" not in nums.items:
@@ -182,12 +186,12 @@ def examples(g: dict, processed_dir: Path, rule: pd.DataFrame, nums) -> None:
             for col, name in (("records_per_s_one_core", "ceiling"),
                               ("records_per_s_one_core_ci_low", "ceiling_ci_low"),
                               ("records_per_s_one_core_ci_high", "ceiling_ci_high")):
-                nums.add(f"{k}.{name}", {**_cell(CEILINGS, at, col), "sig": 2}, optional=name != "ceiling")
+                nums.add(f"{k}.{name}", {**_cell(CEILINGS, at, col), **CEILING}, optional=name != "ceiling")
             nums.add(f"{k}.ceiling_n", _cell(CEILINGS, at, "n", int=True))
             nums.add(f"{k}.ceiling_clients", _cell(CEILINGS, at, "clients", int=True))
         # the example load's records per second, to set against the daemon's ceiling
         nums.add(f"{k}.records_per_s", {"kind": "scale", "factor": load["statements_per_s"], "of": records,
-                                        **({"int": True} if whole else {"sig": 3})})
+                                        "grouped": True, **({"int": True} if whole else {"sig": 3})})
         added = {"kind": "mul", "a": records, "b": per}
         nums.add(f"{k}.added", {**added, "sig": 2})
         # statements/s × records per statement × µs per record over the cores' µs per second, in percent
@@ -237,7 +241,7 @@ def daemons(g: dict, processed_dir: Path, nums) -> None:
                           ("local_us_per_record_ci_high", "ci_high")):
             nums.add(f"{k}.{name}", _cell(DAEMONS, where, col, sig=3))
         nums.add(f"{k}.n", _cell(DAEMONS, where, "n", int=True))
-        nums.add(f"{k}.ceiling", _cell(DAEMONS, where, "local_records_per_s_one_core", sig=2))
+        nums.add(f"{k}.ceiling", _cell(DAEMONS, where, "local_records_per_s_one_core", **CEILING))
         g["daemon"].append({"key": k, "clients": int(r["clients"])})
     for _, r in pg[pg["configuration"].str.startswith("remote")].sort_values(["configuration", "clients"]).iterrows():
         if pd.isna(r["receiver_core_share"]):

@@ -19,6 +19,7 @@ from ...analyze import claim_rules
 from ...analyze import claims as claims_mod
 from ...analyze import daemons, discussion, headline, regression
 from ...base import paths
+from ...base.formatting import rounded
 from ... import studies as studies_registry
 from ...analyze.claims import fmt, fmt_p
 from ..findings import load_studies
@@ -124,7 +125,9 @@ def resolve(spec: dict, load, constants: dict | None = None):
 
 
 def render(value, spec: dict) -> str:
-    """The text of a value: numbers with ``sig`` significant digits (fmt), lists joined, text as is."""
+    """The text of a value: numbers with ``sig`` significant digits (fmt), or, where the spec says ``grouped`` (a
+    large rate: a daemon's ceiling), at ``sig`` digits with the thousands grouped (formatting.rounded; a whole count
+    grouped, all its digits kept); lists joined, text as is."""
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     if isinstance(value, bool):
@@ -135,8 +138,8 @@ def render(value, spec: dict) -> str:
         return fmt_p(float(value))
     if isinstance(value, (int, float)):
         if spec.get("int") or (isinstance(value, int) and "sig" not in spec):
-            return str(int(value))
-        return fmt(float(value), spec.get("sig", 3))
+            return f"{int(value):,}" if spec.get("grouped") else str(int(value))
+        return (rounded if spec.get("grouped") else fmt)(float(value), spec.get("sig", 3))
     return str(value)
 
 
