@@ -12,18 +12,15 @@ import pandas as pd
 
 from ...analyze.daemons import CEILING_SIG, chosen
 from ...base.formatting import CI, ci_text, number, rounded
-from .guide import CEILING
+from .guide import CEILING, CEILINGS, PG, RULE
 from .tables import add_table
 
 CELLS = "findings_cost_model.csv"
 SUMMARY = "findings_cost_model_summary.csv"
 FACTORS = "findings_cost_model_factors.csv"
-RULE = "findings_cost_model_rule.csv"
 MISSES = "findings_cost_model_misses.csv"
 TERMS = "findings_cost_model_terms.csv"
 PRICES = "findings_cost_model_switch_prices.csv"
-CEILINGS = "findings_cost_model_ceilings.csv"
-PG = "pg_destinations"
 # The daemons whose one-core ceiling timed in study 02 the text sets against the fitted model's: one destination each,
 # the guide's worked examples (the guide's table gives every destination's pair)
 COMPARED = (("stderr", "the logging collector (stderr)"), ("syslog", "the local rsyslogd (syslog)"))
