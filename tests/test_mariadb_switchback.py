@@ -81,7 +81,7 @@ def test_what_an_open_session_takes_at_once(tmp_path):
 @pytest.mark.parametrize("configurations, named", [
     (["off", "slow_1s", "slow_all"], "long_query_time"),
     (["off", "slow_all", "slow_sampled"], "log_slow_rate_limit"),
-    (["off", "slow_all_devnull"], "slow_query_log_file"),
+    (["off", "slow_all", "slow_all_devnull"], "slow_query_log_file"),
     (["off", "slow_all_table"], "log_output"),
 ])
 def test_arms_a_running_session_cannot_take_are_refused_before_anything_starts(tmp_path, configurations, named):
@@ -110,6 +110,25 @@ def test_the_1s_threshold_runs_on_one_load_at_long_query_time_1_and_an_unused_lo
     cfg = type("C", (), {"records": ()})()
     got = ms.logged(sinks, cfg, ["slow_file"], edge)
     assert got.foreign == {"general_file": 0} and got.lines == 2 and got.in_guard == 0
+
+
+def test_the_devnull_arm_runs_on_a_server_started_with_its_file_and_switches_the_slow_log_alone(tmp_path):
+    """resolution_devnull (post 001's /dev/null claim on the switchback design): SET GLOBAL refuses /dev/null as a
+    log file, so every load's server starts with it (the study's base) and no switch names it; the arms that write
+    the slow log under two names are refused (the parametrized case above)."""
+    from logbench.measure.benches import mariadb_switchback as ms
+
+    study = m.define("resolution_devnull", output_dir=tmp_path / "o", **SMALL)
+    assert [c.name for c in study.configurations] == ["off", "slow_all_devnull"]
+    assert ms.start_settings(study.configurations) == {"slow_query_log_file": "/dev/null"}
+    assert study.base_for("cpu").as_dict()["slow_query_log_file"] == "/dev/null"
+    blocks = m.define("standard", output_dir=tmp_path / "b", backend="local")
+    assert "slow_query_log_file" not in blocks.base_for("cpu").as_dict(), "the block design restarts per arm"
+    server = type("S", (), {"initial": {"slow_query_log": "OFF", "long_query_time": "10.000000"}})()
+    control = ms.Control(server, {"long_query_time": "0"})
+    control.names = ["slow_query_log"]
+    devnull = study.bench_configuration("slow_all_devnull").settings
+    assert control.desired(devnull) == {"slow_query_log": "on", "long_query_time": "0"}
 
 
 def test_a_window_not_longer_than_its_guard_is_refused(tmp_path):

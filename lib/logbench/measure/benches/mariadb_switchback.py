@@ -12,7 +12,11 @@ on (a load that connected with the slow log off never logs, whatever the global 
   in what acts at once, and a study asking otherwise is refused before anything starts (:func:`check_switchable`);
 - when an arm turns the slow log on, sysbench connects with it on (:data:`CONNECT_ON`), and the baseline's
   settings are switched in as soon as every session is connected, in the lead-in, before the first window;
-- a log file's name is a restart here (``slow_query_log_file = /dev/null``): refused too.
+- a log file's name is a restart here: SET GLOBAL refuses any file but a regular one (``slow_query_log_file =
+  /dev/null``: "can't be set to the value of '/dev/null'", MariaDB 10.11, 2026-11-29), so it is read at the server's
+  start (:data:`START_READ`), one value for every arm that logs there (:func:`start_settings`, which the study's
+  base takes): an arm that leaves that log off writes nothing to it whatever its name. Arms that would log to two
+  names are refused.
 
 Windows follow sysbench's own clock: its per-second reports (``--report-interval=1``) count from the moment its
 threads started, which is no whole epoch second, so every window edge is that moment plus whole seconds. Records
@@ -41,6 +45,8 @@ from .pg_switchback import Applied
 SESSION_READ = ("long_query_time", "log_slow_rate_limit")
 # Acts only where the session's own copy, taken at connect, is on: on while the load connects if any arm sets it.
 CONNECT_ON = ("slow_query_log",)
+# A log file's name, opened at the server's start -> the flag that turns that log on.
+START_READ = {"slow_query_log_file": "slow_query_log", "general_log_file": "general_log"}
 
 
 def _slow_arms(configurations: Sequence) -> list:
@@ -71,13 +77,33 @@ def load_settings(configurations: Sequence, base: Settings | None = None) -> dic
     return out
 
 
+def _file_names(configurations: Sequence) -> dict[str, dict[str, str | None]]:
+    """Each log file's name as the arms that write that log (or name its file) would have it: name -> arm -> value
+    (None: the server's default)."""
+    out: dict[str, dict[str, str | None]] = {}
+    for name, flag in START_READ.items():
+        for c in configurations:
+            own = {norm_name(k): v for k, v in c.settings.items()}
+            if name in own or own.get(flag) == "on":
+                out.setdefault(name, {})[c.name] = own.get(name)
+    return out
+
+
+def start_settings(configurations: Sequence) -> dict[str, str]:
+    """The log file names the server starts with for a switchback load: the one name the arms that log there
+    share, where they name one (check_switchable refuses arms that differ)."""
+    return {name: next(iter(set(by_arm.values()))) for name, by_arm in _file_names(configurations).items()
+            if len(set(by_arm.values())) == 1 and None not in by_arm.values()}
+
+
 def check_switchable(configurations: Sequence, base: Settings | None = None) -> None:
     """ParameterError naming ``design`` for arms a switch inside a running load cannot give (module notes)."""
     problems = []
-    for c in configurations:
-        for k, v in c.settings.items():
-            if norm_name(k).endswith("_file"):
-                problems.append(f"{c.name}: {k} (a log file's name is a restart here)")
+    for name, by_arm in _file_names(configurations).items():
+        if len(set(by_arm.values())) > 1:
+            problems.append(f"{', '.join(by_arm)}: {name} takes {len(set(by_arm.values()))} values ("
+                            f"{', '.join(sorted(str(v or 'the default') for v in set(by_arm.values())))}; a log "
+                            "file's name is read at the server's start here)")
     for c in configurations:
         for k, v in c.settings.items():
             if norm_name(k) == "log_output" and "table" in str(v).lower():
@@ -106,15 +132,23 @@ class Control:
         self._checked: set[Settings] = set()
 
     def desired(self, settings: Settings) -> dict[str, str]:
-        """Every variable any arm sets, at this arm's value or the server's at its start."""
+        """Every variable any arm sets, at this arm's value or the server's at its start (a log file's name the
+        server started with: not switched)."""
         out = {n: self.server.initial[n] for n in self.names}
-        out.update({norm_name(k): v for k, v in settings.items()})
+        out.update({norm_name(k): v for k, v in settings.items() if norm_name(k) not in START_READ})
         out.update(self.fixed)
         return out
 
     def start(self, arms: Sequence[Settings]) -> None:
-        """Before the load connects: the session-read values, and the slow log on if an arm turns it on."""
-        names = {norm_name(k) for s in arms for k in s} | set(self.fixed)
+        """Before the load connects: the session-read values, and the slow log on if an arm turns it on; the log
+        files' names as the server started (the arms' own, or the load is refused)."""
+        named = {norm_name(k): v for s in arms for k, v in s.items() if norm_name(k) in START_READ}
+        if named:
+            now = self.server.global_variables(list(named))
+            bad = {n: (v, now.get(n)) for n, v in named.items() if not same_value(v, now.get(n, ""))}
+            if bad:
+                raise SettingError(f"the server started with other log files than the arms name: {bad}")
+        names = {norm_name(k) for s in arms for k in s if norm_name(k) not in START_READ} | set(self.fixed)
         missing = sorted(n for n in names if n not in self.server.initial)
         if missing:
             raise SettingError(f"the server did not report {missing} at its start: cannot switch them back")
@@ -334,7 +368,8 @@ def window_records(study, bench, env_id: str, clients: int, windows: Sequence, e
                                                for k in range(first + 1, first + sb.window_s + 1)],
                                records_in_guard=log.in_guard, foreign_records=log.foreign,
                                load_settings=marks.get("load_settings", {}), sysbench_zero=zero,
-                               **bench.window_numbers(queries=queries, qps=queries / secs)),
+                               **bench.window_numbers(queries=queries, qps=queries / secs, configuration=cfg,
+                                                     statements=mb.statements_sent(queries, failed))),
         ))
     return out
 

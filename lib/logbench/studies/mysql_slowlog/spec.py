@@ -16,6 +16,7 @@ import pandas as pd
 
 from ...analyze import claim_rules
 from ...measure.benches import mariadb as mb
+from ...measure.benches import mariadb_switchback as msw
 from ...measure.benches.mariadb import BACKENDS  # noqa: F401  (the study's allowed backends)
 from ...base.errors import ParameterError
 from ...analyze.headline import Headline
@@ -145,8 +146,13 @@ PROFILES["resolution"] = {**PROFILES["switchback"], "loads": 8, "blocks": 4, "ma
 # claims read the design that resolves them). slow_1s cannot share a load with slow_all: long_query_time is read by a
 # session at connect (benches.mariadb_switchback), so a load takes one value; here it is 1 s for the whole load and
 # the arm switches slow_query_log alone. The resolution run's schedule (8 loads x 4 blocks a level), one arm fewer:
-# ~3/4 of its 50 min. The /dev/null arm stays on the block runs: a log file's name is a restart.
+# ~3/4 of its 50 min.
 PROFILES["resolution_1s"] = {**PROFILES["resolution"], "configurations": ["off", "slow_1s"]}
+# Post 001's "/dev/null" (the cost of formatting every record without the file) on the same design. A log file's
+# name is read at the server's start (SET GLOBAL refuses /dev/null: benches.mariadb_switchback), so every load's
+# server starts with the slow log's file at /dev/null (base_for) and the arm switches slow_query_log alone, as
+# resolution_1s does; off on that server logs nothing, as off anywhere. The same schedule, ~37 min.
+PROFILES["resolution_devnull"] = {**PROFILES["resolution"], "configurations": ["off", "slow_all_devnull"]}
 
 def post_levels(cores: int, post_cores: int = claim_rules.POST_CORES["001"], post_clients: tuple[int, ...] = POST_CLIENTS) -> dict[int, int]:
     """The post's connection counts -> ours at the same connections per core (at least 1), the mapping
@@ -181,10 +187,13 @@ class MysqlSlowlogStudy(mb.MariaDBStudy):
     switchback: object = None
 
     def base_for(self, regime: str) -> Settings:
-        """The post's regimes: a buffer pool over the data; or far under it with O_DIRECT."""
+        """The post's regimes: a buffer pool over the data; or far under it with O_DIRECT. On the switchback design,
+        with the log file names its arms share (read at the server's start, not switched)."""
+        start = {} if self.switchback is None else msw.start_settings(self.configurations)
         if regime == "cpu":
-            return self.base.merged({"innodb_buffer_pool_size": self.buffer_pool_cpu})
-        return self.base.merged({"innodb_buffer_pool_size": self.buffer_pool_io, "innodb_flush_method": "O_DIRECT"})
+            return self.base.merged({"innodb_buffer_pool_size": self.buffer_pool_cpu, **start})
+        return self.base.merged({"innodb_buffer_pool_size": self.buffer_pool_io, "innodb_flush_method": "O_DIRECT",
+                                 **start})
 
     def resolved(self) -> "MysqlSlowlogStudy":
         """As mb.MariaDBStudy.resolved; a profile's pacing is dropped (and why recorded) where the backend resolves
@@ -259,6 +268,7 @@ SPEC = common.StudySpec(
     extra_committed=({"profile": "switchback", "backend": "local", "publish": True},
                      {"profile": "versions", "backend": "container", "publish": True},
                      {"profile": "resolution", "backend": "local", "publish": True},
-                     {"profile": "resolution_1s", "backend": "local", "publish": True}),
+                     {"profile": "resolution_1s", "backend": "local", "publish": True},
+                     {"profile": "resolution_devnull", "backend": "local", "publish": True}),
     versions_title="MariaDB: the slow-log configurations on the CPU-bound sysbench load (study 04)",
     smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=2)
