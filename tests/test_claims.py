@@ -243,7 +243,7 @@ def test_every_rules_own_study_is_a_committed_run():
     assert moved and not {k: s for k, s in moved.items() if s not in stems}
     assert moved["001-cpu-all"] == "mysql_slowlog_resolution"
     assert moved["001-cpu-1s"] == "mysql_slowlog_resolution_1s"  # long_query_time = 1 for the whole load
-    assert C.claim_rules.rule_for("001-devnull").study == ""  # its arm ran in the block design only
+    assert moved["001-devnull"] == "mysql_slowlog_resolution_devnull"  # /dev/null named at each load's start
 
 
 def test_a_configuration_mismatch_gives_no_verdict(monkeypatch):

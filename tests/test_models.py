@@ -242,6 +242,10 @@ def test_model_findings_on_the_committed_data():
     every = cov.iloc[-1]
     assert every["n_aa"] == cov["n_aa"].iloc[:-1].sum() >= len(aa)
     assert 0 <= every["model_hold_share"] <= 1 and every["model_hold"] <= every["n_aa"]
+    # the exact binomial interval of the count: scipy's, around the share
+    ci = st.binomtest(int(every["model_hold"]), int(every["n_aa"])).proportion_ci(method="exact")
+    assert (every["model_hold_ci_low"], every["model_hold_ci_high"]) == pytest.approx((ci.low, ci.high))
+    assert every["model_hold_ci_low"] <= every["model_hold_share"] <= every["model_hold_ci_high"]
 
 
 def test_the_papers_passage_reads_the_coverage_table(tmp_path):

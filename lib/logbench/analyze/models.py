@@ -398,8 +398,8 @@ def _with_cells(fit: pd.DataFrame, summary_path: Path) -> pd.DataFrame:
     return out.assign(cell_halfwidth=(out["cell_high"] - out["cell_low"]) / 2)
 
 
-COVERAGE_COLUMNS = ["study", "n_aa", "model_hold", "model_hold_share", "cluster_hold_share", "cell_hold_share",
-                    "model_hw_median", "cluster_hw_median", "cell_hw_median"]
+COVERAGE_COLUMNS = ["study", "n_aa", "model_hold", "model_hold_share", "model_hold_ci_low", "model_hold_ci_high",
+                    "cluster_hold_share", "cell_hold_share", "model_hw_median", "cluster_hw_median", "cell_hw_median"]
 ALL = "all"
 
 
@@ -431,7 +431,9 @@ def _holds(low: pd.Series, high: pd.Series) -> pd.Series:
 def coverage_table(aa: pd.DataFrame) -> pd.DataFrame:
     """Per study (processed stem) and over all of them: how many A/A intervals, how many and which share of the
     model's hold 1 (goal: the confidence level), the same share for the clustered and the per-cell intervals
-    (each over the A/A that have one), and the median absolute half-width of each."""
+    (each over the A/A that have one), and the median absolute half-width of each. The model's share has its exact
+    (Clopper-Pearson) 95 % binomial interval beside it: whether the count could come from intervals that hold 1 at
+    the confidence level (the A/A controls of one run share its noise, so it reads as a guide, not a test)."""
     if not len(aa):
         return pd.DataFrame(columns=COVERAGE_COLUMNS)
     aa = aa.assign(model=_holds(aa["low"], aa["high"]), cluster=_holds(aa["cluster_low"], aa["cluster_high"]),
@@ -440,8 +442,11 @@ def coverage_table(aa: pd.DataFrame) -> pd.DataFrame:
                    cellhw=(aa["cell_high"] - aa["cell_low"]) / 2)
 
     def row(study: str, g: pd.DataFrame) -> dict:
+        held = g["model"].dropna()
+        ci = sps.binomtest(int(held.sum()), len(held)).proportion_ci(0.95, method="exact") if len(held) else None
         return {"study": study, "n_aa": len(g), "model_hold": int(g["model"].sum()),
-                "model_hold_share": g["model"].mean(), "cluster_hold_share": g["cluster"].mean(),
+                "model_hold_share": g["model"].mean(), "model_hold_ci_low": ci.low if ci else math.nan,
+                "model_hold_ci_high": ci.high if ci else math.nan, "cluster_hold_share": g["cluster"].mean(),
                 "cell_hold_share": g["cell"].mean(), "model_hw_median": g["hw"].median(),
                 "cluster_hw_median": g["chw"].median(), "cell_hw_median": g["cellhw"].median()}
 

@@ -215,6 +215,9 @@ def models_section(doc: dict, processed_dir: Path, gen: Path, nums) -> None:
                         ("cell_hold_percent", "cell_hold_share")):
         nums.add(f"models.{key}", {"kind": "scale", "factor": 100, "sig": 3,
                                    "of": {"kind": "cell", **every, "column": column}})
+    for key, column in (("hold_ci_low", "model_hold_ci_low"), ("hold_ci_high", "model_hold_ci_high")):
+        nums.add(f"models.{key}", {"kind": "scale", "factor": 100, "sig": 2,
+                                   "of": {"kind": "cell", **every, "column": column}})
     for key, column in (("hw", "model_hw_median"), ("cluster_hw", "cluster_hw_median"), ("cell_hw", "cell_hw_median")):
         nums.add(f"models.{key}", {"kind": "cell", **every, "column": column, "sig": 2})
     shown = cov.assign(study=cov["study"].replace({models_mod.ALL: "every study"}))

@@ -153,6 +153,14 @@ PROFILES["resolution_1s"] = {**PROFILES["resolution"], "configurations": ["off",
 # server starts with the slow log's file at /dev/null (base_for) and the arm switches slow_query_log alone, as
 # resolution_1s does; off on that server logs nothing, as off anywhere. The same schedule, ~37 min.
 PROFILES["resolution_devnull"] = {**PROFILES["resolution"], "configurations": ["off", "slow_all_devnull"]}
+# Post 001's IO-bound claim on the design the io regime needs (blocks: the paced, memory-limited server is held by a
+# cgroup over separate runs), with the blocks its noise asks for: the io cell alone, the post's three configurations
+# and the A/A. A pilot here (2026-11-29, 3 blocks of 8 s runs, n = 3 a cell) gave a pooled sd of log tps of 0.10-0.13
+# a run, no lower than the committed 2 s runs' 0.02-0.15 (the pace's drift, not the count of transactions): so 2 s
+# runs, and 42 blocks for a model half-width near ±0.04 (2 x (2 x 0.09 / 0.04)^2 ~ 40). 504 runs of ~2.5 s: ~22 min.
+PROFILES["resolution_io"] = {**PROFILES["standard"], "cells": ["io/oltp_read_write"],
+                             "configurations": ["off", "slow_1s", "slow_all"], "repeats": 42,
+                             "target_halfwidth": None, "time_budget_s": None, "max_repeats": 42}
 
 def post_levels(cores: int, post_cores: int = claim_rules.POST_CORES["001"], post_clients: tuple[int, ...] = POST_CLIENTS) -> dict[int, int]:
     """The post's connection counts -> ours at the same connections per core (at least 1), the mapping
@@ -269,6 +277,7 @@ SPEC = common.StudySpec(
                      {"profile": "versions", "backend": "container", "publish": True},
                      {"profile": "resolution", "backend": "local", "publish": True},
                      {"profile": "resolution_1s", "backend": "local", "publish": True},
-                     {"profile": "resolution_devnull", "backend": "local", "publish": True}),
+                     {"profile": "resolution_devnull", "backend": "local", "publish": True},
+                     {"profile": "resolution_io", "backend": "local", "publish": True}),
     versions_title="MariaDB: the slow-log configurations on the CPU-bound sysbench load (study 04)",
     smoke=({"profile": "smoke", "backend": "local"}, {"profile": "smoke", "backend": "container"}), paper_order=2)
