@@ -213,7 +213,8 @@ def test_mariadbs_runs_stand_side_by_side_as_the_claims_and_the_abstract_read_th
     row = at.loc[("cpu", "oltp_read_write", "slow_all", "1")]
     assert (row[block], row[res]) == ("1.00 [0.700, 1.30] (n=3)", "0.970 [0.960, 0.980] (n=32)")
     assert row["read by (run)"] == "001-cpu-all (resolution); 001-cpu-rate (standard, its log_bytes_per_s)"
-    assert at.loc[("cpu", "oltp_read_write", "slow_all_devnull", "1"), res] == "–"
+    # /dev/null's reader (001-devnull) reads its own run, not in these tables yet: the block run's arm is not shown
+    assert ("cpu", "oltp_read_write", "slow_all_devnull", "1") not in at.index
     # the claims file's 'io_bound' is study 04's 'io'; the A/A beside what is read, an end past 1 shown as past it
     assert at.loc[("io", "oltp_read_write", "slow_1s", "1"), "read by (run)"] == "001-io-all (standard)"
     assert at.loc[("cpu", "oltp_point_select", "off_again", "1"), res] == "1.07 [1.001, 1.14] (n=32)"

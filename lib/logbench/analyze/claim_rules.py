@@ -274,6 +274,10 @@ RULES: dict[str, ClaimRule] = {
     "001-cpu-all": dataclasses.replace(_POST_001_LEVELS, study=RESOLUTION_04),
     "001-cpu-1s": dataclasses.replace(_POST_001_LEVELS, study=RESOLUTION_1S_04),
     # Judged only where the io regime was IO-bound run by run and paced as the post's disk was (POST_001_IO_PACE).
+    # Still on the standard block run: the pace is the io regime's throughput over the cached one's in the same run,
+    # and study 04's resolution_io run (the io cell alone, 42 blocks, 2026-11-29) has no cached cell to pace it by,
+    # so its claim would read "not comparable" for a missing baseline, not for a configuration that differs. Open: a
+    # cached baseline in that run (or the pace read across runs of one environment) would move the claim there.
     "001-io-all": ClaimRule(clients="1;20;100", max_clients_per_core=POST_001_MAX_PER_CORE,
                             requires=(IO_BOUND_BY_COUNTERS, POST_001_IO_PACE)),
     "001-devnull": dataclasses.replace(_POST_001_LEVELS, study=RESOLUTION_DEVNULL_04),

@@ -157,7 +157,8 @@ PROFILES["resolution_devnull"] = {**PROFILES["resolution"], "configurations": ["
 # cgroup over separate runs), with the blocks its noise asks for: the io cell alone, the post's three configurations
 # and the A/A. A pilot here (2026-11-29, 3 blocks of 8 s runs, n = 3 a cell) gave a pooled sd of log tps of 0.10-0.13
 # a run, no lower than the committed 2 s runs' 0.02-0.15 (the pace's drift, not the count of transactions): so 2 s
-# runs, and 42 blocks for a model half-width near ±0.04 (2 x (2 x 0.09 / 0.04)^2 ~ 40). 504 runs of ~2.5 s: ~22 min.
+# runs, and 42 blocks for a model half-width near ±0.04 (2 x (2 x 0.09 / 0.04)^2 ~ 40). 504 runs of ~3 s, ~5.4 s
+# apart with each run's settle: its committed run took 46 min (estimated 22 without the settle).
 PROFILES["resolution_io"] = {**PROFILES["standard"], "cells": ["io/oltp_read_write"],
                              "configurations": ["off", "slow_1s", "slow_all"], "repeats": 42,
                              "target_halfwidth": None, "time_budget_s": None, "max_repeats": 42}
